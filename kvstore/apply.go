@@ -1,0 +1,263 @@
+package kvstore
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+)
+
+// A batch is what one log entry carries: a sequence of ops, each producing exactly one
+// reply. It is encoded once by the frontend that proposes it and decoded by every replica.
+//
+//	op      := kind:byte body
+//	command := db:uvarint nargs:uvarint (len:uvarint bytes)*
+//	tx      := nwatch:uvarint (db:uvarint key:bytes ver:uvarint)* ncmd:uvarint command*
+//	expire  := db:uvarint nkeys:uvarint key:bytes*
+const (
+	opCommand byte = 1
+	opTx      byte = 2
+	opExpire  byte = 3
+)
+
+// Limits applied while decoding, so that a corrupt entry cannot make the decoder allocate
+// without bound (the frontends enforce the same limits on clients).
+const (
+	maxArgs    = 1 << 20
+	maxArgSize = 512 << 20
+)
+
+// ErrCorrupt reports an entry whose batch does not decode.
+var ErrCorrupt = errors.New("kvstore: corrupt batch")
+
+// AppendCommand appends one client command, run in database db.
+func AppendCommand(dst []byte, db int, args [][]byte) []byte {
+	dst = append(dst, opCommand)
+	return appendArgs(dst, db, args)
+}
+
+func appendArgs(dst []byte, db int, args [][]byte) []byte {
+	dst = binary.AppendUvarint(dst, uint64(db))
+	dst = binary.AppendUvarint(dst, uint64(len(args)))
+	for _, a := range args {
+		dst = binary.AppendUvarint(dst, uint64(len(a)))
+		dst = append(dst, a...)
+	}
+	return dst
+}
+
+// Watch is a key version observed by WATCH; EXEC aborts if it changed.
+type Watch struct {
+	DB  int
+	Key []byte
+	Ver uint64
+}
+
+// TxCommand is one queued command of a transaction.
+type TxCommand struct {
+	DB   int
+	Args [][]byte
+}
+
+// AppendTx appends a MULTI/EXEC transaction: all its commands apply in this one entry, or
+// none if a watched key changed (EXEC then replies with a null array).
+func AppendTx(dst []byte, watches []Watch, cmds []TxCommand) []byte {
+	dst = append(dst, opTx)
+	dst = binary.AppendUvarint(dst, uint64(len(watches)))
+	for _, w := range watches {
+		dst = binary.AppendUvarint(dst, uint64(w.DB))
+		dst = binary.AppendUvarint(dst, uint64(len(w.Key)))
+		dst = append(dst, w.Key...)
+		dst = binary.AppendUvarint(dst, w.Ver)
+	}
+	dst = binary.AppendUvarint(dst, uint64(len(cmds)))
+	for _, c := range cmds {
+		dst = appendArgs(dst, c.DB, c.Args)
+	}
+	return dst
+}
+
+// AppendExpire appends the deletion of keys the leader found past their TTL. Each key is
+// deleted only if it is still expired at the entry's time (it may have been rewritten).
+func AppendExpire(dst []byte, db int, keys []string) []byte {
+	dst = append(dst, opExpire)
+	dst = binary.AppendUvarint(dst, uint64(db))
+	dst = binary.AppendUvarint(dst, uint64(len(keys)))
+	for _, k := range keys {
+		dst = binary.AppendUvarint(dst, uint64(len(k)))
+		dst = append(dst, k...)
+	}
+	return dst
+}
+
+// decoder walks a batch without copying: the args it returns point into the batch.
+type decoder struct {
+	b    []byte
+	args [][]byte // reused between commands
+	err  error
+}
+
+func (d *decoder) uvarint(limit uint64) uint64 {
+	if d.err != nil {
+		return 0
+	}
+	v, n := binary.Uvarint(d.b)
+	if n <= 0 || v > limit {
+		d.err = ErrCorrupt
+		return 0
+	}
+	d.b = d.b[n:]
+	return v
+}
+
+func (d *decoder) bytes() []byte {
+	n := d.uvarint(maxArgSize)
+	if d.err != nil || uint64(len(d.b)) < n {
+		d.err = ErrCorrupt
+		return nil
+	}
+	v := d.b[:n:n]
+	d.b = d.b[n:]
+	return v
+}
+
+func (d *decoder) command() (db int, args [][]byte) {
+	db = int(d.uvarint(NumDBs - 1))
+	n := d.uvarint(maxArgs)
+	if d.err != nil || n == 0 || n > uint64(len(d.b)) { // every arg takes at least one byte
+		d.err = ErrCorrupt
+		return 0, nil
+	}
+	args = d.args[:0]
+	for i := uint64(0); i < n && d.err == nil; i++ {
+		args = append(args, d.bytes())
+	}
+	d.args = args
+	return db, args
+}
+
+// Entry is a committed log entry as the store sees it.
+type Entry struct {
+	Index uint64
+	Term  uint64
+	Time  int64 // the leader's clock when it appended the entry, unix ms
+	Data  []byte
+}
+
+// Apply applies one committed entry. Replies to its ops go to w in order (nil: dropped).
+// It must be called by a single goroutine, in log order. A batch that fails to decode is
+// applied up to the damage and reported; since every replica decodes the same bytes the
+// same way, state stays identical.
+func (s *Store) Apply(e Entry, w ReplyWriter) error {
+	if w == nil {
+		w = Discard
+	}
+	if e.Index <= s.applied && s.applied != 0 {
+		return fmt.Errorf("kvstore: apply %d after %d", e.Index, s.applied)
+	}
+	s.applied = e.Index
+	c := Ctx{s: s, Now: e.Time, W: w, writing: true, rnd: rng{state: e.Index*0x9e3779b97f4a7c15 ^ e.Term}}
+	d := decoder{b: e.Data}
+	for len(d.b) > 0 && d.err == nil {
+		kind := d.b[0]
+		d.b = d.b[1:]
+		switch kind {
+		case opCommand:
+			db, args := d.command()
+			if d.err != nil {
+				break
+			}
+			c.DB = db
+			c.run(args, true)
+		case opTx:
+			s.applyTx(&c, &d)
+		case opExpire:
+			s.applyExpire(&c, &d)
+		default:
+			d.err = ErrCorrupt
+		}
+	}
+	if d.err != nil {
+		return fmt.Errorf("kvstore: apply entry %d: %w", e.Index, d.err)
+	}
+	return nil
+}
+
+func (s *Store) applyTx(c *Ctx, d *decoder) {
+	nw := d.uvarint(maxArgs)
+	clean := true
+	for i := uint64(0); i < nw && d.err == nil; i++ {
+		c.DB = int(d.uvarint(NumDBs - 1))
+		key := d.bytes()
+		ver := d.uvarint(^uint64(0))
+		if d.err == nil && s.keyVersion(c.DB, key, c.Now) != ver {
+			clean = false
+		}
+	}
+	n := d.uvarint(maxArgs)
+	if d.err != nil {
+		return
+	}
+	if !clean {
+		// skip the queued commands: EXEC answers nil and nothing runs
+		for i := uint64(0); i < n && d.err == nil; i++ {
+			d.command()
+		}
+		c.W.NullArray()
+		return
+	}
+	c.W.Array(int(n))
+	// The whole transaction holds every shard: Redis runs EXEC atomically, and a reader must
+	// not observe half of it.
+	s.lockAll(true)
+	defer s.unlockAll(true)
+	for i := uint64(0); i < n && d.err == nil; i++ {
+		db, args := d.command()
+		if d.err != nil {
+			return
+		}
+		c.DB = db
+		spec := Lookup(args[0])
+		switch {
+		case spec == nil:
+			c.W.Error(UnknownCommand(args))
+		case !spec.CheckArity(args):
+			c.W.Error(WrongArgs(spec.Name))
+		default:
+			spec.Run(c, args)
+		}
+	}
+}
+
+func (s *Store) applyExpire(c *Ctx, d *decoder) {
+	c.DB = int(d.uvarint(NumDBs - 1))
+	n := d.uvarint(maxArgs)
+	for i := uint64(0); i < n && d.err == nil; i++ {
+		key := d.bytes()
+		if d.err != nil {
+			break
+		}
+		sh := &s.shards[shardOf(key)]
+		sh.mu.Lock()
+		c.lookup(key) // deletes the key if its deadline has passed at the entry's time
+		sh.mu.Unlock()
+	}
+	c.W.Int(int64(n))
+}
+
+// KeyVersion returns the version WATCH records for key: the item's version, or for an
+// absent key the shard's last deletion. now decides whether a TTL has passed.
+func (s *Store) KeyVersion(db int, key []byte, now int64) uint64 {
+	sh := &s.shards[shardOf(key)]
+	sh.mu.RLock()
+	defer sh.mu.RUnlock()
+	return s.keyVersion(db, key, now)
+}
+
+func (s *Store) keyVersion(db int, key []byte, now int64) uint64 {
+	d := &s.shards[shardOf(key)].dbs[db]
+	it, ok := d.keys[string(key)]
+	if ok && (!it.hasTTL || d.ttl[string(key)] > now) {
+		return it.ver
+	}
+	return d.delVer
+}

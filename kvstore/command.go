@@ -1,0 +1,334 @@
+package kvstore
+
+import (
+	"strings"
+)
+
+// Flags describe a command, as COMMAND INFO reports them and as the frontends route it.
+type Flags uint32
+
+const (
+	// FlagWrite commands change the store: they go through consensus and run in Apply.
+	FlagWrite Flags = 1 << iota
+	// FlagReadOnly commands run on the read path after the read barrier.
+	FlagReadOnly
+	// FlagDenyOOM, FlagFast: reported by COMMAND INFO as Redis does.
+	FlagDenyOOM
+	FlagFast
+	// FlagAllKeys commands touch the whole keyspace (KEYS, SCAN, FLUSHDB...): they lock
+	// every shard instead of the shards of their keys.
+	FlagAllKeys
+	// FlagConn commands answer without touching the store (PING, ECHO, SELECT); kvstore
+	// only runs them inside a transaction, where their reply is part of EXEC's.
+	FlagConn
+	// FlagNoMulti commands are refused inside MULTI.
+	FlagNoMulti
+)
+
+// Spec is one command: its Redis metadata and its implementation.
+type Spec struct {
+	Name  string // lower case
+	Arity int    // Redis convention: n means exactly n arguments (name included), -n at least n
+	Flags Flags
+	// FirstKey, LastKey, Step locate the keys (COMMAND INFO, lock sets). LastKey −1 is the
+	// last argument. Commands whose keys cannot be located this way set FlagAllKeys.
+	FirstKey, LastKey, Step int
+	Group                   string // COMMAND DOCS group: string, generic, list, ...
+	Since                   string // COMMAND DOCS since
+	Summary                 string
+	// Run executes the command. It finds its keys already locked.
+	Run func(c *Ctx, args [][]byte)
+	// Blind reports whether the reply to this write is known before it is applied (plain
+	// SET, MSET...): such writes are acknowledged at commit. nil means never.
+	Blind func(args [][]byte) bool
+}
+
+var commands = map[string]*Spec{}
+
+func register(specs ...*Spec) {
+	for _, s := range specs {
+		if _, dup := commands[s.Name]; dup {
+			panic("kvstore: command registered twice: " + s.Name)
+		}
+		commands[s.Name] = s
+	}
+}
+
+// Lookup finds a command by name, case-insensitively, without allocating.
+func Lookup(name []byte) *Spec {
+	var buf [32]byte
+	if len(name) > len(buf) {
+		return commands[strings.ToLower(string(name))]
+	}
+	for i, c := range name {
+		if 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		buf[i] = c
+	}
+	return commands[string(buf[:len(name)])]
+}
+
+// Commands returns every registered command (for COMMAND and its subcommands).
+func Commands() []*Spec {
+	out := make([]*Spec, 0, len(commands))
+	for _, s := range commands {
+		out = append(out, s)
+	}
+	return out
+}
+
+// CheckArity reports whether args fit the spec's arity.
+func (s *Spec) CheckArity(args [][]byte) bool {
+	if s.Arity >= 0 {
+		return len(args) == s.Arity
+	}
+	return len(args) >= -s.Arity
+}
+
+// Keys appends the key arguments of args to dst (COMMAND GETKEYS, WATCH routing).
+func (s *Spec) Keys(dst [][]byte, args [][]byte) [][]byte {
+	if s.FirstKey <= 0 {
+		return dst
+	}
+	last := s.LastKey
+	if last < 0 {
+		last = len(args) + last
+	}
+	for i := s.FirstKey; i <= last && i < len(args); i += s.Step {
+		dst = append(dst, args[i])
+	}
+	return dst
+}
+
+func (s *Spec) lockSet(args [][]byte, write bool) lockSet {
+	l := lockSet{write: write}
+	if s.Flags&FlagAllKeys != 0 {
+		l.all = true
+		return l
+	}
+	if s.FirstKey <= 0 {
+		return l
+	}
+	last := s.LastKey
+	if last < 0 {
+		last = len(args) + last
+	}
+	for i := s.FirstKey; i <= last && i < len(args) && !l.all; i += s.Step {
+		l.add(shardOf(args[i]))
+	}
+	return l
+}
+
+// Ctx is what a command runs against: one database of the store, a clock and a reply.
+type Ctx struct {
+	s   *Store
+	DB  int
+	Now int64 // unix ms: the entry's time when applying, the reader's clock when reading
+	W   ReplyWriter
+	// writing is true in Apply: lookups of expired keys then delete them (deterministically,
+	// at the entry's time) and version counters advance.
+	writing bool
+	// rnd is the applier's deterministic random stream, seeded per entry.
+	rnd rng
+	// dbChanged is set by SELECT inside a transaction.
+	dbChanged bool
+}
+
+// Read runs a read-only command against the store with the caller's clock (unix ms). The
+// caller has passed the read barrier. Unknown commands and arity errors are reported too.
+func (s *Store) Read(db int, now int64, args [][]byte, w ReplyWriter) {
+	c := Ctx{s: s, DB: db, Now: now, W: w}
+	c.run(args, false)
+}
+
+func (c *Ctx) run(args [][]byte, write bool) {
+	spec := Lookup(args[0])
+	if spec == nil {
+		c.W.Error(UnknownCommand(args))
+		return
+	}
+	if !spec.CheckArity(args) {
+		c.W.Error(WrongArgs(spec.Name))
+		return
+	}
+	if spec.Flags&FlagWrite != 0 && !write {
+		c.W.Error("ERR write command '" + spec.Name + "' on the read path")
+		return
+	}
+	l := spec.lockSet(args, write)
+	c.s.lock(&l)
+	spec.Run(c, args)
+	c.s.unlock(&l)
+}
+
+// UnknownCommand is Redis 7.0's reply to a command it does not know.
+func UnknownCommand(args [][]byte) string {
+	var b strings.Builder
+	b.WriteString("ERR unknown command '")
+	b.WriteString(sanitize(truncate(args[0], 128)))
+	b.WriteString("', with args beginning with: ")
+	for i := 1; i < len(args) && b.Len() < 128+len("ERR unknown command '', with args beginning with: ")+len(truncate(args[0], 128)); i++ {
+		b.WriteByte('\'')
+		b.WriteString(sanitize(truncate(args[i], 128)))
+		b.WriteString("' ")
+	}
+	return b.String()
+}
+
+func truncate(b []byte, n int) []byte {
+	if len(b) > n {
+		return b[:n]
+	}
+	return b
+}
+
+// sanitize replaces CR and LF, which cannot appear in an error line, as Redis does.
+func sanitize(b []byte) string {
+	s := []byte(string(b))
+	for i, c := range s {
+		if c == '\r' || c == '\n' {
+			s[i] = ' '
+		}
+	}
+	return string(s)
+}
+
+// --- keyspace access for command implementations -----------------------------------------
+
+func (c *Ctx) db(key []byte) *dbShard { return &c.s.shards[shardOf(key)].dbs[c.DB] }
+
+// lookup returns the live item at key. A key whose TTL has passed is absent; when applying,
+// it is also deleted then and there, which every replica does at the same entry.
+func (c *Ctx) lookup(key []byte) (item, bool) {
+	d := c.db(key)
+	it, ok := d.keys[string(key)]
+	if !ok {
+		return item{}, false
+	}
+	if it.hasTTL && d.ttl[string(key)] <= c.Now {
+		if c.writing {
+			c.removeKey(d, key)
+			c.s.stats.ExpiredKeys++
+		}
+		return item{}, false
+	}
+	return it, true
+}
+
+// lookupType returns the item at key if it has type t. When a key of another type is
+// there it replies WRONGTYPE and returns ok=false, wrong=true.
+func (c *Ctx) lookupType(key []byte, t Type) (it item, ok, wrong bool) {
+	it, ok = c.lookup(key)
+	if ok && it.typ != t {
+		c.W.Error(ErrWrongType)
+		return it, false, true
+	}
+	return it, ok, false
+}
+
+func (c *Ctx) nextVer() uint64 {
+	c.s.ver++
+	return c.s.ver
+}
+
+// store writes it at key with a fresh version. keepTTL keeps the key's deadline if it
+// has one; otherwise any deadline is dropped (as SET and every overwrite in Redis do).
+func (c *Ctx) store(key []byte, it item, keepTTL bool) {
+	d := c.db(key)
+	old, existed := d.keys[string(key)]
+	it.hasTTL = false
+	if existed && old.hasTTL {
+		if keepTTL {
+			it.hasTTL = true
+		} else {
+			delete(d.ttl, string(key))
+		}
+	}
+	it.ver = c.nextVer()
+	d.keys[string(key)] = it
+}
+
+// setString stores a string value; it drops any TTL unless keepTTL.
+func (c *Ctx) setString(key []byte, v string, keepTTL bool) {
+	c.store(key, item{str: v, typ: TypeString}, keepTTL)
+}
+
+// touched records an in-place change to the collection at key: it bumps the version and
+// deletes the key when the collection became empty (Redis never keeps empty aggregates).
+func (c *Ctx) touched(key []byte, it item) {
+	if it.coll != nil && it.coll.Len() == 0 {
+		c.removeKey(c.db(key), key)
+		return
+	}
+	c.store(key, it, true)
+}
+
+// del deletes key; it reports whether a live key was there.
+func (c *Ctx) del(key []byte) bool {
+	if _, ok := c.lookup(key); !ok {
+		return false
+	}
+	c.removeKey(c.db(key), key)
+	return true
+}
+
+func (c *Ctx) removeKey(d *dbShard, key []byte) {
+	it := d.keys[string(key)]
+	if it.hasTTL {
+		delete(d.ttl, string(key))
+	}
+	delete(d.keys, string(key))
+	d.delVer = c.nextVer()
+}
+
+// expireAt returns the key's deadline (unix ms), if it has one.
+func (c *Ctx) expireAt(key []byte) (int64, bool) {
+	d := c.db(key)
+	at, ok := d.ttl[string(key)]
+	return at, ok
+}
+
+// setExpire gives an existing key a deadline (unix ms).
+func (c *Ctx) setExpire(key []byte, at int64) {
+	d := c.db(key)
+	it := d.keys[string(key)]
+	if !it.hasTTL {
+		it.hasTTL = true
+		if d.ttl == nil {
+			d.ttl = make(map[string]int64)
+		}
+	}
+	it.ver = c.nextVer()
+	d.keys[string(key)] = it
+	d.ttl[string(key)] = at
+}
+
+// persist drops key's deadline; it reports whether there was one.
+func (c *Ctx) persist(key []byte) bool {
+	d := c.db(key)
+	it, ok := d.keys[string(key)]
+	if !ok || !it.hasTTL {
+		return false
+	}
+	it.hasTTL = false
+	it.ver = c.nextVer()
+	d.keys[string(key)] = it
+	delete(d.ttl, string(key))
+	return true
+}
+
+// rng is a small deterministic generator (splitmix64) seeded from the entry, so that
+// SPOP, SRANDMEMBER and friends choose the same elements on every replica.
+type rng struct{ state uint64 }
+
+func (r *rng) next() uint64 {
+	r.state += 0x9e3779b97f4a7c15
+	z := r.state
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9
+	z = (z ^ (z >> 27)) * 0x94d049bb133111eb
+	return z ^ (z >> 31)
+}
+
+// intn returns a number in [0, n).
+func (r *rng) intn(n int) int { return int(r.next() % uint64(n)) }

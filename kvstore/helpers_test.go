@@ -1,0 +1,150 @@
+package kvstore
+
+import (
+	"fmt"
+	"reflect"
+	"strings"
+	"testing"
+)
+
+// tree is a ReplyWriter that builds the reply as Go values, for assertions:
+// status → Status, error → Err, int → int64, bulk → string, null → nil,
+// arrays/sets → []any, maps → []any of alternating keys and values, double → float64.
+type tree struct {
+	stack []*frame
+	out   []any
+}
+
+type frame struct {
+	want int
+	vals []any
+}
+
+type Status string
+type Err string
+
+func (t *tree) push(v any) {
+	for {
+		if len(t.stack) == 0 {
+			t.out = append(t.out, v)
+			return
+		}
+		top := t.stack[len(t.stack)-1]
+		top.vals = append(top.vals, v)
+		if len(top.vals) < top.want {
+			return
+		}
+		t.stack = t.stack[:len(t.stack)-1]
+		v = top.vals
+	}
+}
+
+func (t *tree) open(n int) {
+	if n == 0 {
+		t.push([]any{})
+		return
+	}
+	t.stack = append(t.stack, &frame{want: n})
+}
+
+func (t *tree) Status(s string)     { t.push(Status(s)) }
+func (t *tree) Error(s string)      { t.push(Err(s)) }
+func (t *tree) Int(n int64)         { t.push(n) }
+func (t *tree) Bulk(b []byte)       { t.push(string(b)) }
+func (t *tree) BulkString(s string) { t.push(s) }
+func (t *tree) Null()               { t.push(nil) }
+func (t *tree) NullArray()          { t.push(nil) }
+func (t *tree) Array(n int)         { t.open(n) }
+func (t *tree) Map(n int)           { t.open(2 * n) }
+func (t *tree) Set(n int)           { t.open(n) }
+func (t *tree) Double(f float64)    { t.push(f) }
+
+// harness applies commands to a store the way the server does: writes as log entries
+// (one command per entry, with a fixed clock the test can move), reads on the read path.
+type harness struct {
+	t     *testing.T
+	s     *Store
+	index uint64
+	now   int64 // unix ms
+	db    int
+}
+
+func newHarness(t *testing.T) *harness {
+	return &harness{t: t, s: New(), now: 1_700_000_000_000}
+}
+
+// do runs one command, routed by its flags, and returns its reply.
+func (h *harness) do(args ...string) any {
+	h.t.Helper()
+	bargs := make([][]byte, len(args))
+	for i, a := range args {
+		bargs[i] = []byte(a)
+	}
+	var w tree
+	spec := Lookup(bargs[0])
+	if spec != nil && spec.Flags&FlagWrite != 0 {
+		h.index++
+		data := AppendCommand(nil, h.db, bargs)
+		if err := h.s.Apply(Entry{Index: h.index, Term: 1, Time: h.now, Data: data}, &w); err != nil {
+			h.t.Fatalf("apply %q: %v", args, err)
+		}
+	} else {
+		h.s.Read(h.db, h.now, bargs, &w)
+	}
+	if len(w.out) != 1 || len(w.stack) != 0 {
+		h.t.Fatalf("%q: want exactly one complete reply, got %#v (open frames %d)", args, w.out, len(w.stack))
+	}
+	return w.out[0]
+}
+
+// expect runs a command and compares its reply with want (see tree for the shapes).
+func (h *harness) expect(want any, args ...string) {
+	h.t.Helper()
+	got := h.do(args...)
+	if !reflect.DeepEqual(normalize(got), normalize(want)) {
+		h.t.Fatalf("%s\n got: %#v\nwant: %#v", strings.Join(args, " "), got, want)
+	}
+}
+
+// expectErr runs a command and requires an error reply starting with prefix.
+func (h *harness) expectErr(prefix string, args ...string) {
+	h.t.Helper()
+	got := h.do(args...)
+	e, ok := got.(Err)
+	if !ok || !strings.HasPrefix(string(e), prefix) {
+		h.t.Fatalf("%s\n got: %#v\nwant error starting %q", strings.Join(args, " "), got, prefix)
+	}
+}
+
+// normalize lets tests write plain ints for int64 replies.
+func normalize(v any) any {
+	switch x := v.(type) {
+	case int:
+		return int64(x)
+	case []any:
+		out := make([]any, len(x))
+		for i := range x {
+			out[i] = normalize(x[i])
+		}
+		return out
+	case []string:
+		out := make([]any, len(x))
+		for i := range x {
+			out[i] = x[i]
+		}
+		return out
+	}
+	return v
+}
+
+func TestHarnessShapes(t *testing.T) {
+	h := newHarness(t)
+	h.expect(Status("OK"), "SET", "k", "v")
+	h.expect("v", "GET", "k")
+	h.expect(nil, "GET", "missing")
+	h.expect([]any{"v", nil}, "MGET", "k", "missing")
+	h.expectErr("ERR wrong number of arguments for 'get' command", "GET")
+	if got := fmt.Sprint(h.do("unknowncmd", "a")); !strings.HasPrefix(got, "ERR unknown command 'unknowncmd'") {
+		t.Fatalf("unknown command reply %q", got)
+	}
+}

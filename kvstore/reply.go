@@ -1,0 +1,59 @@
+package kvstore
+
+// ReplyWriter receives a command's reply. The RESP frontend renders it as RESP2 or RESP3;
+// other frontends record what they need. Aggregate replies announce their length first and
+// are followed by exactly that many elements (a map: twice that many, key then value).
+type ReplyWriter interface {
+	Status(s string)
+	Error(msg string) // the whole message, prefix included: "ERR ...", "WRONGTYPE ..."
+	Int(n int64)
+	Bulk(b []byte)
+	BulkString(s string)
+	Null()      // a missing bulk: $-1 (RESP2), _ (RESP3)
+	NullArray() // a missing aggregate: *-1 (RESP2), _ (RESP3)
+	Array(n int)
+	Map(n int)        // RESP2: an array of 2n
+	Set(n int)        // RESP2: an array of n
+	Double(f float64) // RESP2: a bulk string as Redis 7.0 prints it (%.17g)
+}
+
+// Error replies shared by many commands, word for word as Redis 7.0 sends them.
+const (
+	ErrWrongType   = "WRONGTYPE Operation against a key holding the wrong kind of value"
+	ErrNotInteger  = "ERR value is not an integer or out of range"
+	ErrNotFloat    = "ERR value is not a valid float"
+	ErrSyntax      = "ERR syntax error"
+	ErrNoSuchKey   = "ERR no such key"
+	ErrOverflow    = "ERR increment or decrement would overflow"
+	ErrIndexRange  = "ERR index out of range"
+	ErrDBIndex     = "ERR DB index is out of range"
+	ErrInvalidExp  = "ERR invalid expire time in '%s' command"
+	ErrNaN         = "ERR resulting score is not a number (NaN)"
+	ErrNotPositive = "ERR value is out of range, must be positive"
+	ErrMinMaxFloat = "ERR min or max is not a float"
+	ErrMinMaxLex   = "ERR min or max not valid string range item"
+)
+
+// WrongArgs is Redis's arity error for a command (lower-case name, as Redis 7.0 prints).
+func WrongArgs(name string) string {
+	return "ERR wrong number of arguments for '" + name + "' command"
+}
+
+// discard drops replies: the applier uses it for entries nobody waits on (replicas,
+// blind writes already answered at commit).
+type discard struct{}
+
+func (discard) Status(string)     {}
+func (discard) Error(string)      {}
+func (discard) Int(int64)         {}
+func (discard) Bulk([]byte)       {}
+func (discard) BulkString(string) {}
+func (discard) Null()             {}
+func (discard) NullArray()        {}
+func (discard) Array(int)         {}
+func (discard) Map(int)           {}
+func (discard) Set(int)           {}
+func (discard) Double(float64)    {}
+
+// Discard is a ReplyWriter that drops the reply.
+var Discard ReplyWriter = discard{}

@@ -1,0 +1,272 @@
+// Package kvstore is nanokv's deterministic state machine: a Redis-style keyspace of 16
+// databases (strings, lists, hashes, sets, sorted sets) that every protocol frontend maps
+// its commands onto.
+//
+// Determinism is the whole point: the same entries applied in the same order give the
+// same state, byte for byte, on every replica. So the package never reads the wall clock
+// or a random source while applying: time and randomness come from the entry (Entry.Time,
+// Entry.Index), and every iteration whose order can leak into state (SPOP, HRANDFIELD on a
+// write, snapshots) walks dense arrays, never Go maps.
+//
+// Concurrency: exactly one goroutine, the applier, mutates the store (Apply). Any number
+// of readers run read-only commands at the same time (Read); they exclude the applier per
+// shard, not per store, so a read of one key never waits for a batch writing others.
+//
+// kvstore must not import net, time or math/rand: what it needs of them arrives in entries.
+package kvstore
+
+import (
+	"sync"
+
+	"github.com/cespare/xxhash/v2"
+)
+
+// NumDBs is the number of logical databases, as Redis's default `databases 16`.
+const NumDBs = 16
+
+// numShards splits the keyspace so that readers and the applier rarely meet on one lock,
+// and so that no single Go map grows (and rehashes) past ~1/256 of the keys.
+const numShards = 256
+
+// Type is the type of a value, as TYPE reports it.
+type Type uint8
+
+const (
+	TypeNone Type = iota
+	TypeString
+	TypeList
+	TypeHash
+	TypeSet
+	TypeZSet
+)
+
+func (t Type) String() string {
+	switch t {
+	case TypeString:
+		return "string"
+	case TypeList:
+		return "list"
+	case TypeHash:
+		return "hash"
+	case TypeSet:
+		return "set"
+	case TypeZSet:
+		return "zset"
+	}
+	return "none"
+}
+
+// collection is the behaviour every non-string value shares. Implementations iterate in a
+// deterministic order: the order of their dense arrays, which snapshots preserve.
+type collection interface {
+	// Len is the number of elements; a collection that reaches zero is deleted with its key.
+	Len() int
+	// clone returns a deep copy (COPY).
+	clone() collection
+	// appendTo serialises the elements in iteration order (snapshot, digest, DUMP-like uses).
+	appendTo(dst []byte) []byte
+	// memUsage estimates the bytes held, for INFO memory.
+	memUsage() int
+}
+
+// collectionDecoders rebuild a collection from appendTo's bytes, per type.
+var collectionDecoders = map[Type]func(b []byte) (collection, error){}
+
+// item is one value in the keyspace. It is stored by value in the shard maps so that a
+// key costs one map slot plus its key and value bytes: no per-key pointer for the GC.
+type item struct {
+	str    string     // TypeString: the value
+	coll   collection // other types
+	ver    uint64     // store-wide modification counter when last written (WATCH, CAS)
+	flags  uint32     // memcached client flags; 0 for Redis writes
+	typ    Type
+	hasTTL bool // a deadline is in the db's ttl map
+}
+
+// dbShard is one shard's slice of one database.
+type dbShard struct {
+	keys map[string]item
+	ttl  map[string]int64 // absolute deadline in unix ms, only for keys with hasTTL
+	// delVer is the store version of the last deletion in this shard and db: WATCH on a
+	// key that is absent compares against it, so a key created and deleted again between
+	// WATCH and EXEC still aborts the transaction (at the cost of rare false aborts).
+	delVer uint64
+}
+
+type shard struct {
+	mu  sync.RWMutex
+	dbs [NumDBs]dbShard
+}
+
+// Store is the keyspace. The zero value is not usable; call New.
+type Store struct {
+	shards [numShards]shard
+	// ver counts modifications. Only the applier writes it, under shard locks.
+	ver uint64
+	// applied is the index of the last entry applied (only the applier touches it).
+	applied uint64
+	// stats counted by the applier for INFO; read with atomic-free snapshots under lockAll.
+	stats Stats
+}
+
+// Stats are counters the applier keeps for INFO.
+type Stats struct {
+	ExpiredKeys uint64
+}
+
+// New returns an empty store.
+func New() *Store {
+	s := &Store{}
+	for i := range s.shards {
+		for d := range s.shards[i].dbs {
+			s.shards[i].dbs[d].keys = make(map[string]item)
+		}
+	}
+	return s
+}
+
+func shardOf(key []byte) int { return int(xxhash.Sum64(key) % numShards) }
+
+func shardOfString(key string) int { return int(xxhash.Sum64String(key) % numShards) }
+
+// AppliedIndex is the index of the last applied entry. Only the applier may call it
+// without synchronisation; others learn the applied index from consensus.
+func (s *Store) AppliedIndex() uint64 { return s.applied }
+
+func (s *Store) lockAll(write bool) {
+	for i := range s.shards {
+		if write {
+			s.shards[i].mu.Lock()
+		} else {
+			s.shards[i].mu.RLock()
+		}
+	}
+}
+
+func (s *Store) unlockAll(write bool) {
+	for i := range s.shards {
+		if write {
+			s.shards[i].mu.Unlock()
+		} else {
+			s.shards[i].mu.RUnlock()
+		}
+	}
+}
+
+// lockSet is the set of shards one command holds, kept sorted so that every goroutine
+// takes locks in the same order (no deadlock between a multi-key read and the applier).
+type lockSet struct {
+	all   bool
+	n     int
+	ids   [8]uint16
+	write bool
+}
+
+func (l *lockSet) add(id int) {
+	if l.all {
+		return
+	}
+	for i := 0; i < l.n; i++ {
+		if int(l.ids[i]) == id {
+			return
+		}
+	}
+	if l.n == len(l.ids) {
+		l.all = true
+		return
+	}
+	// insertion keeps ids sorted
+	i := l.n
+	for i > 0 && int(l.ids[i-1]) > id {
+		l.ids[i] = l.ids[i-1]
+		i--
+	}
+	l.ids[i] = uint16(id)
+	l.n++
+}
+
+func (s *Store) lock(l *lockSet) {
+	if l.all {
+		s.lockAll(l.write)
+		return
+	}
+	for i := 0; i < l.n; i++ {
+		if l.write {
+			s.shards[l.ids[i]].mu.Lock()
+		} else {
+			s.shards[l.ids[i]].mu.RLock()
+		}
+	}
+}
+
+func (s *Store) unlock(l *lockSet) {
+	if l.all {
+		s.unlockAll(l.write)
+		return
+	}
+	for i := 0; i < l.n; i++ {
+		if l.write {
+			s.shards[l.ids[i]].mu.Unlock()
+		} else {
+			s.shards[l.ids[i]].mu.RUnlock()
+		}
+	}
+}
+
+// DBSize is the number of keys in db, counting keys whose TTL has passed but that the
+// leader has not yet deleted (as Redis's DBSIZE does).
+func (s *Store) DBSize(db int) int {
+	n := 0
+	for i := range s.shards {
+		sh := &s.shards[i]
+		sh.mu.RLock()
+		n += len(sh.dbs[db].keys)
+		sh.mu.RUnlock()
+	}
+	return n
+}
+
+// KeyspaceInfo reports, per non-empty db, its number of keys and of keys with a TTL.
+func (s *Store) KeyspaceInfo() (keys, expires [NumDBs]int) {
+	for i := range s.shards {
+		sh := &s.shards[i]
+		sh.mu.RLock()
+		for d := range sh.dbs {
+			keys[d] += len(sh.dbs[d].keys)
+			expires[d] += len(sh.dbs[d].ttl)
+		}
+		sh.mu.RUnlock()
+	}
+	return
+}
+
+// ExpiredKeys returns up to max keys of db whose deadline is at or before now. The leader
+// proposes their deletion (Expire command); replicas never expire keys on their own.
+// Go's randomised map iteration makes this an unbiased sample, which is fine here: the
+// result only decides what to propose, never what a replica does.
+func (s *Store) ExpiredKeys(now int64, max int) []ExpiredKey {
+	var out []ExpiredKey
+	for i := range s.shards {
+		sh := &s.shards[i]
+		sh.mu.RLock()
+		for d := range sh.dbs {
+			for k, at := range sh.dbs[d].ttl {
+				if at <= now {
+					out = append(out, ExpiredKey{DB: d, Key: k})
+					if len(out) >= max {
+						sh.mu.RUnlock()
+						return out
+					}
+				}
+			}
+		}
+		sh.mu.RUnlock()
+	}
+	return out
+}
+
+// ExpiredKey names one key whose TTL has passed.
+type ExpiredKey struct {
+	DB  int
+	Key string
+}
