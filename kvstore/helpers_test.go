@@ -11,6 +11,7 @@ import (
 // status → Status, error → Err, int → int64, bulk → string, null → nil,
 // arrays/sets → []any, maps → []any of alternating keys and values, double → float64.
 type tree struct {
+	resp3 bool
 	stack []*frame
 	out   []any
 }
@@ -67,6 +68,7 @@ type harness struct {
 	index uint64
 	now   int64 // unix ms
 	db    int
+	resp3 bool // replies as to a RESP3 client
 }
 
 func newHarness(t *testing.T) *harness {
@@ -80,7 +82,7 @@ func (h *harness) do(args ...string) any {
 	for i, a := range args {
 		bargs[i] = []byte(a)
 	}
-	var w tree
+	w := tree{resp3: h.resp3}
 	spec := Lookup(bargs[0])
 	if spec != nil && spec.Flags&FlagWrite != 0 {
 		h.index++

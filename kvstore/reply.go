@@ -15,6 +15,9 @@ type ReplyWriter interface {
 	Map(n int)        // RESP2: an array of 2n
 	Set(n int)        // RESP2: an array of n
 	Double(f float64) // RESP2: a bulk string as Redis 7.0 prints it (%.17g)
+	// Resp3 reports whether the client speaks RESP3: a few replies change shape with it
+	// (ZRANGE WITHSCORES gives [member, score] pairs, HRANDFIELD WITHVALUES too).
+	Resp3() bool
 }
 
 // Error replies shared by many commands, word for word as Redis 7.0 sends them.
