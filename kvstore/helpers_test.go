@@ -150,3 +150,4 @@ func TestHarnessShapes(t *testing.T) {
 		t.Fatalf("unknown command reply %q", got)
 	}
 }
+func (t *tree) Resp3() bool { return t.resp3 }

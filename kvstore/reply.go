@@ -60,3 +60,5 @@ func (discard) Double(float64)    {}
 
 // Discard is a ReplyWriter that drops the reply.
 var Discard ReplyWriter = discard{}
+
+func (discard) Resp3() bool { return false }
