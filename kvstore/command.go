@@ -209,7 +209,7 @@ func (c *Ctx) lookup(key []byte) (item, bool) {
 	if it.hasTTL && d.ttl[string(key)] <= c.Now {
 		if c.writing {
 			c.removeKey(d, key)
-			c.s.stats.ExpiredKeys++
+			c.s.stats.ExpiredKeys.Add(1)
 		}
 		return item{}, false
 	}

@@ -62,3 +62,10 @@ func (discard) Double(float64)    {}
 var Discard ReplyWriter = discard{}
 
 func (discard) Resp3() bool { return false }
+
+// Sink is where the applier writes the replies to a batch proposed on this node. Applied
+// is called once the whole batch has been applied (and every reply written).
+type Sink interface {
+	ReplyWriter
+	Applied()
+}

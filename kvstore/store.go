@@ -17,6 +17,7 @@ package kvstore
 
 import (
 	"sync"
+	"sync/atomic"
 
 	"github.com/cespare/xxhash/v2"
 )
@@ -105,14 +106,17 @@ type Store struct {
 	ver uint64
 	// applied is the index of the last entry applied (only the applier touches it).
 	applied uint64
-	// stats counted by the applier for INFO; read with atomic-free snapshots under lockAll.
+	// stats counted by the applier for INFO.
 	stats Stats
 }
 
 // Stats are counters the applier keeps for INFO.
 type Stats struct {
-	ExpiredKeys uint64
+	ExpiredKeys atomic.Uint64
 }
+
+// ExpiredCount is the number of keys deleted because their TTL passed.
+func (s *Store) ExpiredCount() uint64 { return s.stats.ExpiredKeys.Load() }
 
 // New returns an empty store.
 func New() *Store {

@@ -1,0 +1,170 @@
+// Command nanokv runs a nanokv node. See DESIGN.md for the command line.
+package main
+
+import (
+	"bufio"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+
+	"github.com/nanokv/nanokv/consensus"
+	"github.com/nanokv/nanokv/server"
+)
+
+func main() {
+	if err := run(os.Args[1:], os.Stdout, os.Stderr); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			os.Exit(0)
+		}
+		fmt.Fprintln(os.Stderr, "nanokv:", err)
+		os.Exit(1)
+	}
+}
+
+type options struct {
+	id          int
+	cluster     string
+	redis       string
+	zk          string
+	memcache    string
+	dataDir     string
+	peers       string
+	join        string
+	mode        string
+	fsync       string
+	memoryOnly  bool
+	readCons    string
+	requirepass string
+	config      string
+	version     bool
+}
+
+func newFlagSet(o *options, stderr io.Writer) *flag.FlagSet {
+	fs := flag.NewFlagSet("nanokv", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.IntVar(&o.id, "id", 1, "this node's id in the cluster")
+	fs.StringVar(&o.cluster, "cluster", "", "address for traffic between nodes (host:port)")
+	fs.StringVar(&o.redis, "redis", "127.0.0.1:6379", "Redis (RESP) listen address; empty disables")
+	fs.StringVar(&o.zk, "zk", "", "ZooKeeper listen address; empty disables")
+	fs.StringVar(&o.memcache, "memcache", "", "memcached listen address; empty disables")
+	fs.StringVar(&o.dataDir, "data-dir", "nanokv-data", "directory for the WAL")
+	fs.StringVar(&o.peers, "peers", "", "static cluster members: id=host:port,...")
+	fs.StringVar(&o.join, "join", "", "join a cluster through a member's redis address")
+	fs.StringVar(&o.mode, "mode", "raft", "consensus mode: raft|offload|lowi")
+	fs.StringVar(&o.fsync, "fsync", "everysec", "WAL fsync policy: always|everysec|no")
+	fs.BoolVar(&o.memoryOnly, "memory-only", false, "keep no WAL: nothing survives a restart")
+	fs.StringVar(&o.readCons, "read-consistency", "lease", "read consistency: lease|strict|stale")
+	fs.StringVar(&o.requirepass, "requirepass", "", "password clients must AUTH with")
+	fs.StringVar(&o.config, "config", "", "config file: one 'flag value' per line, same names as the flags")
+	fs.BoolVar(&o.version, "version", false, "print the version and exit")
+	return fs
+}
+
+func run(args []string, stdout, stderr io.Writer) error {
+	var o options
+	fs := newFlagSet(&o, stderr)
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("unknown subcommand %q (this build has none yet)", fs.Arg(0))
+	}
+	if o.version {
+		fmt.Fprintln(stdout, "nanokv", server.Version)
+		return nil
+	}
+	if o.config != "" {
+		if err := applyConfigFile(fs, o.config); err != nil {
+			return err
+		}
+	}
+	fsync, err := consensus.ParseFsync(o.fsync)
+	if err != nil {
+		return err
+	}
+	switch o.readCons {
+	case "lease", "strict", "stale":
+	default:
+		return fmt.Errorf("--read-consistency %q: want lease, strict or stale", o.readCons)
+	}
+	switch o.mode {
+	case "raft", "offload", "lowi":
+	default:
+		return fmt.Errorf("--mode %q: want raft, offload or lowi", o.mode)
+	}
+	if o.peers != "" && strings.Contains(o.peers, ",") || o.join != "" {
+		return errors.New("multi-node clusters (--peers with more than one member, --join) are not in this build yet")
+	}
+	if o.zk != "" || o.memcache != "" {
+		return errors.New("the ZooKeeper and memcached frontends are not in this build yet: pass --zk '' --memcache ''")
+	}
+	logger := log.New(stderr, "", log.LstdFlags|log.Lmicroseconds)
+	srv, err := server.Start(server.Config{
+		RedisAddr:   o.redis,
+		DataDir:     o.dataDir,
+		MemoryOnly:  o.memoryOnly,
+		Fsync:       fsync,
+		RequirePass: o.requirepass,
+		Logger:      logger,
+	})
+	if err != nil {
+		return err
+	}
+	logger.Printf("nanokv %s: node %d ready, redis %s, fsync %s, data %s", server.Version, o.id, srv.RedisAddr(), fsync, dataDesc(o))
+	sig := make(chan os.Signal, 1)
+	signal.Notify(sig, syscall.SIGINT, syscall.SIGTERM)
+	s := <-sig
+	logger.Printf("nanokv: %v: shutting down", s)
+	if err := srv.Close(); err != nil {
+		return fmt.Errorf("shutdown: %w", err)
+	}
+	logger.Printf("nanokv: stopped cleanly")
+	return nil
+}
+
+func dataDesc(o options) string {
+	if o.memoryOnly {
+		return "memory only"
+	}
+	return o.dataDir
+}
+
+// applyConfigFile sets every flag named in the file that the command line did not set:
+// the command line wins, as with redis-server's arguments over its config file.
+func applyConfigFile(fs *flag.FlagSet, path string) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	explicit := map[string]bool{}
+	fs.Visit(func(fl *flag.Flag) { explicit[fl.Name] = true })
+	sc := bufio.NewScanner(f)
+	line := 0
+	for sc.Scan() {
+		line++
+		text := strings.TrimSpace(sc.Text())
+		if text == "" || strings.HasPrefix(text, "#") {
+			continue
+		}
+		name, value, _ := strings.Cut(text, " ")
+		name = strings.TrimPrefix(name, "--")
+		value = strings.Trim(strings.TrimSpace(value), `"`)
+		if fs.Lookup(name) == nil {
+			return fmt.Errorf("%s:%d: unknown setting %q", path, line, name)
+		}
+		if explicit[name] || name == "config" {
+			continue
+		}
+		if err := fs.Set(name, value); err != nil {
+			return fmt.Errorf("%s:%d: %s: %w", path, line, name, err)
+		}
+	}
+	return sc.Err()
+}

@@ -1,0 +1,574 @@
+package resp
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"runtime"
+	"sort"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/nanokv/nanokv/kvstore"
+)
+
+// connSpec is a command the frontend answers itself (connection state, server admin).
+type connSpec struct {
+	kvstore.Spec
+	run     func(c *conn, args [][]byte)
+	noAuth  bool // allowed before AUTH
+	txCtrl  bool // MULTI/EXEC/DISCARD/WATCH: handled even inside MULTI
+	subcmds []string
+}
+
+var connCommands = map[string]*connSpec{}
+
+func init() {
+	add := func(name string, arity int, group, since, summary string, run func(*conn, [][]byte), opts ...func(*connSpec)) {
+		cs := &connSpec{Spec: kvstore.Spec{Name: name, Arity: arity, Group: group, Since: since, Summary: summary, Flags: kvstore.FlagConn}, run: run}
+		for _, o := range opts {
+			o(cs)
+		}
+		connCommands[name] = cs
+	}
+	noAuth := func(cs *connSpec) { cs.noAuth = true }
+	tx := func(cs *connSpec) { cs.txCtrl = true }
+	fast := func(cs *connSpec) { cs.Flags |= kvstore.FlagFast }
+	add("ping", -1, "connection", "1.0.0", "Ping the server", pingCommand, fast)
+	add("echo", 2, "connection", "1.0.0", "Echo the given string", func(c *conn, a [][]byte) { c.Bulk(a[1]) }, fast)
+	add("select", 2, "connection", "1.0.0", "Change the selected database for the current connection", selectCommand, fast)
+	add("quit", -1, "connection", "1.0.0", "Close the connection", quitCommand, noAuth, fast)
+	add("reset", 1, "connection", "6.2.0", "Reset the connection", resetCommand, noAuth, fast)
+	add("auth", -2, "connection", "1.0.0", "Authenticate to the server", authCommand, noAuth, fast)
+	add("hello", -1, "connection", "6.0.0", "Handshake with Redis", helloCommand, noAuth, fast)
+	add("client", -2, "connection", "2.4.0", "A container for client connection commands", clientCommand)
+	add("multi", 1, "transactions", "1.2.0", "Mark the start of a transaction block", multiCommand, tx, fast)
+	add("exec", 1, "transactions", "1.2.0", "Execute all commands issued after MULTI", execCommand, tx)
+	add("discard", 1, "transactions", "2.0.0", "Discard all commands issued after MULTI", discardCommand, tx, fast)
+	add("watch", -2, "transactions", "2.2.0", "Watch the given keys to determine execution of the MULTI/EXEC block", watchCommand, tx, fast)
+	add("unwatch", 1, "transactions", "2.2.0", "Forget about all watched keys", unwatchCommand, fast)
+	add("info", -1, "server", "1.0.0", "Get information and statistics about the server", infoCommand)
+	add("config", -2, "server", "2.0.0", "A container for server configuration commands", configCommand)
+	add("command", -1, "server", "2.8.13", "Get array of Redis command details", commandCommand)
+	add("time", 1, "server", "2.6.0", "Return the current server time", timeCommand, fast)
+	add("lastsave", 1, "server", "1.0.0", "Get the UNIX time stamp of the last successful save to disk", func(c *conn, _ [][]byte) { c.Int(c.s.start.Unix()) }, fast)
+	add("role", 1, "server", "2.8.12", "Return the role of the instance in the context of replication", roleCommand, fast)
+	connCommands["watch"].FirstKey, connCommands["watch"].LastKey, connCommands["watch"].Step = 1, -1, 1
+}
+
+func connCommand(name []byte) func(*conn, [][]byte) {
+	cs := lookupConn(name)
+	if cs == nil {
+		return nil
+	}
+	return func(c *conn, args [][]byte) {
+		if !cs.CheckArity(args) {
+			c.Error(kvstore.WrongArgs(cs.Name))
+			return
+		}
+		cs.run(c, args)
+	}
+}
+
+func lookupConn(name []byte) *connSpec {
+	if len(name) > 16 {
+		return nil
+	}
+	var buf [16]byte
+	return connCommands[string(lower(buf[:0], name))]
+}
+
+func lower(dst, b []byte) []byte {
+	for _, ch := range b {
+		if 'A' <= ch && ch <= 'Z' {
+			ch += 'a' - 'A'
+		}
+		dst = append(dst, ch)
+	}
+	return dst
+}
+
+func allowedUnauthed(name []byte) bool {
+	cs := lookupConn(name)
+	return cs != nil && cs.noAuth
+}
+
+func isTxControl(name []byte) bool {
+	cs := lookupConn(name)
+	return cs != nil && cs.txCtrl
+}
+
+func pingCommand(c *conn, args [][]byte) {
+	switch len(args) {
+	case 1:
+		c.Status("PONG")
+	case 2:
+		c.Bulk(args[1])
+	default:
+		c.Error(kvstore.WrongArgs("ping"))
+	}
+}
+
+func selectCommand(c *conn, args [][]byte) {
+	v, ok := kvstore.ParseInt(args[1])
+	if !ok {
+		c.Error(kvstore.ErrNotInteger)
+		return
+	}
+	if v < 0 || v >= kvstore.NumDBs {
+		c.Error(kvstore.ErrDBIndex)
+		return
+	}
+	c.db = int(v)
+	c.Status("OK")
+}
+
+func quitCommand(c *conn, _ [][]byte) {
+	c.Status("OK")
+	c.closeNext = true
+}
+
+func resetCommand(c *conn, _ [][]byte) {
+	c.inMulti, c.multiErr, c.queued = false, false, nil
+	c.watches, c.watchFail = nil, false
+	c.db = 0
+	c.Proto = 2
+	c.authed = c.s.config().RequirePass == ""
+	c.Status("RESET")
+}
+
+const errNoPassword = "ERR AUTH <password> called without any password configured for the default user. Are you sure your configuration is correct?"
+const errWrongPass = "WRONGPASS invalid username-password pair or user is disabled."
+
+// checkAuth validates credentials for the only user, "default".
+func (c *conn) checkAuth(user, pass []byte) bool {
+	want := c.s.config().RequirePass
+	if string(user) != "default" {
+		return false
+	}
+	return want == "" || string(pass) == want
+}
+
+func authCommand(c *conn, args [][]byte) {
+	switch len(args) {
+	case 2:
+		if c.s.config().RequirePass == "" {
+			c.Error(errNoPassword)
+			return
+		}
+		if !c.checkAuth([]byte("default"), args[1]) {
+			c.Error(errWrongPass)
+			return
+		}
+	case 3:
+		if !c.checkAuth(args[1], args[2]) {
+			c.Error(errWrongPass)
+			return
+		}
+	default:
+		c.Error(kvstore.WrongArgs("auth"))
+		return
+	}
+	c.authed = true
+	c.Status("OK")
+}
+
+func helloCommand(c *conn, args [][]byte) {
+	proto := c.Proto
+	if len(args) >= 2 {
+		v, ok := kvstore.ParseInt(args[1])
+		if !ok {
+			c.Error("ERR Protocol version is not an integer or out of range")
+			return
+		}
+		if v < 2 || v > 3 {
+			c.Error("NOPROTO unsupported protocol version")
+			return
+		}
+		proto = int(v)
+	}
+	var name []byte
+	setName := false
+	for i := 2; i < len(args); i++ {
+		more := len(args) - i - 1
+		switch {
+		case eqFold(args[i], "auth") && more >= 2:
+			if !c.checkAuth(args[i+1], args[i+2]) {
+				c.Error(errWrongPass)
+				return
+			}
+			c.authed = true
+			i += 2
+		case eqFold(args[i], "setname") && more >= 1:
+			name, setName = args[i+1], true
+			if !validClientName(name) {
+				c.Error("ERR Client names cannot contain spaces, newlines or special characters.")
+				return
+			}
+			i++
+		default:
+			c.Error("ERR Syntax error in HELLO option '" + string(args[i]) + "'")
+			return
+		}
+	}
+	if !c.authed {
+		c.Error("NOAUTH HELLO must be called with the client already authenticated, otherwise the HELLO <proto> AUTH <user> <pass> option can be used to authenticate the client and select the RESP protocol version at the same time")
+		return
+	}
+	if setName {
+		c.name = string(name)
+	}
+	c.Proto = proto
+	c.Map(7)
+	c.BulkString("server")
+	c.BulkString("redis")
+	c.BulkString("version")
+	c.BulkString(c.s.config().RedisVersion)
+	c.BulkString("proto")
+	c.Int(int64(proto))
+	c.BulkString("id")
+	c.Int(c.id)
+	c.BulkString("mode")
+	c.BulkString("standalone")
+	c.BulkString("role")
+	c.BulkString("master")
+	c.BulkString("modules")
+	c.Array(0)
+}
+
+func eqFold(b []byte, lowerName string) bool {
+	return len(b) == len(lowerName) && strings.EqualFold(string(b), lowerName)
+}
+
+func validClientName(b []byte) bool {
+	for _, ch := range b {
+		if ch < '!' || ch > '~' {
+			return false
+		}
+	}
+	return true
+}
+
+func clientCommand(c *conn, args [][]byte) {
+	sub := strings.ToLower(string(args[1]))
+	arity := map[string]int{"id": 2, "getname": 2, "setname": 3, "info": 2, "list": -2, "help": 2, "no-evict": 3, "setinfo": 4}
+	a, known := arity[sub]
+	if !known {
+		c.Error("ERR unknown subcommand '" + string(args[1]) + "'. Try CLIENT HELP.")
+		return
+	}
+	if (a > 0 && len(args) != a) || (a < 0 && len(args) < -a) {
+		c.Error(kvstore.WrongArgs("client|" + sub))
+		return
+	}
+	switch sub {
+	case "id":
+		c.Int(c.id)
+	case "getname":
+		if c.name == "" {
+			c.Null()
+		} else {
+			c.BulkString(c.name)
+		}
+	case "setname":
+		if !validClientName(args[2]) {
+			c.Error("ERR Client names cannot contain spaces, newlines or special characters.")
+			return
+		}
+		c.name = string(args[2])
+		c.Status("OK")
+	case "info":
+		c.Verbatim(c.describe())
+	case "list":
+		var b strings.Builder
+		c.s.mu.Lock()
+		all := make([]*conn, 0, len(c.s.conns))
+		for o := range c.s.conns {
+			all = append(all, o)
+		}
+		c.s.mu.Unlock()
+		sort.Slice(all, func(i, j int) bool { return all[i].id < all[j].id })
+		for _, o := range all {
+			if o == c {
+				b.WriteString(c.describe())
+			} else {
+				b.WriteString(o.describeOther())
+			}
+		}
+		c.Verbatim(b.String())
+	case "no-evict":
+		c.Status("OK")
+	case "setinfo":
+		c.Status("OK")
+	case "help":
+		lines := []string{
+			"CLIENT <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+			"GETNAME", "    Return the name of the current connection.",
+			"ID", "    Return the ID of the current connection.",
+			"INFO", "    Return information about the current client connection.",
+			"LIST", "    Return information about client connections.",
+			"SETNAME <name>", "    Assign the name <name> to the current connection.",
+			"HELP", "    Print this help.",
+		}
+		c.Array(len(lines))
+		for _, l := range lines {
+			c.Status(l)
+		}
+	}
+}
+
+// describe is this connection's CLIENT LIST line (read by its own goroutine).
+func (c *conn) describe() string {
+	multi := -1
+	if c.inMulti {
+		multi = len(c.queued)
+	}
+	now := time.Now()
+	return fmt.Sprintf("id=%d addr=%s laddr=%s fd=0 name=%s age=%d idle=%d flags=%s db=%d sub=0 psub=0 ssub=0 multi=%d qbuf=0 qbuf-free=0 argv-mem=0 multi-mem=0 rbs=%d rbp=0 obl=0 oll=0 omem=0 tot-mem=0 events=r cmd=client|info user=default redir=-1 resp=%d\n",
+		c.id, c.addr, c.laddr, c.name, int(now.Sub(c.created).Seconds()), int(now.Sub(c.lastCmd).Seconds()), c.flagString(), c.db, multi, readBufSize, c.Proto)
+}
+
+// describeOther reports another connection; only fields fixed at accept are safe to read
+// from here, so the rest are shown as their defaults.
+func (c *conn) describeOther() string {
+	return fmt.Sprintf("id=%d addr=%s laddr=%s fd=0 name= age=%d idle=0 flags=N db=0 sub=0 psub=0 ssub=0 multi=-1 qbuf=0 qbuf-free=0 argv-mem=0 multi-mem=0 rbs=%d rbp=0 obl=0 oll=0 omem=0 tot-mem=0 events=r cmd=NULL user=default redir=-1 resp=2\n",
+		c.id, c.addr, c.laddr, int(time.Since(c.created).Seconds()), readBufSize)
+}
+
+func (c *conn) flagString() string {
+	if c.inMulti {
+		return "x"
+	}
+	return "N"
+}
+
+func multiCommand(c *conn, _ [][]byte) {
+	if c.inMulti {
+		c.Error("ERR MULTI calls can not be nested")
+		return
+	}
+	c.inMulti, c.multiErr, c.queued, c.multiDB = true, false, nil, c.db
+	c.Status("OK")
+}
+
+func discardCommand(c *conn, _ [][]byte) {
+	if !c.inMulti {
+		c.Error("ERR DISCARD without MULTI")
+		return
+	}
+	c.inMulti, c.queued = false, nil
+	c.watches, c.watchFail = nil, false
+	c.Status("OK")
+}
+
+func execCommand(c *conn, _ [][]byte) {
+	if !c.inMulti {
+		c.Error("ERR EXEC without MULTI")
+		return
+	}
+	queued, watches, failed, dirty := c.queued, c.watches, c.watchFail, c.multiErr
+	c.inMulti, c.queued, c.watches, c.watchFail, c.multiErr = false, nil, nil, false, false
+	if dirty {
+		c.Error("EXECABORT Transaction discarded because of previous errors.")
+		return
+	}
+	if failed {
+		c.NullArray()
+		return
+	}
+	c.db = c.multiDB // SELECT inside the transaction sticks
+	c.propose(kvstore.AppendTx(nil, watches, queued), 1, false)
+}
+
+func watchCommand(c *conn, args [][]byte) {
+	if c.inMulti {
+		c.Error("ERR WATCH inside MULTI is not allowed")
+		return
+	}
+	if err := c.s.b.ReadBarrier(context.Background()); err != nil {
+		c.Error(errorReply(err))
+		return
+	}
+	now := time.Now().UnixMilli()
+	for _, k := range args[1:] {
+		key := append([]byte(nil), k...)
+		c.watches = append(c.watches, kvstore.Watch{DB: c.db, Key: key, Ver: c.s.b.Store().KeyVersion(c.db, key, now)})
+	}
+	c.Status("OK")
+}
+
+func unwatchCommand(c *conn, _ [][]byte) {
+	c.watches, c.watchFail = nil, false
+	c.Status("OK")
+}
+
+func timeCommand(c *conn, _ [][]byte) {
+	now := time.Now()
+	c.Array(2)
+	c.BulkString(strconv.FormatInt(now.Unix(), 10))
+	c.BulkString(strconv.FormatInt(int64(now.Nanosecond()/1000), 10))
+}
+
+func roleCommand(c *conn, _ [][]byte) {
+	c.Array(3)
+	c.BulkString("master")
+	c.Int(0)
+	c.Array(0)
+}
+
+// --- INFO ---------------------------------------------------------------------------------
+
+var defaultSections = []string{"server", "clients", "memory", "persistence", "stats", "replication", "cpu", "keyspace"}
+
+func infoCommand(c *conn, args [][]byte) {
+	sections := defaultSections
+	if len(args) > 1 {
+		sections = nil
+		for _, a := range args[1:] {
+			s := strings.ToLower(string(a))
+			switch s {
+			case "all", "everything", "default":
+				sections = append(sections, defaultSections...)
+				if s != "default" {
+					sections = append(sections, "raft")
+				}
+			default:
+				sections = append(sections, s)
+			}
+		}
+	}
+	var b strings.Builder
+	seen := map[string]bool{}
+	for _, s := range sections {
+		if seen[s] {
+			continue
+		}
+		seen[s] = true
+		before := b.Len()
+		if b.Len() > 0 {
+			b.WriteString("\r\n")
+		}
+		if !c.s.infoSection(&b, s, c) && !c.s.b.Info(&b, s) {
+			// unknown sections print nothing, as in Redis
+			full := b.String()[:before]
+			b.Reset()
+			b.WriteString(full)
+		}
+	}
+	c.Verbatim(b.String())
+}
+
+func (s *Server) infoSection(b *strings.Builder, section string, c *conn) bool {
+	cfg := s.config()
+	w := func(k string, v any) { fmt.Fprintf(b, "%s:%v\r\n", k, v) }
+	switch section {
+	case "server":
+		b.WriteString("# Server\r\n")
+		up := time.Since(s.start)
+		w("redis_version", cfg.RedisVersion)
+		w("nanokv_version", cfg.Version)
+		w("redis_mode", "standalone")
+		w("os", runtime.GOOS+" "+runtime.GOARCH)
+		w("arch_bits", 64)
+		w("go_version", runtime.Version())
+		w("process_id", os.Getpid())
+		w("tcp_port", cfg.Port)
+		w("uptime_in_seconds", int64(up.Seconds()))
+		w("uptime_in_days", int64(up.Hours()/24))
+		w("executable", executable())
+	case "clients":
+		b.WriteString("# Clients\r\n")
+		w("connected_clients", s.NumClients())
+		w("maxclients", cfg.MaxClients)
+		w("blocked_clients", 0)
+	case "memory":
+		var m runtime.MemStats
+		runtime.ReadMemStats(&m)
+		b.WriteString("# Memory\r\n")
+		w("used_memory", m.HeapAlloc)
+		w("used_memory_human", humanBytes(m.HeapAlloc))
+		w("used_memory_rss", rss())
+		w("used_memory_rss_human", humanBytes(rss()))
+		w("used_memory_peak", m.HeapSys)
+		w("total_system_memory", totalMemory())
+		w("maxmemory", 0)
+		w("maxmemory_policy", "noeviction")
+		w("mem_allocator", "go")
+		w("go_gc_cycles", m.NumGC)
+	case "stats":
+		b.WriteString("# Stats\r\n")
+		w("total_connections_received", s.stats.connections.Load())
+		w("total_commands_processed", s.stats.commands.Load())
+		w("total_net_input_bytes", s.stats.netIn.Load())
+		w("total_net_output_bytes", s.stats.netOut.Load())
+		w("rejected_connections", s.stats.rejected.Load())
+		w("expired_keys", s.b.Store().ExpiredCount())
+	case "replication":
+		b.WriteString("# Replication\r\n")
+		w("role", "master")
+		w("connected_slaves", 0)
+	case "cpu":
+		var ru syscall.Rusage
+		syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+		b.WriteString("# CPU\r\n")
+		w("used_cpu_sys", fmt.Sprintf("%.6f", tvSeconds(ru.Stime)))
+		w("used_cpu_user", fmt.Sprintf("%.6f", tvSeconds(ru.Utime)))
+	case "keyspace":
+		b.WriteString("# Keyspace\r\n")
+		keys, expires := s.b.Store().KeyspaceInfo()
+		for db := range keys {
+			if keys[db] > 0 {
+				fmt.Fprintf(b, "db%d:keys=%d,expires=%d,avg_ttl=0\r\n", db, keys[db], expires[db])
+			}
+		}
+	default:
+		return false
+	}
+	return true
+}
+
+func tvSeconds(tv syscall.Timeval) float64 { return float64(tv.Sec) + float64(tv.Usec)/1e6 }
+
+func executable() string {
+	p, err := os.Executable()
+	if err != nil {
+		return ""
+	}
+	return p
+}
+
+func humanBytes(n uint64) string {
+	switch {
+	case n >= 1<<30:
+		return fmt.Sprintf("%.2fG", float64(n)/(1<<30))
+	case n >= 1<<20:
+		return fmt.Sprintf("%.2fM", float64(n)/(1<<20))
+	case n >= 1<<10:
+		return fmt.Sprintf("%.2fK", float64(n)/(1<<10))
+	}
+	return fmt.Sprintf("%dB", n)
+}
+
+// rss reads the resident set size from /proc (0 where there is no /proc).
+func rss() uint64 {
+	b, err := os.ReadFile("/proc/self/statm")
+	if err != nil {
+		return 0
+	}
+	f := strings.Fields(string(b))
+	if len(f) < 2 {
+		return 0
+	}
+	pages, _ := strconv.ParseUint(f[1], 10, 64)
+	return pages * uint64(os.Getpagesize())
+}
+
+func totalMemory() uint64 {
+	var si syscall.Sysinfo_t
+	if syscall.Sysinfo(&si) != nil {
+		return 0
+	}
+	return si.Totalram * uint64(si.Unit)
+}

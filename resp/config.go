@@ -1,0 +1,346 @@
+package resp
+
+import (
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/nanokv/nanokv/kvstore"
+)
+
+// configParam is one CONFIG GET/SET parameter the frontend owns.
+type configParam struct {
+	get func(cfg *Config) string
+	set func(cfg *Config, v string) bool // nil: read-only
+}
+
+var configParams = map[string]configParam{
+	"requirepass": {
+		get: func(c *Config) string { return c.RequirePass },
+		set: func(c *Config, v string) bool { c.RequirePass = v; return true },
+	},
+	"proto-max-bulk-len": {
+		get: func(c *Config) string { return strconv.FormatInt(c.MaxBulk, 10) },
+		set: func(c *Config, v string) bool {
+			n, ok := parseMemory(v)
+			if !ok || n < 1024*1024 {
+				return false
+			}
+			c.MaxBulk = n
+			return true
+		},
+	},
+	"client-query-buffer-limit": {
+		get: func(c *Config) string { return strconv.Itoa(c.QueryBufMax) },
+		set: func(c *Config, v string) bool {
+			n, ok := parseMemory(v)
+			if !ok || n < 1024*1024 {
+				return false
+			}
+			c.QueryBufMax = int(n)
+			return true
+		},
+	},
+	"maxclients": {
+		get: func(c *Config) string { return strconv.Itoa(c.MaxClients) },
+		set: func(c *Config, v string) bool {
+			n, err := strconv.Atoi(v)
+			if err != nil || n < 1 {
+				return false
+			}
+			c.MaxClients = n
+			return true
+		},
+	},
+	"port":                 {get: func(c *Config) string { return strconv.Itoa(c.Port) }},
+	"bind":                 {get: func(c *Config) string { return c.Bind }},
+	"databases":            {get: func(*Config) string { return strconv.Itoa(kvstore.NumDBs) }},
+	"save":                 {get: func(*Config) string { return "" }}, // no RDB: the WAL persists
+	"timeout":              {get: func(*Config) string { return "0" }},
+	"maxmemory":            {get: func(*Config) string { return "0" }},
+	"maxmemory-policy":     {get: func(*Config) string { return "noeviction" }},
+	"tcp-keepalive":        {get: func(*Config) string { return "300" }},
+	"protected-mode":       {get: func(*Config) string { return "no" }},
+	"cluster-enabled":      {get: func(*Config) string { return "no" }},
+	"lua-time-limit":       {get: func(*Config) string { return "5000" }},
+	"busy-reply-threshold": {get: func(*Config) string { return "5000" }},
+}
+
+// parseMemory parses a Redis memory setting: a number with an optional k/kb/m/mb/g/gb.
+func parseMemory(v string) (int64, bool) {
+	v = strings.ToLower(v)
+	mult := int64(1)
+	for _, u := range []struct {
+		s string
+		m int64
+	}{{"gb", 1 << 30}, {"mb", 1 << 20}, {"kb", 1 << 10}, {"g", 1e9}, {"m", 1e6}, {"k", 1e3}, {"b", 1}} {
+		if strings.HasSuffix(v, u.s) {
+			mult, v = u.m, strings.TrimSuffix(v, u.s)
+			break
+		}
+	}
+	n, err := strconv.ParseInt(v, 10, 64)
+	if err != nil || n < 0 {
+		return 0, false
+	}
+	return n * mult, true
+}
+
+func configCommand(c *conn, args [][]byte) {
+	sub := strings.ToLower(string(args[1]))
+	switch sub {
+	case "get":
+		if len(args) < 3 {
+			c.Error(kvstore.WrongArgs("config|get"))
+			return
+		}
+		configGet(c, args[2:])
+	case "set":
+		if len(args) < 4 || len(args)%2 != 0 {
+			c.Error(kvstore.WrongArgs("config|set"))
+			return
+		}
+		configSet(c, args[2:])
+	case "resetstat":
+		if len(args) != 2 {
+			c.Error(kvstore.WrongArgs("config|resetstat"))
+			return
+		}
+		c.s.stats.commands.Store(0)
+		c.s.stats.connections.Store(0)
+		c.s.stats.rejected.Store(0)
+		c.s.stats.netIn.Store(0)
+		c.s.stats.netOut.Store(0)
+		c.Status("OK")
+	case "rewrite":
+		c.Error("ERR The server is running without a config file")
+	default:
+		c.Error("ERR unknown subcommand '" + string(args[1]) + "'. Try CONFIG HELP.")
+	}
+}
+
+// allConfig merges the frontend's parameters with the backend's.
+func (s *Server) allConfig() map[string]string {
+	cfg := s.config()
+	out := map[string]string{}
+	for name, p := range configParams {
+		out[name] = p.get(&cfg)
+	}
+	for k, v := range s.b.ConfigGet() {
+		out[k] = v
+	}
+	return out
+}
+
+func configGet(c *conn, patterns [][]byte) {
+	all := c.s.allConfig()
+	names := make([]string, 0, len(all))
+	for name := range all {
+		for _, p := range patterns {
+			if kvstore.Glob(lower(nil, p), []byte(name)) {
+				names = append(names, name)
+				break
+			}
+		}
+	}
+	sort.Strings(names)
+	c.Map(len(names))
+	for _, n := range names {
+		c.BulkString(n)
+		c.BulkString(all[n])
+	}
+}
+
+func configSet(c *conn, pairs [][]byte) {
+	// Validate every pair first: CONFIG SET is all or nothing.
+	c.s.cfgMu.Lock()
+	next := c.s.cfg
+	var backend [][2]string
+	for i := 0; i < len(pairs); i += 2 {
+		name := strings.ToLower(string(pairs[i]))
+		val := string(pairs[i+1])
+		if p, ok := configParams[name]; ok {
+			if p.set == nil {
+				c.s.cfgMu.Unlock()
+				c.Error("ERR CONFIG SET failed (possibly related to argument '" + name + "') - can't set immutable config")
+				return
+			}
+			if !p.set(&next, val) {
+				c.s.cfgMu.Unlock()
+				c.Error("ERR CONFIG SET failed (possibly related to argument '" + name + "') - argument couldn't be parsed into an integer")
+				return
+			}
+			continue
+		}
+		if _, known := c.s.b.ConfigGet()[name]; !known {
+			c.s.cfgMu.Unlock()
+			c.Error("ERR Unknown option or number of arguments for CONFIG SET - '" + name + "'")
+			return
+		}
+		backend = append(backend, [2]string{name, val})
+	}
+	for _, kv := range backend {
+		if _, err := c.s.b.ConfigSet(kv[0], kv[1]); err != nil {
+			c.s.cfgMu.Unlock()
+			c.Error("ERR CONFIG SET failed (possibly related to argument '" + kv[0] + "') - " + err.Error())
+			return
+		}
+	}
+	c.s.cfg = next
+	c.s.cfgMu.Unlock()
+	c.Status("OK")
+}
+
+// --- COMMAND ------------------------------------------------------------------------------
+
+// allSpecs lists every command the server knows: the store's and the frontend's.
+func allSpecs() []*kvstore.Spec {
+	var out []*kvstore.Spec
+	seen := map[string]bool{}
+	for _, cs := range connCommands {
+		spec := cs.Spec
+		out = append(out, &spec)
+		seen[cs.Name] = true
+	}
+	for _, s := range kvstore.Commands() {
+		if !seen[s.Name] {
+			out = append(out, s)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
+}
+
+func findSpec(name []byte) *kvstore.Spec {
+	if cs := lookupConn(name); cs != nil {
+		return &cs.Spec
+	}
+	return kvstore.Lookup(name)
+}
+
+func commandCommand(c *conn, args [][]byte) {
+	if len(args) == 1 {
+		specs := allSpecs()
+		c.Array(len(specs))
+		for _, s := range specs {
+			writeCommandInfo(c, s)
+		}
+		return
+	}
+	switch strings.ToLower(string(args[1])) {
+	case "count":
+		c.Int(int64(len(allSpecs())))
+	case "list":
+		specs := allSpecs()
+		c.Array(len(specs))
+		for _, s := range specs {
+			c.BulkString(s.Name)
+		}
+	case "info":
+		if len(args) == 2 {
+			specs := allSpecs()
+			c.Array(len(specs))
+			for _, s := range specs {
+				writeCommandInfo(c, s)
+			}
+			return
+		}
+		c.Array(len(args) - 2)
+		for _, name := range args[2:] {
+			if s := findSpec(name); s != nil {
+				writeCommandInfo(c, s)
+			} else {
+				c.NullArray()
+			}
+		}
+	case "docs":
+		var specs []*kvstore.Spec
+		if len(args) == 2 {
+			specs = allSpecs()
+		} else {
+			for _, name := range args[2:] {
+				if s := findSpec(name); s != nil {
+					specs = append(specs, s)
+				}
+			}
+		}
+		c.Map(len(specs))
+		for _, s := range specs {
+			c.BulkString(s.Name)
+			c.Map(3)
+			c.BulkString("summary")
+			c.BulkString(s.Summary)
+			c.BulkString("since")
+			c.BulkString(s.Since)
+			c.BulkString("group")
+			c.BulkString(s.Group)
+		}
+	case "getkeys":
+		if len(args) < 3 {
+			c.Error(kvstore.WrongArgs("command|getkeys"))
+			return
+		}
+		s := findSpec(args[2])
+		if s == nil {
+			c.Error("ERR Invalid command specified")
+			return
+		}
+		if !s.CheckArity(args[2:]) {
+			c.Error("ERR Invalid number of arguments specified for command")
+			return
+		}
+		keys := s.Keys(nil, args[2:])
+		if len(keys) == 0 {
+			c.Error("ERR The command has no key arguments")
+			return
+		}
+		c.Array(len(keys))
+		for _, k := range keys {
+			c.Bulk(k)
+		}
+	default:
+		c.Error("ERR unknown subcommand '" + string(args[1]) + "'. Try COMMAND HELP.")
+	}
+}
+
+// writeCommandInfo writes Redis 7.0's ten-element command description.
+func writeCommandInfo(c *conn, s *kvstore.Spec) {
+	var flags, cats []string
+	if s.Flags&kvstore.FlagWrite != 0 {
+		flags = append(flags, "write")
+		cats = append(cats, "@write")
+	}
+	if s.Flags&kvstore.FlagReadOnly != 0 {
+		flags = append(flags, "readonly")
+		cats = append(cats, "@read")
+	}
+	if s.Flags&kvstore.FlagDenyOOM != 0 {
+		flags = append(flags, "denyoom")
+	}
+	if s.Flags&kvstore.FlagFast != 0 {
+		flags = append(flags, "fast")
+		cats = append(cats, "@fast")
+	} else {
+		cats = append(cats, "@slow")
+	}
+	if s.Group != "" {
+		cats = append(cats, "@"+s.Group)
+	}
+	c.Array(10)
+	c.BulkString(s.Name)
+	c.Int(int64(s.Arity))
+	c.Set(len(flags))
+	for _, f := range flags {
+		c.Status(f)
+	}
+	c.Int(int64(s.FirstKey))
+	c.Int(int64(s.LastKey))
+	c.Int(int64(s.Step))
+	c.Set(len(cats))
+	for _, cat := range cats {
+		c.Status(cat)
+	}
+	c.Array(0) // tips
+	c.Array(0) // key specs
+	c.Array(0) // subcommands
+}

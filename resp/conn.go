@@ -1,0 +1,305 @@
+package resp
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"net"
+	"time"
+
+	"github.com/nanokv/nanokv/kvstore"
+)
+
+const (
+	readBufSize = 16 << 10
+	// maxBatchBytes flushes a pipelined run of writes early, so one huge pipeline does not
+	// become one huge entry.
+	maxBatchBytes = 1 << 20
+)
+
+// conn is one client connection, served by one goroutine: read what the client sent,
+// run it in order, write every reply with one write.
+type conn struct {
+	s  *Server
+	nc net.Conn
+	Writer
+
+	id        int64
+	name      string
+	addr      string
+	laddr     string
+	db        int
+	authed    bool
+	created   time.Time
+	lastCmd   time.Time
+	lastName  string
+	closeNext bool // QUIT: close once the replies are out
+
+	args [][]byte // parse scratch
+
+	// writes of the current pipelined read, not yet proposed
+	batch      []byte
+	batchOps   int
+	batchBlind bool
+	applied    chan struct{}
+
+	// MULTI state
+	inMulti   bool
+	multiErr  bool
+	multiDB   int // db the next queued command runs in (SELECT inside MULTI)
+	queued    []kvstore.TxCommand
+	watches   []kvstore.Watch
+	watchFail bool // a watched key was touched by this connection's own writes
+}
+
+func newConn(s *Server, nc net.Conn) *conn {
+	now := time.Now()
+	c := &conn{
+		s: s, nc: nc, id: s.nextID.Add(1), addr: nc.RemoteAddr().String(), laddr: nc.LocalAddr().String(),
+		created: now, lastCmd: now, applied: make(chan struct{}, 1),
+	}
+	c.Proto = 2
+	c.authed = s.config().RequirePass == ""
+	return c
+}
+
+// Applied is called by the applier once the batch this connection proposed is applied;
+// the replies are in c.B by then. The connection goroutine is blocked waiting for it, so
+// the applier owns c.Writer meanwhile.
+func (c *conn) Applied() { c.applied <- struct{}{} }
+
+func (c *conn) serve() {
+	defer c.nc.Close()
+	buf := make([]byte, readBufSize)
+	start, end := 0, 0
+	need := 0
+	for {
+		// run every complete request in the buffer
+		for end-start >= need && start < end {
+			lim := ParseLimits{MaxBulk: c.s.config().MaxBulk, Unauth: !c.authed}
+			args, n, nd, err := ParseCommand(buf[start:end], c.args, lim)
+			if errors.Is(err, ErrIncomplete) {
+				need = nd
+				break
+			}
+			need = 0
+			if err != nil {
+				c.flushBatch()
+				c.Error("ERR " + err.Error())
+				c.flushOut()
+				return
+			}
+			c.args = args
+			start += n
+			if len(args) > 0 {
+				c.handle(args)
+			}
+			if c.closeNext {
+				break
+			}
+		}
+		c.flushBatch()
+		if !c.flushOut() || c.closeNext {
+			return
+		}
+		if start == end {
+			start, end = 0, 0
+			if len(buf) > 4*readBufSize { // give back what one huge request needed
+				buf = make([]byte, readBufSize)
+			}
+		}
+		if end == len(buf) {
+			// make room: move the partial request to the front, or grow
+			if start > 0 {
+				copy(buf, buf[start:end])
+				end -= start
+				start = 0
+			}
+			if end == len(buf) {
+				want := max(2*len(buf), need)
+				if want > c.s.config().QueryBufMax+readBufSize {
+					c.s.config().Logf("resp: closing client %s: query buffer over client-query-buffer-limit", c.addr)
+					return
+				}
+				nb := make([]byte, want)
+				copy(nb, buf[:end])
+				buf = nb
+			}
+		}
+		n, err := c.nc.Read(buf[end:])
+		if n > 0 {
+			end += n
+			c.s.stats.netIn.Add(uint64(n))
+		}
+		if err != nil {
+			return
+		}
+	}
+}
+
+// flushOut writes the buffered replies; false if the connection failed.
+func (c *conn) flushOut() bool {
+	if len(c.B) == 0 {
+		return true
+	}
+	n, err := c.nc.Write(c.B)
+	c.s.stats.netOut.Add(uint64(n))
+	if cap(c.B) > 1<<20 {
+		c.B = nil
+	} else {
+		c.B = c.B[:0]
+	}
+	return err == nil
+}
+
+// handle runs one request.
+func (c *conn) handle(args [][]byte) {
+	c.s.stats.commands.Add(1)
+	c.lastCmd = time.Now()
+	if !c.authed && !allowedUnauthed(args[0]) {
+		c.flushBatch()
+		c.Error("NOAUTH Authentication required.")
+		return
+	}
+	fn := connCommand(args[0])
+	spec := kvstore.Lookup(args[0])
+	if c.inMulti && !isTxControl(args[0]) {
+		switch {
+		case spec != nil && !spec.CheckArity(args):
+			c.multiErr = true
+			c.Error(kvstore.WrongArgs(spec.Name))
+		case spec != nil:
+			c.queue(spec, args)
+		case fn != nil:
+			// connection and server commands do not run inside EXEC here; refusing them
+			// aborts the transaction, as Redis does for commands it will not queue
+			c.multiErr = true
+			c.Error("ERR Command not allowed inside a transaction")
+		default:
+			c.multiErr = true
+			c.Error(kvstore.UnknownCommand(args))
+		}
+		return
+	}
+	if fn != nil {
+		c.flushBatch()
+		fn(c, args)
+		return
+	}
+	if spec == nil {
+		c.flushBatch()
+		c.Error(kvstore.UnknownCommand(args))
+		return
+	}
+	if !spec.CheckArity(args) {
+		c.flushBatch()
+		c.Error(kvstore.WrongArgs(spec.Name))
+		return
+	}
+	if spec.Flags&kvstore.FlagWrite != 0 {
+		c.addWrite(spec, args)
+		return
+	}
+	c.flushBatch()
+	c.read(args)
+}
+
+// addWrite appends a write to the current batch. The batch becomes one proposal when the
+// pipelined read is done, or earlier when a read needs to see it.
+func (c *conn) addWrite(spec *kvstore.Spec, args [][]byte) {
+	if c.batchOps == 0 {
+		c.batchBlind = true
+	}
+	c.batch = kvstore.AppendCommand(c.batch, c.db, args)
+	c.batchOps++
+	if spec.Blind == nil || !spec.Blind(args) {
+		c.batchBlind = false
+	}
+	if c.watches != nil {
+		// Redis fails EXEC when a watched key is written, even by the watching client
+		keys := spec.Keys(nil, args)
+		for _, w := range c.watches {
+			for _, k := range keys {
+				if w.DB == c.db && bytes.Equal(w.Key, k) {
+					c.watchFail = true
+				}
+			}
+		}
+		if spec.Flags&kvstore.FlagAllKeys != 0 {
+			c.watchFail = true
+		}
+	}
+	if len(c.batch) >= maxBatchBytes {
+		c.flushBatch()
+	}
+}
+
+// flushBatch proposes the pending writes and writes their replies: at commit for a batch
+// of blind writes, after apply otherwise.
+func (c *conn) flushBatch() {
+	if c.batchOps == 0 {
+		return
+	}
+	data, n, blind := c.batch, c.batchOps, c.batchBlind
+	// the log keeps data until it is applied; a blind batch does not wait for that
+	c.batch, c.batchOps = nil, 0
+	c.propose(data, n, blind)
+}
+
+func (c *conn) propose(data []byte, n int, blind bool) {
+	if blind {
+		if err := c.s.b.Propose(data, nil); err != nil {
+			c.replyErrN(err, n)
+			return
+		}
+		for i := 0; i < n; i++ {
+			c.B = append(c.B, "+OK\r\n"...)
+		}
+		return
+	}
+	if err := c.s.b.Propose(data, c); err != nil {
+		c.replyErrN(err, n)
+		return
+	}
+	<-c.applied
+}
+
+func (c *conn) replyErrN(err error, n int) {
+	for i := 0; i < n; i++ {
+		c.Error(errorReply(err))
+	}
+}
+
+// errorReply turns a backend error into a Redis error line; errors that already carry a
+// Redis prefix (MOVED, CLUSTERDOWN...) pass through.
+func errorReply(err error) string {
+	var re interface{ RedisError() string }
+	if errors.As(err, &re) {
+		return re.RedisError()
+	}
+	return "ERR " + err.Error()
+}
+
+// read runs a read-only command after the read barrier.
+func (c *conn) read(args [][]byte) {
+	if err := c.s.b.ReadBarrier(context.Background()); err != nil {
+		c.Error(errorReply(err))
+		return
+	}
+	c.s.b.Store().Read(c.db, time.Now().UnixMilli(), args, &c.Writer)
+}
+
+// queue adds a command to the open transaction.
+func (c *conn) queue(spec *kvstore.Spec, args [][]byte) {
+	cmd := kvstore.TxCommand{DB: c.multiDB, Args: make([][]byte, len(args))}
+	for i, a := range args {
+		cmd.Args[i] = bytes.Clone(a)
+	}
+	c.queued = append(c.queued, cmd)
+	if spec.Name == "select" {
+		if v, ok := kvstore.ParseInt(args[1]); ok && v >= 0 && v < kvstore.NumDBs {
+			c.multiDB = int(v)
+		}
+	}
+	c.Status("QUEUED")
+}

@@ -1,0 +1,174 @@
+// Package resp is nanokv's Redis frontend: the RESP2/RESP3 codec, connections, the
+// connection-level commands (HELLO, AUTH, CLIENT, SELECT, MULTI/EXEC/WATCH, INFO, CONFIG,
+// COMMAND) and the routing of every other command to the store: writes become proposals
+// (one per pipelined read), reads run after the read barrier.
+//
+// It does not know how consensus works: it sees a Backend.
+package resp
+
+import (
+	"context"
+	"errors"
+	"net"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/nanokv/nanokv/kvstore"
+)
+
+// Backend is what the frontend needs of a node.
+type Backend interface {
+	Store() *kvstore.Store
+	// Propose submits a batch (kvstore encoding) and returns once it is committed. With a
+	// sink, the applier writes the replies of the batch's ops to it and then calls
+	// sink.Applied; without one the replies are dropped.
+	Propose(batch []byte, sink kvstore.Sink) error
+	// ReadBarrier returns once a read may be served linearizably.
+	ReadBarrier(ctx context.Context) error
+	// Info appends node-level INFO sections (persistence, raft...) for the section name
+	// ("" for the default set); it reports whether it knew the section.
+	Info(b *strings.Builder, section string) bool
+	// Config returns the node-level settings CONFIG GET reports, and sets one (false if
+	// the name is not the backend's).
+	ConfigGet() map[string]string
+	ConfigSet(name, value string) (handled bool, err error)
+}
+
+// Config are the frontend's settings, changeable with CONFIG SET.
+type Config struct {
+	RequirePass  string
+	MaxBulk      int64 // proto-max-bulk-len
+	QueryBufMax  int   // client-query-buffer-limit
+	MaxClients   int
+	Port         int
+	Bind         string
+	Version      string // nanokv's version, for INFO
+	RedisVersion string // the Redis version we answer as
+	Logf         func(format string, args ...any)
+}
+
+// Server serves RESP connections.
+type Server struct {
+	b     Backend
+	start time.Time
+
+	cfgMu sync.RWMutex
+	cfg   Config
+
+	mu      sync.Mutex
+	lns     []net.Listener
+	conns   map[*conn]struct{}
+	closed  bool
+	handler sync.WaitGroup
+
+	nextID atomic.Int64
+	stats  struct {
+		connections atomic.Uint64
+		commands    atomic.Uint64
+		rejected    atomic.Uint64
+		netIn       atomic.Uint64
+		netOut      atomic.Uint64
+	}
+}
+
+// NewServer returns a server for b.
+func NewServer(b Backend, cfg Config) *Server {
+	if cfg.MaxBulk <= 0 {
+		cfg.MaxBulk = DefaultMaxBulk
+	}
+	if cfg.QueryBufMax <= 0 {
+		cfg.QueryBufMax = 1 << 30
+	}
+	if cfg.MaxClients <= 0 {
+		cfg.MaxClients = 10000
+	}
+	if cfg.RedisVersion == "" {
+		cfg.RedisVersion = "7.0.15"
+	}
+	if cfg.Logf == nil {
+		cfg.Logf = func(string, ...any) {}
+	}
+	return &Server{b: b, cfg: cfg, start: time.Now(), conns: map[*conn]struct{}{}}
+}
+
+func (s *Server) config() Config {
+	s.cfgMu.RLock()
+	defer s.cfgMu.RUnlock()
+	return s.cfg
+}
+
+// Serve accepts connections on ln until Close.
+func (s *Server) Serve(ln net.Listener) error {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return net.ErrClosed
+	}
+	s.lns = append(s.lns, ln)
+	s.mu.Unlock()
+	for {
+		nc, err := ln.Accept()
+		if err != nil {
+			s.mu.Lock()
+			closed := s.closed
+			s.mu.Unlock()
+			if closed || errors.Is(err, net.ErrClosed) {
+				return nil
+			}
+			var ne net.Error
+			if errors.As(err, &ne) && ne.Timeout() {
+				continue
+			}
+			return err
+		}
+		s.stats.connections.Add(1)
+		c := newConn(s, nc)
+		s.mu.Lock()
+		if s.closed {
+			s.mu.Unlock()
+			nc.Close()
+			return nil
+		}
+		if len(s.conns) >= s.config().MaxClients {
+			s.mu.Unlock()
+			s.stats.rejected.Add(1)
+			nc.Write([]byte("-ERR max number of clients reached\r\n"))
+			nc.Close()
+			continue
+		}
+		s.conns[c] = struct{}{}
+		s.handler.Add(1)
+		s.mu.Unlock()
+		go func() {
+			defer s.handler.Done()
+			c.serve()
+			s.mu.Lock()
+			delete(s.conns, c)
+			s.mu.Unlock()
+		}()
+	}
+}
+
+// Close stops the listeners and closes every connection, waiting for their goroutines.
+func (s *Server) Close() error {
+	s.mu.Lock()
+	s.closed = true
+	for _, ln := range s.lns {
+		ln.Close()
+	}
+	for c := range s.conns {
+		c.nc.Close()
+	}
+	s.mu.Unlock()
+	s.handler.Wait()
+	return nil
+}
+
+// NumClients is the number of open connections.
+func (s *Server) NumClients() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.conns)
+}

@@ -1,0 +1,238 @@
+// Package server is one nanokv node: it opens the store and the consensus pipeline, wires
+// the protocol frontends to them, runs the leader's expiry sweep, and reports INFO and
+// CONFIG for the node. It parses no protocol itself.
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log"
+	"net"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/nanokv/nanokv/consensus"
+	"github.com/nanokv/nanokv/kvstore"
+	"github.com/nanokv/nanokv/resp"
+)
+
+// Version is nanokv's version, set at build time with -ldflags "-X ...server.Version=...".
+var Version = "0.1.0-dev"
+
+// Config is a node's configuration (flags, --config file).
+type Config struct {
+	RedisAddr   string // "" disables the listener
+	DataDir     string
+	MemoryOnly  bool
+	Fsync       consensus.FsyncPolicy
+	RequirePass string
+	// ExpireEvery is the period of the leader's sweep for keys past their TTL.
+	ExpireEvery time.Duration
+	Logger      *log.Logger
+}
+
+// Server is a running node.
+type Server struct {
+	cfg   Config
+	store *kvstore.Store
+	node  *consensus.Node
+	redis *resp.Server
+	ln    net.Listener
+	logf  func(string, ...any)
+
+	stop chan struct{}
+	wg   sync.WaitGroup
+}
+
+// fsm adapts the store to consensus: it applies entries and releases the frontends
+// waiting for them.
+type fsm struct {
+	store *kvstore.Store
+	logf  func(string, ...any)
+}
+
+func (f *fsm) Apply(e consensus.Entry, local any) {
+	sink, _ := local.(kvstore.Sink)
+	var w kvstore.ReplyWriter
+	if sink != nil {
+		w = sink
+	}
+	if err := f.store.Apply(kvstore.Entry{Index: e.Index, Term: e.Term, Time: e.Time, Data: e.Data}, w); err != nil {
+		// Every replica decodes the same bytes the same way, so state stays identical;
+		// the entry was made by a frontend of ours, so this is a bug worth a loud line.
+		f.logf("server: %v", err)
+	}
+	if sink != nil {
+		sink.Applied()
+	}
+}
+
+// Start opens the node and starts its listeners.
+func Start(cfg Config) (*Server, error) {
+	if cfg.Logger == nil {
+		cfg.Logger = log.New(os.Stderr, "", log.LstdFlags)
+	}
+	if cfg.ExpireEvery <= 0 {
+		cfg.ExpireEvery = 100 * time.Millisecond
+	}
+	s := &Server{cfg: cfg, store: kvstore.New(), logf: cfg.Logger.Printf, stop: make(chan struct{})}
+	node, err := consensus.Open(consensus.Config{
+		Dir:        cfg.DataDir,
+		MemoryOnly: cfg.MemoryOnly,
+		Fsync:      cfg.Fsync,
+		SM:         &fsm{store: s.store, logf: s.logf},
+		Logf:       s.logf,
+	})
+	if err != nil {
+		return nil, err
+	}
+	s.node = node
+	if cfg.RedisAddr != "" {
+		ln, err := net.Listen("tcp", cfg.RedisAddr)
+		if err != nil {
+			node.Close()
+			return nil, fmt.Errorf("server: redis listener: %w", err)
+		}
+		s.ln = ln
+		host, port, _ := net.SplitHostPort(ln.Addr().String())
+		p, _ := strconv.Atoi(port)
+		s.redis = resp.NewServer(s, resp.Config{RequirePass: cfg.RequirePass, Port: p, Bind: host, Version: Version, Logf: s.logf})
+		s.wg.Add(1)
+		go func() {
+			defer s.wg.Done()
+			if err := s.redis.Serve(ln); err != nil {
+				s.logf("server: redis listener: %v", err)
+			}
+		}()
+	}
+	s.wg.Add(1)
+	go s.runExpiry()
+	return s, nil
+}
+
+// RedisAddr is the address the RESP listener is bound to ("" if disabled).
+func (s *Server) RedisAddr() string {
+	if s.ln == nil {
+		return ""
+	}
+	return s.ln.Addr().String()
+}
+
+// Store is the node's state machine (read side).
+func (s *Server) Store() *kvstore.Store { return s.store }
+
+// Propose implements resp.Backend.
+func (s *Server) Propose(batch []byte, sink kvstore.Sink) error {
+	var local any
+	if sink != nil {
+		local = sink
+	}
+	_, err := s.node.Propose(batch, local)
+	return err
+}
+
+// ReadBarrier implements resp.Backend.
+func (s *Server) ReadBarrier(ctx context.Context) error { return s.node.ReadBarrier(ctx) }
+
+// Info implements resp.Backend: the persistence and raft sections.
+func (s *Server) Info(b *strings.Builder, section string) bool {
+	st := s.node.Status()
+	stats := s.node.Stats()
+	w := func(k string, v any) { fmt.Fprintf(b, "%s:%v\r\n", k, v) }
+	switch section {
+	case "persistence":
+		b.WriteString("# Persistence\r\n")
+		w("loading", 0)
+		aof := 1
+		if st.MemoryOnly {
+			aof = 0
+		}
+		w("aof_enabled", aof)
+		w("rdb_changes_since_last_save", 0)
+		w("wal_fsync", st.Fsync)
+		w("wal_writes", stats.WALWrites.Load())
+		w("wal_syncs", stats.WALSyncs.Load())
+		w("wal_bytes", stats.WALBytes.Load())
+	case "raft":
+		b.WriteString("# Raft\r\n")
+		w("raft_node_id", 1)
+		w("raft_state", "up")
+		w("raft_role", "leader")
+		w("raft_leader_id", 1)
+		w("raft_current_term", st.Term)
+		w("raft_num_nodes", 1)
+		w("raft_num_voting_nodes", 1)
+		w("raft_is_voting", "yes")
+		w("raft_current_index", st.LastIndex)
+		w("raft_commit_index", st.CommitIndex)
+		w("raft_last_applied_index", st.AppliedIndex)
+		w("raft_proposals", stats.Proposals.Load())
+	default:
+		return false
+	}
+	return true
+}
+
+// ConfigGet implements resp.Backend.
+func (s *Server) ConfigGet() map[string]string {
+	aof := "yes"
+	if s.cfg.MemoryOnly {
+		aof = "no"
+	}
+	return map[string]string{
+		"appendonly":  aof,
+		"appendfsync": s.cfg.Fsync.String(),
+		"dir":         s.cfg.DataDir,
+	}
+}
+
+// ConfigSet implements resp.Backend. The node's persistence settings are fixed at start.
+func (s *Server) ConfigSet(name, _ string) (bool, error) {
+	return true, errors.New("can't set immutable config")
+}
+
+// runExpiry is the leader's active expiry: it proposes the deletion of keys whose TTL has
+// passed, so that every replica deletes them at the same log position (replicas never
+// expire keys on their own clock; reads meanwhile treat them as absent).
+func (s *Server) runExpiry() {
+	defer s.wg.Done()
+	t := time.NewTicker(s.cfg.ExpireEvery)
+	defer t.Stop()
+	const maxPerRound = 1000
+	for {
+		select {
+		case <-s.stop:
+			return
+		case <-t.C:
+		}
+		expired := s.store.ExpiredKeys(time.Now().UnixMilli(), maxPerRound)
+		if len(expired) == 0 {
+			continue
+		}
+		byDB := map[int][]string{}
+		for _, k := range expired {
+			byDB[k.DB] = append(byDB[k.DB], k.Key)
+		}
+		var batch []byte
+		for db, keys := range byDB {
+			batch = kvstore.AppendExpire(batch, db, keys)
+		}
+		if _, err := s.node.Propose(batch, nil); err != nil && !errors.Is(err, consensus.ErrClosed) {
+			s.logf("server: expiry: %v", err)
+		}
+	}
+}
+
+// Close stops the listeners, applies what committed, and flushes the WAL.
+func (s *Server) Close() error {
+	close(s.stop)
+	if s.redis != nil {
+		s.redis.Close()
+	}
+	s.wg.Wait()
+	return s.node.Close()
+}
