@@ -1,0 +1,230 @@
+package kvstore
+
+import (
+	"bufio"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+
+	"github.com/cespare/xxhash/v2"
+)
+
+// Snapshot format (all integers uvarint unless said otherwise):
+//
+//	magic "NKVSNAP1" applied ver
+//	per shard, per db: delVer nkeys (key record)*      keys in byte order
+//	key record := key:bytes type:byte ver flags ttl:varint(0 = none) value:bytes
+//
+// Everything that decides a future reply is in it, including the version counter and
+// the deletion watermarks WATCH compares against: a replica restored from a snapshot must
+// go on exactly like one that applied the whole log.
+const snapshotMagic = "NKVSNAP1"
+
+// ErrBadSnapshot reports a snapshot that does not decode.
+var ErrBadSnapshot = errors.New("kvstore: bad snapshot")
+
+// Snapshot writes the whole state to w. It must not run concurrently with Apply (call it
+// from the applier); readers may go on meanwhile.
+func (s *Store) Snapshot(w io.Writer) error {
+	bw := bufio.NewWriterSize(w, 1<<16)
+	var buf []byte
+	buf = append(buf, snapshotMagic...)
+	buf = binary.AppendUvarint(buf, s.applied)
+	buf = binary.AppendUvarint(buf, s.ver)
+	for i := range s.shards {
+		for db := range s.shards[i].dbs {
+			d := &s.shards[i].dbs[db]
+			buf = binary.AppendUvarint(buf, d.delVer)
+			buf = binary.AppendUvarint(buf, uint64(len(d.keys)))
+			for _, k := range sortedKeys(d.keys) {
+				buf = appendKeyRecord(buf, k, d.keys[k], d.ttl[k])
+				if len(buf) > 1<<16 {
+					if _, err := bw.Write(buf); err != nil {
+						return err
+					}
+					buf = buf[:0]
+				}
+			}
+		}
+	}
+	if _, err := bw.Write(buf); err != nil {
+		return err
+	}
+	return bw.Flush()
+}
+
+func sortedKeys(m map[string]item) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
+}
+
+func appendBytes(dst []byte, b string) []byte {
+	dst = binary.AppendUvarint(dst, uint64(len(b)))
+	return append(dst, b...)
+}
+
+func appendKeyRecord(dst []byte, key string, it item, ttl int64) []byte {
+	dst = appendBytes(dst, key)
+	dst = append(dst, byte(it.typ))
+	dst = binary.AppendUvarint(dst, it.ver)
+	dst = binary.AppendUvarint(dst, uint64(it.flags))
+	if !it.hasTTL {
+		ttl = 0
+	}
+	dst = binary.AppendVarint(dst, ttl)
+	if it.typ == TypeString {
+		return appendBytes(dst, it.str)
+	}
+	val := it.coll.appendTo(nil)
+	dst = binary.AppendUvarint(dst, uint64(len(val)))
+	return append(dst, val...)
+}
+
+// snapReader reads snapshot fields, bounding every length by what is left to read.
+type snapReader struct {
+	r   *bufio.Reader
+	err error
+}
+
+func (r *snapReader) uvarint() uint64 {
+	if r.err != nil {
+		return 0
+	}
+	v, err := binary.ReadUvarint(r.r)
+	if err != nil {
+		r.err = fmt.Errorf("%w: %v", ErrBadSnapshot, err)
+	}
+	return v
+}
+
+func (r *snapReader) varint() int64 {
+	if r.err != nil {
+		return 0
+	}
+	v, err := binary.ReadVarint(r.r)
+	if err != nil {
+		r.err = fmt.Errorf("%w: %v", ErrBadSnapshot, err)
+	}
+	return v
+}
+
+func (r *snapReader) bytes() []byte {
+	n := r.uvarint()
+	if r.err != nil {
+		return nil
+	}
+	if n > maxArgSize*2 {
+		r.err = fmt.Errorf("%w: length %d", ErrBadSnapshot, n)
+		return nil
+	}
+	// read in bounded steps so that a lying length cannot allocate more than the input has
+	var out []byte
+	for uint64(len(out)) < n {
+		step := min(n-uint64(len(out)), 1<<20)
+		start := len(out)
+		out = append(out, make([]byte, step)...)
+		if _, err := io.ReadFull(r.r, out[start:]); err != nil {
+			r.err = fmt.Errorf("%w: %v", ErrBadSnapshot, err)
+			return nil
+		}
+	}
+	return out
+}
+
+// Restore replaces the whole state with a snapshot's. On error the store is unchanged.
+func (s *Store) Restore(rd io.Reader) error {
+	r := &snapReader{r: bufio.NewReaderSize(rd, 1<<16)}
+	magic := make([]byte, len(snapshotMagic))
+	if _, err := io.ReadFull(r.r, magic); err != nil || string(magic) != snapshotMagic {
+		return fmt.Errorf("%w: magic", ErrBadSnapshot)
+	}
+	fresh := New()
+	fresh.applied = r.uvarint()
+	fresh.ver = r.uvarint()
+	for i := range fresh.shards {
+		for db := range fresh.shards[i].dbs {
+			d := &fresh.shards[i].dbs[db]
+			d.delVer = r.uvarint()
+			n := r.uvarint()
+			for k := uint64(0); k < n && r.err == nil; k++ {
+				key := string(r.bytes())
+				tb, err := r.r.ReadByte()
+				if err != nil && r.err == nil {
+					r.err = fmt.Errorf("%w: %v", ErrBadSnapshot, err)
+				}
+				typ := Type(tb)
+				it := item{typ: typ, ver: r.uvarint(), flags: uint32(r.uvarint())}
+				ttl := r.varint()
+				val := r.bytes()
+				if r.err != nil {
+					break
+				}
+				if shardOfString(key) != i {
+					return fmt.Errorf("%w: key in the wrong shard", ErrBadSnapshot)
+				}
+				switch {
+				case typ == TypeString:
+					it.str = string(val)
+				case collectionDecoders[typ] != nil:
+					c, err := collectionDecoders[typ](val)
+					if err != nil {
+						return fmt.Errorf("%w: %v", ErrBadSnapshot, err)
+					}
+					it.coll = c
+				default:
+					return fmt.Errorf("%w: type %d", ErrBadSnapshot, typ)
+				}
+				if ttl != 0 {
+					it.hasTTL = true
+					if d.ttl == nil {
+						d.ttl = map[string]int64{}
+					}
+					d.ttl[key] = ttl
+				}
+				d.keys[key] = it
+			}
+		}
+	}
+	if r.err != nil {
+		return r.err
+	}
+	s.lockAll(true)
+	for i := range s.shards {
+		s.shards[i].dbs = fresh.shards[i].dbs
+	}
+	s.applied, s.ver = fresh.applied, fresh.ver
+	s.unlockAll(true)
+	return nil
+}
+
+// Digest is a hash of the whole state (every key, value, TTL, version and deletion
+// watermark), equal on two stores exactly when they hold the same state. The simulator
+// compares it across replicas at equal applied indexes. Like Snapshot, it must not run
+// concurrently with Apply.
+func (s *Store) Digest() uint64 {
+	// per-key hashes are combined by addition, so map iteration order does not matter
+	var sum uint64
+	var buf []byte
+	for i := range s.shards {
+		for db := range s.shards[i].dbs {
+			d := &s.shards[i].dbs[db]
+			buf = binary.AppendUvarint(buf[:0], uint64(db))
+			buf = binary.AppendUvarint(buf, uint64(i))
+			buf = binary.AppendUvarint(buf, d.delVer)
+			sum += xxhash.Sum64(buf)
+			for k, it := range d.keys {
+				buf = binary.AppendUvarint(buf[:0], uint64(db))
+				buf = appendKeyRecord(buf, k, it, d.ttl[k])
+				sum += xxhash.Sum64(buf)
+			}
+		}
+	}
+	buf = binary.AppendUvarint(buf[:0], s.ver)
+	return sum ^ xxhash.Sum64(buf)
+}

@@ -1,0 +1,393 @@
+package server
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log"
+	"net"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/nanokv/nanokv/consensus"
+	"github.com/redis/go-redis/v9"
+)
+
+func startServer(t *testing.T, cfg Config) *Server {
+	t.Helper()
+	if cfg.RedisAddr == "" {
+		cfg.RedisAddr = "127.0.0.1:0"
+	}
+	if cfg.DataDir == "" && !cfg.MemoryOnly {
+		cfg.DataDir = t.TempDir()
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = log.New(io.Discard, "", 0)
+	}
+	s, err := Start(cfg)
+	if err != nil {
+		t.Fatalf("start: %v", err)
+	}
+	return s
+}
+
+func client(t *testing.T, s *Server, opts ...func(*redis.Options)) *redis.Client {
+	t.Helper()
+	o := &redis.Options{Addr: s.RedisAddr(), Protocol: 2, DisableIdentity: true}
+	for _, f := range opts {
+		f(o)
+	}
+	c := redis.NewClient(o)
+	t.Cleanup(func() { c.Close() })
+	return c
+}
+
+func TestGoRedisBasics(t *testing.T) {
+	s := startServer(t, Config{MemoryOnly: true})
+	defer s.Close()
+	ctx := context.Background()
+	c := client(t, s)
+	if err := c.Set(ctx, "k", "v", 0).Err(); err != nil {
+		t.Fatal(err)
+	}
+	if v, err := c.Get(ctx, "k").Result(); err != nil || v != "v" {
+		t.Fatalf("get: %q %v", v, err)
+	}
+	if _, err := c.Get(ctx, "missing").Result(); !errors.Is(err, redis.Nil) {
+		t.Fatalf("get missing: %v", err)
+	}
+	if n, err := c.Incr(ctx, "n").Result(); err != nil || n != 1 {
+		t.Fatalf("incr: %d %v", n, err)
+	}
+	if err := c.Incr(ctx, "k").Err(); err == nil || err.Error() != "ERR value is not an integer or out of range" {
+		t.Fatalf("incr on a string: %v", err)
+	}
+	if err := c.Set(ctx, "ttl", "x", time.Hour).Err(); err != nil {
+		t.Fatal(err)
+	}
+	if d, err := c.TTL(ctx, "ttl").Result(); err != nil || d < 59*time.Minute {
+		t.Fatalf("ttl: %v %v", d, err)
+	}
+	if n, err := c.DBSize(ctx).Result(); err != nil || n != 3 {
+		t.Fatalf("dbsize: %d %v", n, err)
+	}
+	// SELECT isolates databases per connection
+	c1 := client(t, s, func(o *redis.Options) { o.DB = 1 })
+	if n, err := c1.DBSize(ctx).Result(); err != nil || n != 0 {
+		t.Fatalf("db1 dbsize: %d %v", n, err)
+	}
+}
+
+func TestPipelineMixedReadsSeeEarlierWrites(t *testing.T) {
+	s := startServer(t, Config{MemoryOnly: true})
+	defer s.Close()
+	ctx := context.Background()
+	c := client(t, s)
+	var gets []*redis.StringCmd
+	_, err := c.Pipelined(ctx, func(p redis.Pipeliner) error {
+		for i := 0; i < 100; i++ {
+			p.Set(ctx, "p", i, 0)                // blind write
+			p.Incr(ctx, "counter")               // state-dependent write
+			gets = append(gets, p.Get(ctx, "p")) // must see the SET just before it
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, g := range gets {
+		if g.Val() != fmt.Sprint(i) {
+			t.Fatalf("GET %d in pipeline saw %q", i, g.Val())
+		}
+	}
+	if v, _ := c.Get(ctx, "counter").Int(); v != 100 {
+		t.Fatalf("counter %d", v)
+	}
+}
+
+func TestWatchAbortsExecWhenKeyChanges(t *testing.T) {
+	s := startServer(t, Config{MemoryOnly: true})
+	defer s.Close()
+	ctx := context.Background()
+	c := client(t, s)
+	other := client(t, s)
+	c.Set(ctx, "w", "1", 0)
+	err := c.Watch(ctx, func(tx *redis.Tx) error {
+		if err := other.Set(ctx, "w", "2", 0).Err(); err != nil {
+			return err
+		}
+		_, err := tx.TxPipelined(ctx, func(p redis.Pipeliner) error {
+			p.Set(ctx, "w", "3", 0)
+			return nil
+		})
+		return err
+	}, "w")
+	if !errors.Is(err, redis.TxFailedErr) {
+		t.Fatalf("EXEC after a watched key changed: %v, want TxFailedErr", err)
+	}
+	if v, _ := c.Get(ctx, "w").Result(); v != "2" {
+		t.Fatalf("w = %q, want 2 (the transaction must not have run)", v)
+	}
+	// unchanged watch: EXEC runs every command atomically
+	err = c.Watch(ctx, func(tx *redis.Tx) error {
+		_, err := tx.TxPipelined(ctx, func(p redis.Pipeliner) error {
+			p.Set(ctx, "w", "4", 0)
+			p.Incr(ctx, "txn")
+			return nil
+		})
+		return err
+	}, "w")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v, _ := c.Get(ctx, "w").Result(); v != "4" {
+		t.Fatalf("w = %q", v)
+	}
+}
+
+func TestMultiExecReplies(t *testing.T) {
+	s := startServer(t, Config{MemoryOnly: true})
+	defer s.Close()
+	r := rawConn(t, s)
+	r.expect(t, "+OK", "MULTI")
+	r.expect(t, "+QUEUED", "SET", "a", "1")
+	r.expect(t, "+QUEUED", "INCR", "a")
+	r.expect(t, "+QUEUED", "LPUSH", "a", "x")
+	r.expect(t, "+QUEUED", "SELECT", "2")
+	r.expect(t, "+QUEUED", "SET", "b", "in-db-2")
+	r.expect(t, "*5\r\n+OK\r\n:2\r\n-WRONGTYPE Operation against a key holding the wrong kind of value\r\n+OK\r\n+OK", "EXEC")
+	r.expect(t, "$7\r\nin-db-2", "GET", "b") // SELECT inside MULTI sticks after EXEC
+	r.expect(t, "+OK", "MULTI")
+	r.expect(t, "-ERR unknown command 'nosuch', with args beginning with: 'x' ", "NOSUCH", "x")
+	r.expect(t, "-ERR wrong number of arguments for 'get' command", "GET")
+	r.expect(t, "-EXECABORT Transaction discarded because of previous errors.", "EXEC")
+	r.expect(t, "-ERR EXEC without MULTI", "EXEC")
+	r.expect(t, "-ERR DISCARD without MULTI", "DISCARD")
+	r.expect(t, "+OK", "MULTI")
+	r.expect(t, "-ERR MULTI calls can not be nested", "MULTI")
+	r.expect(t, "+OK", "DISCARD")
+}
+
+func TestAuth(t *testing.T) {
+	s := startServer(t, Config{MemoryOnly: true, RequirePass: "secret"})
+	defer s.Close()
+	r := rawConn(t, s)
+	r.expect(t, "-NOAUTH Authentication required.", "GET", "k")
+	r.expect(t, "-WRONGPASS invalid username-password pair or user is disabled.", "AUTH", "nope")
+	r.expect(t, "+OK", "AUTH", "secret")
+	r.expect(t, "$-1", "GET", "k")
+	c := client(t, s, func(o *redis.Options) { o.Password = "secret" })
+	if err := c.Set(context.Background(), "k", "v", 0).Err(); err != nil {
+		t.Fatal(err)
+	}
+	open := startServer(t, Config{MemoryOnly: true})
+	defer open.Close()
+	r = rawConn(t, open)
+	r.expect(t, "-ERR AUTH <password> called without any password configured for the default user. Are you sure your configuration is correct?", "AUTH", "x")
+}
+
+func TestResp3(t *testing.T) {
+	s := startServer(t, Config{MemoryOnly: true})
+	defer s.Close()
+	ctx := context.Background()
+	c := client(t, s, func(o *redis.Options) { o.Protocol = 3 })
+	c.HSet(ctx, "h", "f", "v")
+	m, err := c.HGetAll(ctx, "h").Result()
+	if err != nil || m["f"] != "v" {
+		t.Fatalf("HGETALL over RESP3: %v %v", m, err)
+	}
+	r := rawConn(t, s)
+	r.expect(t, "-NOPROTO unsupported protocol version", "HELLO", "4")
+	r.send("HELLO", "3")
+	if got := r.readReply(t); !strings.HasPrefix(got, "%7\r\n$6\r\nserver\r\n$5\r\nredis\r\n") {
+		t.Fatalf("HELLO 3: %q", got)
+	}
+	r.expect(t, "_", "GET", "missing")
+	r.expect(t, "%1\r\n$1\r\nf\r\n$1\r\nv", "HGETALL", "h")
+}
+
+func TestRestartKeepsAcknowledgedState(t *testing.T) {
+	dir := t.TempDir()
+	ctx := context.Background()
+	s := startServer(t, Config{DataDir: dir, Fsync: consensus.FsyncAlways})
+	c := client(t, s)
+	for i := 0; i < 200; i++ {
+		c.Set(ctx, fmt.Sprintf("k%d", i), i, 0)
+	}
+	c.RPush(ctx, "list", "a", "b", "c")
+	c.ZAdd(ctx, "z", redis.Z{Score: 1.5, Member: "m"})
+	c.Expire(ctx, "k0", time.Hour)
+	c.Close()
+	s.Close()
+
+	s = startServer(t, Config{DataDir: dir, Fsync: consensus.FsyncAlways})
+	defer s.Close()
+	c = client(t, s)
+	for i := 0; i < 200; i++ {
+		if v, err := c.Get(ctx, fmt.Sprintf("k%d", i)).Int(); err != nil || v != i {
+			t.Fatalf("k%d after restart: %d %v", i, v, err)
+		}
+	}
+	if l, _ := c.LRange(ctx, "list", 0, -1).Result(); strings.Join(l, ",") != "a,b,c" {
+		t.Fatalf("list after restart: %v", l)
+	}
+	if sc, _ := c.ZScore(ctx, "z", "m").Result(); sc != 1.5 {
+		t.Fatalf("zscore after restart: %v", sc)
+	}
+	if d, _ := c.TTL(ctx, "k0").Result(); d <= 0 {
+		t.Fatalf("ttl lost on restart: %v", d)
+	}
+}
+
+func TestActiveExpiryDeletesThroughTheLog(t *testing.T) {
+	s := startServer(t, Config{MemoryOnly: true, ExpireEvery: 5 * time.Millisecond})
+	defer s.Close()
+	ctx := context.Background()
+	c := client(t, s)
+	c.Set(ctx, "short", "x", 20*time.Millisecond)
+	c.Set(ctx, "long", "x", time.Hour)
+	deadline := time.Now().Add(5 * time.Second)
+	for s.Store().DBSize(0) != 1 {
+		if time.Now().After(deadline) {
+			t.Fatalf("expired key not deleted: dbsize %d", s.Store().DBSize(0))
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	if s.Store().ExpiredCount() != 1 {
+		t.Fatalf("expired_keys %d", s.Store().ExpiredCount())
+	}
+}
+
+func TestProtocolErrorClosesOnlyThatConnection(t *testing.T) {
+	s := startServer(t, Config{MemoryOnly: true})
+	defer s.Close()
+	good := client(t, s)
+	ctx := context.Background()
+	good.Set(ctx, "k", "v", 0)
+	for _, bad := range []string{
+		"*1\r\n$999999999999\r\n",
+		"*2\r\n$3\r\nGET\r\nXX",
+		"set \"open\r\n",
+		"*abc\r\n",
+	} {
+		nc, err := net.Dial("tcp", s.RedisAddr())
+		if err != nil {
+			t.Fatal(err)
+		}
+		// a valid command first: its reply must arrive before the error
+		fmt.Fprint(nc, "PING\r\n"+bad)
+		nc.SetReadDeadline(time.Now().Add(5 * time.Second))
+		all, _ := io.ReadAll(nc) // the server closes the connection
+		nc.Close()
+		if !strings.HasPrefix(string(all), "+PONG\r\n-ERR Protocol error: ") {
+			t.Fatalf("%q: got %q", bad, all)
+		}
+	}
+	if v, err := good.Get(ctx, "k").Result(); err != nil || v != "v" {
+		t.Fatalf("other connection after protocol errors: %q %v", v, err)
+	}
+}
+
+func TestManyClientsConcurrently(t *testing.T) {
+	s := startServer(t, Config{Fsync: consensus.FsyncAlways})
+	defer s.Close()
+	ctx := context.Background()
+	var wg sync.WaitGroup
+	for w := 0; w < 16; w++ {
+		wg.Add(1)
+		go func(w int) {
+			defer wg.Done()
+			c := redis.NewClient(&redis.Options{Addr: s.RedisAddr(), DisableIdentity: true})
+			defer c.Close()
+			for i := 0; i < 100; i++ {
+				if err := c.Incr(ctx, "shared").Err(); err != nil {
+					t.Error(err)
+					return
+				}
+				if err := c.Set(ctx, fmt.Sprintf("w%d", w), i, 0).Err(); err != nil {
+					t.Error(err)
+					return
+				}
+			}
+		}(w)
+	}
+	wg.Wait()
+	c := client(t, s)
+	if v, _ := c.Get(ctx, "shared").Int(); v != 1600 {
+		t.Fatalf("shared counter %d, want 1600", v)
+	}
+}
+
+// raw is a plain TCP client for checking exact reply bytes.
+type raw struct {
+	nc net.Conn
+	r  *bufio.Reader
+}
+
+func rawConn(t *testing.T, s *Server) *raw {
+	t.Helper()
+	nc, err := net.Dial("tcp", s.RedisAddr())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { nc.Close() })
+	nc.SetDeadline(time.Now().Add(10 * time.Second))
+	return &raw{nc: nc, r: bufio.NewReader(nc)}
+}
+
+func (r *raw) send(args ...string) {
+	var b strings.Builder
+	fmt.Fprintf(&b, "*%d\r\n", len(args))
+	for _, a := range args {
+		fmt.Fprintf(&b, "$%d\r\n%s\r\n", len(a), a)
+	}
+	r.nc.Write([]byte(b.String()))
+}
+
+// readReply reads one whole reply and returns its bytes without the final CRLF.
+func (r *raw) readReply(t *testing.T) string {
+	t.Helper()
+	var b strings.Builder
+	var read func()
+	read = func() {
+		line, err := r.r.ReadString('\n')
+		if err != nil {
+			t.Fatalf("read: %v (so far %q)", err, b.String())
+		}
+		b.WriteString(line)
+		n := 0
+		switch line[0] {
+		case '$', '=':
+			fmt.Sscanf(line[1:], "%d", &n)
+			if n >= 0 {
+				buf := make([]byte, n+2)
+				io.ReadFull(r.r, buf)
+				b.Write(buf)
+			}
+		case '*', '~', '>':
+			fmt.Sscanf(line[1:], "%d", &n)
+			for i := 0; i < n; i++ {
+				read()
+			}
+		case '%':
+			fmt.Sscanf(line[1:], "%d", &n)
+			for i := 0; i < 2*n; i++ {
+				read()
+			}
+		}
+	}
+	read()
+	return strings.TrimSuffix(b.String(), "\r\n")
+}
+
+func (r *raw) expect(t *testing.T, want string, args ...string) {
+	t.Helper()
+	r.send(args...)
+	if got := r.readReply(t); got != want {
+		t.Fatalf("%q:\n got %q\nwant %q", args, got, want)
+	}
+}
