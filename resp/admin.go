@@ -55,6 +55,7 @@ func init() {
 	add("time", 1, "server", "2.6.0", "Return the current server time", timeCommand, fast)
 	add("lastsave", 1, "server", "1.0.0", "Get the UNIX time stamp of the last successful save to disk", func(c *conn, _ [][]byte) { c.Int(c.s.start.Unix()) }, fast)
 	add("role", 1, "server", "2.8.12", "Return the role of the instance in the context of replication", roleCommand, fast)
+	add("shutdown", -1, "server", "1.0.0", "Synchronously save the dataset to disk and then shut down the server", shutdownCommand)
 	connCommands["watch"].FirstKey, connCommands["watch"].LastKey, connCommands["watch"].Step = 1, -1, 1
 }
 
@@ -571,4 +572,28 @@ func totalMemory() uint64 {
 		return 0
 	}
 	return si.Totalram * uint64(si.Unit)
+}
+
+// shutdownCommand stops the node: the WAL is flushed and synced by the node's Close, so
+// SAVE and NOSAVE mean the same here. As in Redis, success closes the connection without
+// a reply.
+func shutdownCommand(c *conn, args [][]byte) {
+	for _, a := range args[1:] {
+		switch strings.ToLower(string(a)) {
+		case "nosave", "save", "now", "force":
+		case "abort":
+			c.Error("ERR There is no shutdown in progress.")
+			return
+		default:
+			c.Error(kvstore.ErrSyntax)
+			return
+		}
+	}
+	fn := c.s.config().Shutdown
+	if fn == nil {
+		c.Error("ERR Errors trying to SHUTDOWN. Check logs.")
+		return
+	}
+	c.closeNext = true
+	go fn()
 }

@@ -47,6 +47,8 @@ type Config struct {
 	Version      string // nanokv's version, for INFO
 	RedisVersion string // the Redis version we answer as
 	Logf         func(format string, args ...any)
+	// Shutdown is called by SHUTDOWN; nil refuses the command.
+	Shutdown func()
 }
 
 // Server serves RESP connections.

@@ -44,8 +44,10 @@ type Server struct {
 	ln    net.Listener
 	logf  func(string, ...any)
 
-	stop chan struct{}
-	wg   sync.WaitGroup
+	stop     chan struct{}
+	wg       sync.WaitGroup
+	shutdown chan struct{} // closed by SHUTDOWN
+	shutOnce sync.Once
 }
 
 // fsm adapts the store to consensus: it applies entries and releases the frontends
@@ -79,7 +81,7 @@ func Start(cfg Config) (*Server, error) {
 	if cfg.ExpireEvery <= 0 {
 		cfg.ExpireEvery = 100 * time.Millisecond
 	}
-	s := &Server{cfg: cfg, store: kvstore.New(), logf: cfg.Logger.Printf, stop: make(chan struct{})}
+	s := &Server{cfg: cfg, store: kvstore.New(), logf: cfg.Logger.Printf, stop: make(chan struct{}), shutdown: make(chan struct{})}
 	node, err := consensus.Open(consensus.Config{
 		Dir:        cfg.DataDir,
 		MemoryOnly: cfg.MemoryOnly,
@@ -100,7 +102,7 @@ func Start(cfg Config) (*Server, error) {
 		s.ln = ln
 		host, port, _ := net.SplitHostPort(ln.Addr().String())
 		p, _ := strconv.Atoi(port)
-		s.redis = resp.NewServer(s, resp.Config{RequirePass: cfg.RequirePass, Port: p, Bind: host, Version: Version, Logf: s.logf})
+		s.redis = resp.NewServer(s, resp.Config{RequirePass: cfg.RequirePass, Port: p, Bind: host, Version: Version, Logf: s.logf, Shutdown: s.requestShutdown})
 		s.wg.Add(1)
 		go func() {
 			defer s.wg.Done()
@@ -113,6 +115,16 @@ func Start(cfg Config) (*Server, error) {
 	go s.runExpiry()
 	return s, nil
 }
+
+func (s *Server) requestShutdown() {
+	s.shutOnce.Do(func() {
+		s.logf("server: SHUTDOWN requested by a client")
+		close(s.shutdown)
+	})
+}
+
+// ShutdownRequested is closed when a client sends SHUTDOWN; the owner then calls Close.
+func (s *Server) ShutdownRequested() <-chan struct{} { return s.shutdown }
 
 // RedisAddr is the address the RESP listener is bound to ("" if disabled).
 func (s *Server) RedisAddr() string {

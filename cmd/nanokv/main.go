@@ -119,8 +119,12 @@ func run(args []string, stdout, stderr io.Writer) error {
 	logger.Printf("nanokv %s: node %d ready, redis %s, fsync %s, data %s", server.Version, o.id, srv.RedisAddr(), fsync, dataDesc(o))
 	sig := make(chan os.Signal, 1)
 	signal.Notify(sig, syscall.SIGINT, syscall.SIGTERM)
-	s := <-sig
-	logger.Printf("nanokv: %v: shutting down", s)
+	select {
+	case s := <-sig:
+		logger.Printf("nanokv: %v: shutting down", s)
+	case <-srv.ShutdownRequested():
+		logger.Printf("nanokv: SHUTDOWN: shutting down")
+	}
 	if err := srv.Close(); err != nil {
 		return fmt.Errorf("shutdown: %w", err)
 	}
