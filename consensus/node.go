@@ -82,8 +82,10 @@ type Config struct {
 	Logf       func(format string, args ...any)
 	// Now returns the clock stamped on entries (unix ms); time.Now by default.
 	Now func() int64
-	// MaxPending bounds committed-but-unapplied entries; proposers wait beyond it.
-	MaxPending int
+	// MaxPendingBytes bounds the data of committed-but-unapplied entries: past it, a
+	// proposer waits for the applier to catch up, so a fast client cannot make the
+	// backlog (and the heap) grow without bound.
+	MaxPendingBytes int64
 }
 
 var (
@@ -120,9 +122,10 @@ type Node struct {
 	commit  waiter // commitIndex
 	applied waiter // appliedIndex
 
-	qmu     sync.Mutex
-	queue   []pending // committed, waiting for the applier
-	qsignal chan struct{}
+	qmu          sync.Mutex
+	queue        []pending    // committed, waiting for the applier
+	pendingBytes atomic.Int64 // data bytes in queue and being applied
+	qsignal      chan struct{}
 
 	stop chan struct{}
 	done sync.WaitGroup
@@ -151,8 +154,8 @@ func Open(cfg Config) (*Node, error) {
 	if cfg.Now == nil {
 		cfg.Now = func() int64 { return time.Now().UnixMilli() }
 	}
-	if cfg.MaxPending <= 0 {
-		cfg.MaxPending = 1 << 16
+	if cfg.MaxPendingBytes <= 0 {
+		cfg.MaxPendingBytes = 8 << 20
 	}
 	n := &Node{cfg: cfg, term: 1, qsignal: make(chan struct{}, 1), stop: make(chan struct{})}
 	n.flushed = sync.NewCond(&n.mu)
@@ -188,9 +191,8 @@ func Open(cfg Config) (*Node, error) {
 // committed. local is handed back to the state machine with the entry.
 func (n *Node) Propose(data []byte, local any) (uint64, error) {
 	n.stats.Proposals.Add(1)
-	// Backpressure: do not let the log run more than MaxPending entries ahead of the store.
-	if c := n.commit.load(); c > n.applied.load()+uint64(n.cfg.MaxPending) {
-		if err := n.applied.wait(context.Background(), c-uint64(n.cfg.MaxPending), n.stop); err != nil {
+	if n.pendingBytes.Load() > n.cfg.MaxPendingBytes {
+		if err := n.applied.wait(context.Background(), n.commit.load(), n.stop); err != nil {
 			return 0, err
 		}
 	}
@@ -271,6 +273,11 @@ func (n *Node) writeWAL(buf []byte, upto uint64) error {
 
 // commitEntries marks entries committed and queues them for the applier.
 func (n *Node) commitEntries(batch []pending, upto uint64) {
+	var size int64
+	for i := range batch {
+		size += int64(len(batch[i].e.Data))
+	}
+	n.pendingBytes.Add(size)
 	n.qmu.Lock()
 	n.queue = append(n.queue, batch...)
 	n.qmu.Unlock()
@@ -304,11 +311,14 @@ func (n *Node) applyQueued(batch *[]pending) {
 		if len(*batch) == 0 {
 			return
 		}
+		var size int64
 		for i := range *batch {
 			p := &(*batch)[i]
 			n.cfg.SM.Apply(p.e, p.local)
+			size += int64(len(p.e.Data))
 			p.local, p.e.Data = nil, nil // let the GC have them
 		}
+		n.pendingBytes.Add(-size)
 		last := (*batch)[len(*batch)-1].e.Index
 		n.stats.AppliedEnts.Add(uint64(len(*batch)))
 		n.applied.advance(last)

@@ -255,9 +255,9 @@ func (s *Store) KeyVersion(db int, key []byte, now int64) uint64 {
 
 func (s *Store) keyVersion(db int, key []byte, now int64) uint64 {
 	d := &s.shards[shardOf(key)].dbs[db]
-	it, ok := d.keys[string(key)]
-	if ok && (!it.hasTTL || d.ttl[string(key)] > now) {
-		return it.ver
+	s2, ok := d.keys[string(key)]
+	if ok && (s2.meta&metaHasTTL == 0 || d.ttl[string(key)] > now) {
+		return s2.meta >> metaVerShift
 	}
 	return d.delVer
 }

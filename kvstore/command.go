@@ -1,6 +1,7 @@
 package kvstore
 
 import (
+	"fmt"
 	"strings"
 )
 
@@ -202,7 +203,7 @@ func (c *Ctx) db(key []byte) *dbShard { return &c.s.shards[shardOf(key)].dbs[c.D
 // it is also deleted then and there, which every replica does at the same entry.
 func (c *Ctx) lookup(key []byte) (item, bool) {
 	d := c.db(key)
-	it, ok := d.keys[string(key)]
+	it, ok := d.get(key)
 	if !ok {
 		return item{}, false
 	}
@@ -229,6 +230,9 @@ func (c *Ctx) lookupType(key []byte, t Type) (it item, ok, wrong bool) {
 
 func (c *Ctx) nextVer() uint64 {
 	c.s.ver++
+	if c.s.ver > maxVersion {
+		panic(fmt.Sprintf("kvstore: version counter %d exhausted", c.s.ver))
+	}
 	return c.s.ver
 }
 
@@ -236,17 +240,13 @@ func (c *Ctx) nextVer() uint64 {
 // has one; otherwise any deadline is dropped (as SET and every overwrite in Redis do).
 func (c *Ctx) store(key []byte, it item, keepTTL bool) {
 	d := c.db(key)
-	old, existed := d.keys[string(key)]
-	it.hasTTL = false
-	if existed && old.hasTTL {
-		if keepTTL {
-			it.hasTTL = true
-		} else {
-			delete(d.ttl, string(key))
-		}
+	_, hadTTL := d.deadline(key)
+	it.hasTTL = hadTTL && keepTTL
+	if hadTTL && !keepTTL {
+		delete(d.ttl, string(key))
 	}
 	it.ver = c.nextVer()
-	d.keys[string(key)] = it
+	d.put(key, it)
 }
 
 // setString stores a string value; it drops any TTL unless keepTTL.
@@ -274,47 +274,37 @@ func (c *Ctx) del(key []byte) bool {
 }
 
 func (c *Ctx) removeKey(d *dbShard, key []byte) {
-	it := d.keys[string(key)]
-	if it.hasTTL {
-		delete(d.ttl, string(key))
-	}
-	delete(d.keys, string(key))
+	d.remove(key)
 	d.delVer = c.nextVer()
 }
 
 // expireAt returns the key's deadline (unix ms), if it has one.
-func (c *Ctx) expireAt(key []byte) (int64, bool) {
-	d := c.db(key)
-	at, ok := d.ttl[string(key)]
-	return at, ok
-}
+func (c *Ctx) expireAt(key []byte) (int64, bool) { return c.db(key).deadline(key) }
 
 // setExpire gives an existing key a deadline (unix ms).
 func (c *Ctx) setExpire(key []byte, at int64) {
 	d := c.db(key)
-	it := d.keys[string(key)]
-	if !it.hasTTL {
-		it.hasTTL = true
-		if d.ttl == nil {
-			d.ttl = make(map[string]int64)
-		}
-	}
+	it, _ := d.get(key)
+	it.hasTTL = true
 	it.ver = c.nextVer()
-	d.keys[string(key)] = it
+	if d.ttl == nil {
+		d.ttl = make(map[string]int64)
+	}
 	d.ttl[string(key)] = at
+	d.put(key, it)
 }
 
 // persist drops key's deadline; it reports whether there was one.
 func (c *Ctx) persist(key []byte) bool {
 	d := c.db(key)
-	it, ok := d.keys[string(key)]
+	it, ok := d.get(key)
 	if !ok || !it.hasTTL {
 		return false
 	}
 	it.hasTTL = false
 	it.ver = c.nextVer()
-	d.keys[string(key)] = it
 	delete(d.ttl, string(key))
+	d.put(key, it)
 	return true
 }
 

@@ -222,15 +222,12 @@ func renameCmd(nx bool) func(c *Ctx, args [][]byte) {
 // liveKeys calls fn for every key of the context's db in shard i whose TTL has not passed.
 func (c *Ctx) liveKeys(i int, fn func(key string, it item) bool) bool {
 	d := &c.s.shards[i].dbs[c.DB]
-	for k, it := range d.keys {
+	return d.each(func(k string, it item) bool {
 		if it.hasTTL && d.ttl[k] <= c.Now {
-			continue
+			return true
 		}
-		if !fn(k, it) {
-			return false
-		}
-	}
-	return true
+		return fn(k, it)
+	})
 }
 
 func keysCmd(c *Ctx, args [][]byte) {
@@ -397,10 +394,7 @@ func flushCmd(all bool) func(c *Ctx, args [][]byte) {
 					continue
 				}
 				d := &c.s.shards[i].dbs[db]
-				if len(d.keys) > 0 {
-					d.keys = make(map[string]item)
-				}
-				d.ttl = nil
+				d.reset()
 				d.delVer = ver
 			}
 		}

@@ -572,7 +572,7 @@ func TestListBig(t *testing.T) {
 		model = model[:len(model)-1]
 	}
 	h.expect(model, "LRANGE", "big", "0", "-1")
-	it, _ := h.s.shards[shardOf([]byte("big"))].dbs[0].keys["big"]
+	it := h.rawItem("big")
 	if l := it.coll.(*listColl); len(l.buf) > 4*listMinShrink {
 		t.Fatalf("buffer of %d slots for %d elements", len(l.buf), l.n)
 	}
@@ -745,7 +745,7 @@ func TestListEncoding(t *testing.T) {
 	h := newHarness(t)
 	h.expect(4, "RPUSH", "l", "a", "", "\x00\xff binary", strings.Repeat("x", 300))
 	h.expect(5, "LPUSH", "l", "head")
-	it := h.s.shards[shardOf([]byte("l"))].dbs[0].keys["l"]
+	it := h.rawItem("l")
 	enc := it.coll.appendTo([]byte("prefix"))
 	if !bytes.HasPrefix(enc, []byte("prefix")) {
 		t.Fatal("appendTo overwrote dst")

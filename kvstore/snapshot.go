@@ -39,7 +39,7 @@ func (s *Store) Snapshot(w io.Writer) error {
 			buf = binary.AppendUvarint(buf, d.delVer)
 			buf = binary.AppendUvarint(buf, uint64(len(d.keys)))
 			for _, k := range sortedKeys(d.keys) {
-				buf = appendKeyRecord(buf, k, d.keys[k], d.ttl[k])
+				buf = appendKeyRecord(buf, k, d.view(k, d.keys[k]), d.ttl[k])
 				if len(buf) > 1<<16 {
 					if _, err := bw.Write(buf); err != nil {
 						return err
@@ -55,7 +55,7 @@ func (s *Store) Snapshot(w io.Writer) error {
 	return bw.Flush()
 }
 
-func sortedKeys(m map[string]item) []string {
+func sortedKeys(m map[string]slot) []string {
 	keys := make([]string, 0, len(m))
 	for k := range m {
 		keys = append(keys, k)
@@ -180,6 +180,9 @@ func (s *Store) Restore(rd io.Reader) error {
 				default:
 					return fmt.Errorf("%w: type %d", ErrBadSnapshot, typ)
 				}
+				if it.ver > maxVersion {
+					return fmt.Errorf("%w: version %d", ErrBadSnapshot, it.ver)
+				}
 				if ttl != 0 {
 					it.hasTTL = true
 					if d.ttl == nil {
@@ -187,7 +190,7 @@ func (s *Store) Restore(rd io.Reader) error {
 					}
 					d.ttl[key] = ttl
 				}
-				d.keys[key] = it
+				d.put([]byte(key), it)
 			}
 		}
 	}
@@ -218,11 +221,12 @@ func (s *Store) Digest() uint64 {
 			buf = binary.AppendUvarint(buf, uint64(i))
 			buf = binary.AppendUvarint(buf, d.delVer)
 			sum += xxhash.Sum64(buf)
-			for k, it := range d.keys {
+			d.each(func(k string, it item) bool {
 				buf = binary.AppendUvarint(buf[:0], uint64(db))
 				buf = appendKeyRecord(buf, k, it, d.ttl[k])
 				sum += xxhash.Sum64(buf)
-			}
+				return true
+			})
 		}
 	}
 	buf = binary.AppendUvarint(buf[:0], s.ver)

@@ -73,12 +73,11 @@ type collection interface {
 // collectionDecoders rebuild a collection from appendTo's bytes, per type.
 var collectionDecoders = map[Type]func(b []byte) (collection, error){}
 
-// item is one value in the keyspace. It is stored by value in the shard maps so that a
-// key costs one map slot plus its key and value bytes: no per-key pointer for the GC.
+// item is what commands see of a key's value. The keyspace stores it packed (keyspace.go).
 type item struct {
 	str    string     // TypeString: the value
 	coll   collection // other types
-	ver    uint64     // store-wide modification counter when last written (WATCH, CAS)
+	ver    uint64     // store-wide modification counter when last written (WATCH, CAS); < 2^56
 	flags  uint32     // memcached client flags; 0 for Redis writes
 	typ    Type
 	hasTTL bool // a deadline is in the db's ttl map
@@ -86,8 +85,10 @@ type item struct {
 
 // dbShard is one shard's slice of one database.
 type dbShard struct {
-	keys map[string]item
-	ttl  map[string]int64 // absolute deadline in unix ms, only for keys with hasTTL
+	keys  map[string]slot
+	colls map[string]collection // values of non-string keys (see keyspace.go)
+	flags map[string]uint32     // memcached flags, only for keys with hasFlags
+	ttl   map[string]int64      // absolute deadline in unix ms, only for keys with hasTTL
 	// delVer is the store version of the last deletion in this shard and db: WATCH on a
 	// key that is absent compares against it, so a key created and deleted again between
 	// WATCH and EXEC still aborts the transaction (at the cost of rare false aborts).
@@ -123,7 +124,7 @@ func New() *Store {
 	s := &Store{}
 	for i := range s.shards {
 		for d := range s.shards[i].dbs {
-			s.shards[i].dbs[d].keys = make(map[string]item)
+			s.shards[i].dbs[d].keys = make(map[string]slot)
 		}
 	}
 	return s

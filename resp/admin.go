@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"runtime"
+	"runtime/debug"
 	"sort"
 	"strconv"
 	"strings"
@@ -55,6 +56,7 @@ func init() {
 	add("time", 1, "server", "2.6.0", "Return the current server time", timeCommand, fast)
 	add("lastsave", 1, "server", "1.0.0", "Get the UNIX time stamp of the last successful save to disk", func(c *conn, _ [][]byte) { c.Int(c.s.start.Unix()) }, fast)
 	add("role", 1, "server", "2.8.12", "Return the role of the instance in the context of replication", roleCommand, fast)
+	add("memory", -2, "server", "4.0.0", "A container for memory diagnostics commands", memoryCommand)
 	add("shutdown", -1, "server", "1.0.0", "Synchronously save the dataset to disk and then shut down the server", shutdownCommand)
 	connCommands["watch"].FirstKey, connCommands["watch"].LastKey, connCommands["watch"].Step = 1, -1, 1
 }
@@ -596,4 +598,26 @@ func shutdownCommand(c *conn, args [][]byte) {
 	}
 	c.closeNext = true
 	go fn()
+}
+
+// memoryCommand answers MEMORY PURGE (collect garbage and return free memory to the OS,
+// what jemalloc's purge does for Redis) and MEMORY USAGE's absence honestly.
+func memoryCommand(c *conn, args [][]byte) {
+	switch strings.ToLower(string(args[1])) {
+	case "purge":
+		if len(args) != 2 {
+			c.Error(kvstore.WrongArgs("memory|purge"))
+			return
+		}
+		debug.FreeOSMemory()
+		c.Status("OK")
+	case "help":
+		lines := []string{"MEMORY <subcommand> [<arg> [value] [opt] ...]. Subcommands are:", "PURGE", "    Return free memory to the operating system.", "HELP", "    Print this help."}
+		c.Array(len(lines))
+		for _, l := range lines {
+			c.Status(l)
+		}
+	default:
+		c.Error("ERR unknown subcommand '" + string(args[1]) + "'. Try MEMORY HELP.")
+	}
 }

@@ -113,6 +113,7 @@ func Start(cfg Config) (*Server, error) {
 	}
 	s.wg.Add(1)
 	go s.runExpiry()
+	startGCTuner(s.stop)
 	return s, nil
 }
 
