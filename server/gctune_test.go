@@ -9,7 +9,7 @@ func TestGCPercentKeepsHeadroom(t *testing.T) {
 	}{
 		{0, maxPercent},
 		{1 << 20, maxPercent}, // tiny heap: headroom floor, capped
-		{48 << 20, 100},       // the floor equals the live heap
+		{32 << 20, 100},       // the floor equals the live heap
 		{256 << 20, 25},       // large heap: 25% headroom
 		{8 << 30, 25},
 	}

@@ -162,7 +162,7 @@ func TestMultiExecReplies(t *testing.T) {
 	r.expect(t, "*5\r\n+OK\r\n:2\r\n-WRONGTYPE Operation against a key holding the wrong kind of value\r\n+OK\r\n+OK", "EXEC")
 	r.expect(t, "$7\r\nin-db-2", "GET", "b") // SELECT inside MULTI sticks after EXEC
 	r.expect(t, "+OK", "MULTI")
-	r.expect(t, "-ERR unknown command 'nosuch', with args beginning with: 'x' ", "NOSUCH", "x")
+	r.expect(t, "-ERR unknown command 'NOSUCH', with args beginning with: 'x' ", "NOSUCH", "x")
 	r.expect(t, "-ERR wrong number of arguments for 'get' command", "GET")
 	r.expect(t, "-EXECABORT Transaction discarded because of previous errors.", "EXEC")
 	r.expect(t, "-ERR EXEC without MULTI", "EXEC")
