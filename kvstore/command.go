@@ -3,6 +3,7 @@ package kvstore
 import (
 	"fmt"
 	"strings"
+	"sync/atomic"
 )
 
 // Flags describe a command, as COMMAND INFO reports them and as the frontends route it.
@@ -136,10 +137,14 @@ type Ctx struct {
 	dbChanged bool
 }
 
+var readSeq atomic.Uint64
+
 // Read runs a read-only command against the store with the caller's clock (unix ms). The
 // caller has passed the read barrier. Unknown commands and arity errors are reported too.
 func (s *Store) Read(db int, now int64, args [][]byte, w ReplyWriter) {
-	c := Ctx{s: s, DB: db, Now: now, W: w}
+	// Reads may choose at random (SRANDMEMBER, RANDOMKEY): nothing replicated depends on
+	// their choice, so any seed that differs between reads will do.
+	c := Ctx{s: s, DB: db, Now: now, W: w, rnd: rng{state: uint64(now) ^ readSeq.Add(1)<<32}}
 	c.run(args, false)
 }
 

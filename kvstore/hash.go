@@ -5,7 +5,6 @@ import (
 	"math"
 	"math/big"
 	"strconv"
-	"strings"
 )
 
 // Hash commands (Redis 7.0 t_hash.c semantics).
@@ -429,7 +428,7 @@ func hincrbyCmd(c *Ctx, args [][]byte) {
 }
 
 func hincrbyfloatCmd(c *Ctx, args [][]byte) {
-	incr, ok := hsParseLongDouble(args[3])
+	incr, ok := parseLongDouble(args[3])
 	if !ok {
 		c.W.Error(ErrNotFloat)
 		return
@@ -444,7 +443,7 @@ func hincrbyfloatCmd(c *Ctx, args [][]byte) {
 	}
 	cur := new(big.Float).SetPrec(longDoublePrec)
 	if s, exists := h.get(args[2]); exists {
-		if cur, ok = hsParseLongDouble([]byte(s)); !ok {
+		if cur, ok = parseLongDouble([]byte(s)); !ok {
 			c.W.Error(errHashNotFloat)
 			return
 		}
@@ -462,62 +461,6 @@ func hincrbyfloatCmd(c *Ctx, args [][]byte) {
 	h.set(string(args[2]), out)
 	c.touched(args[1], it)
 	c.W.BulkString(out)
-}
-
-// hsMaxLongDoubleChars is Redis's MAX_LONG_DOUBLE_CHARS: string2ld refuses longer input.
-const hsMaxLongDoubleChars = 5 * 1024
-
-// hsParseLongDouble parses as Redis's string2ld, which is strtold: on top of what
-// parseLongDouble accepts, hexadecimal floats ("0x1.8p3"), "infinity" and any case of
-// "inf"; input longer than MAX_LONG_DOUBLE_CHARS and results that underflow to zero
-// (ERANGE) are refused.
-func hsParseLongDouble(b []byte) (*big.Float, bool) {
-	if len(b) == 0 || len(b) >= hsMaxLongDoubleChars {
-		return nil, false
-	}
-	switch b[0] {
-	case ' ', '\t', '\n', '\v', '\f', '\r':
-		return nil, false
-	}
-	body := strings.ToLower(string(b))
-	neg := false
-	if body[0] == '+' || body[0] == '-' {
-		neg = body[0] == '-'
-		body = body[1:]
-	}
-	if body == "inf" || body == "infinity" {
-		return new(big.Float).SetPrec(longDoublePrec).SetInf(neg), true
-	}
-	var f *big.Float
-	if strings.HasPrefix(body, "0x") {
-		if strings.IndexByte(body, '_') >= 0 {
-			return nil, false
-		}
-		v, _, err := big.ParseFloat(string(b), 0, longDoublePrec, big.ToNearestEven)
-		if err != nil {
-			return nil, false
-		}
-		f = v
-	} else {
-		v, ok := parseLongDouble(b)
-		if !ok {
-			return nil, false
-		}
-		f = v
-	}
-	if f.IsInf() {
-		return f, true
-	}
-	if f.Sign() != 0 {
-		// x87 long double: largest finite value just below 2^16384, smallest
-		// subnormal 2^-16445; anything below half of that rounds to zero (ERANGE)
-		var mant big.Float
-		e := f.MantExp(&mant)
-		if e > 16384 || e < -16445 || (e == -16445 && mant.Abs(&mant).Cmp(big.NewFloat(0.5)) == 0) {
-			return nil, false
-		}
-	}
-	return f, true
 }
 
 // hsParseRandCount parses the count of SRANDMEMBER and HRANDFIELD: any integer but

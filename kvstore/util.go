@@ -70,8 +70,11 @@ func ParseFloat(b []byte) (float64, bool) {
 // INCRBYFLOAT and HINCRBYFLOAT; big.Float at this precision rounds exactly as it does.
 const longDoublePrec = 64
 
-// parseLongDouble parses as Redis's string2ld (strtold).
-func parseLongDouble(b []byte) (*big.Float, bool) {
+// maxLongDoubleChars is Redis's MAX_LONG_DOUBLE_CHARS: string2ld refuses longer input.
+const maxLongDoubleChars = 5 * 1024
+
+// parseDecimalLongDouble parses a decimal (not hex, not inf) long double.
+func parseDecimalLongDouble(b []byte) (*big.Float, bool) {
 	if len(b) == 0 || b[0] == ' ' || b[0] == '\t' || strings.IndexByte(string(b), '_') >= 0 {
 		return nil, false
 	}
@@ -91,6 +94,59 @@ func parseLongDouble(b []byte) (*big.Float, bool) {
 	// strtold overflows to ±HUGE_VALL with ERANGE beyond the long double range (~1.19e4932)
 	if f.MantExp(nil) > 16384 {
 		return nil, false
+	}
+	return f, true
+}
+
+// parseLongDouble parses as Redis's string2ld, which is strtold: decimal and hexadecimal
+// floats ("0x1.8p3"), "infinity" and any case of
+// "inf"; input longer than MAX_LONG_DOUBLE_CHARS and results that underflow to zero
+// (ERANGE) are refused.
+func parseLongDouble(b []byte) (*big.Float, bool) {
+	if len(b) == 0 || len(b) >= maxLongDoubleChars {
+		return nil, false
+	}
+	switch b[0] {
+	case ' ', '\t', '\n', '\v', '\f', '\r':
+		return nil, false
+	}
+	body := strings.ToLower(string(b))
+	neg := false
+	if body[0] == '+' || body[0] == '-' {
+		neg = body[0] == '-'
+		body = body[1:]
+	}
+	if body == "inf" || body == "infinity" {
+		return new(big.Float).SetPrec(longDoublePrec).SetInf(neg), true
+	}
+	var f *big.Float
+	if strings.HasPrefix(body, "0x") {
+		if strings.IndexByte(body, '_') >= 0 {
+			return nil, false
+		}
+		v, _, err := big.ParseFloat(string(b), 0, longDoublePrec, big.ToNearestEven)
+		if err != nil {
+			return nil, false
+		}
+		f = v
+	} else {
+		v, ok := parseDecimalLongDouble(b)
+		if !ok {
+			return nil, false
+		}
+		f = v
+	}
+	if f.IsInf() {
+		return f, true
+	}
+	if f.Sign() != 0 {
+		// x87 long double: largest finite value just below 2^16384, smallest
+		// subnormal 2^-16445; anything below half of that rounds to zero (ERANGE)
+		var mant big.Float
+		e := f.MantExp(&mant)
+		if e > 16384 || e < -16445 || (e == -16445 && mant.Abs(&mant).Cmp(big.NewFloat(0.5)) == 0) {
+			return nil, false
+		}
 	}
 	return f, true
 }

@@ -381,8 +381,13 @@ func execCommand(c *conn, _ [][]byte) {
 		c.NullArray()
 		return
 	}
-	c.db = c.multiDB // SELECT inside the transaction sticks
+	start := len(c.B)
 	c.propose(kvstore.AppendTx(nil, watches, queued), 1, false)
+	// A SELECT inside the transaction sticks after EXEC, unless the transaction did not
+	// run: a watched key changed (null reply) or it never reached the log (error).
+	if reply := string(c.B[start:]); reply != "*-1\r\n" && reply != "_\r\n" && !strings.HasPrefix(reply, "-") {
+		c.db = c.multiDB
+	}
 }
 
 func watchCommand(c *conn, args [][]byte) {

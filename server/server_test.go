@@ -170,6 +170,34 @@ func TestMultiExecReplies(t *testing.T) {
 	r.expect(t, "+OK", "MULTI")
 	r.expect(t, "-ERR MULTI calls can not be nested", "MULTI")
 	r.expect(t, "+OK", "DISCARD")
+
+	// a SELECT queued in a transaction that does not run leaves the connection's db alone
+	r.expect(t, "+OK", "SELECT", "0")
+	r.expect(t, "+OK", "SET", "marker", "db0")
+	r.expect(t, "+OK", "WATCH", "marker")
+	other := rawConn(t, s)
+	other.expect(t, "+OK", "SET", "marker", "changed")
+	r.expect(t, "+OK", "MULTI")
+	r.expect(t, "+QUEUED", "SELECT", "5")
+	r.expect(t, "*-1", "EXEC")
+	r.expect(t, "$7\r\nchanged", "GET", "marker")
+}
+
+func TestRandomReadsVary(t *testing.T) {
+	s := startServer(t, Config{MemoryOnly: true})
+	defer s.Close()
+	ctx := context.Background()
+	c := client(t, s)
+	for i := 0; i < 50; i++ {
+		c.SAdd(ctx, "s", i)
+	}
+	seen := map[string]bool{}
+	for i := 0; i < 50; i++ {
+		seen[c.SRandMember(ctx, "s").Val()] = true
+	}
+	if len(seen) < 5 {
+		t.Fatalf("SRANDMEMBER returned only %d distinct members in 50 calls", len(seen))
+	}
 }
 
 func TestAuth(t *testing.T) {
