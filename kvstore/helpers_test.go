@@ -75,16 +75,28 @@ func newHarness(t *testing.T) *harness {
 	return &harness{t: t, s: New(), now: 1_700_000_000_000}
 }
 
+// applied runs any command, even a read, through Apply: random choices are then the
+// replicated, deterministic ones (reads choose freely).
+func (h *harness) applied(args ...string) any {
+	h.t.Helper()
+	return h.run(true, args...)
+}
+
 // do runs one command, routed by its flags, and returns its reply.
 func (h *harness) do(args ...string) any {
+	h.t.Helper()
+	spec := Lookup([]byte(args[0]))
+	return h.run(spec != nil && spec.Flags&FlagWrite != 0, args...)
+}
+
+func (h *harness) run(apply bool, args ...string) any {
 	h.t.Helper()
 	bargs := make([][]byte, len(args))
 	for i, a := range args {
 		bargs[i] = []byte(a)
 	}
 	w := tree{resp3: h.resp3}
-	spec := Lookup(bargs[0])
-	if spec != nil && spec.Flags&FlagWrite != 0 {
+	if apply {
 		h.index++
 		data := AppendCommand(nil, h.db, bargs)
 		if err := h.s.Apply(Entry{Index: h.index, Term: 1, Time: h.now, Data: data}, &w); err != nil {

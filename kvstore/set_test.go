@@ -660,7 +660,7 @@ func TestHashSetSnapshotOrder(t *testing.T) {
 		{"HGETALL", "h"}, {"SMEMBERS", "s"}, {"SPOP", "s", "7"}, {"SPOP", "s"}, {"HRANDFIELD", "h", "5"},
 		{"SRANDMEMBER", "s", "-9"}, {"HDEL", "h", "f1", "f2"}, {"HKEYS", "h"}, {"SMEMBERS", "s"},
 	} {
-		ra, rb := a.do(args...), b.do(args...)
+		ra, rb := a.applied(args...), b.applied(args...)
 		if !reflect.DeepEqual(ra, rb) {
 			t.Fatalf("%v: %v vs %v", args, ra, rb)
 		}

@@ -62,7 +62,7 @@ func TestSnapshotRestoreIsTheSameState(t *testing.T) {
 		t.Fatal("stores diverged after restore")
 	}
 	for _, args := range [][]string{{"SPOP", "sk1", "3"}, {"SRANDMEMBER", "sk2", "-5"}, {"LRANGE", "lk3", "0", "-1"}, {"GET", "counter"}} {
-		ra, rb := fmt.Sprint(a.do(args...)), fmt.Sprint(b.do(args...))
+		ra, rb := fmt.Sprint(a.applied(args...)), fmt.Sprint(b.applied(args...))
 		if ra != rb {
 			t.Fatalf("%v: %s vs %s", args, ra, rb)
 		}
