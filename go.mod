@@ -2,11 +2,13 @@ module github.com/nanokv/nanokv
 
 go 1.26.8
 
-require github.com/cespare/xxhash/v2 v2.3.0
+require (
+	github.com/cespare/xxhash/v2 v2.3.0
+	github.com/redis/go-redis/v9 v9.23.0
+	github.com/tidwall/btree v1.8.2
+)
 
 require (
-	github.com/redis/go-redis/v9 v9.23.0 // indirect
-	github.com/tidwall/btree v1.8.2 // indirect
 	go.uber.org/atomic v1.12.0 // indirect
 	golang.org/x/sys v0.48.0 // indirect
 )

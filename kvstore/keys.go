@@ -301,12 +301,21 @@ func typeByName(b []byte) Type {
 	return TypeNone // matches nothing, as Redis does for an unknown type name
 }
 
-// parseCursor parses a SCAN cursor as Redis does (an unsigned 64-bit number).
+// parseCursor parses a SCAN cursor as Redis's strtoul does: decimal digits with an
+// optional sign ("-1" wraps to 2^64-1), nothing before or after.
 func (c *Ctx) parseCursor(b []byte) (uint64, bool) {
-	v, err := strconv.ParseUint(string(b), 10, 64)
-	if err != nil || len(b) == 0 || b[0] == '+' {
+	digits, neg := b, false
+	if len(digits) > 0 && (digits[0] == '-' || digits[0] == '+') {
+		neg = digits[0] == '-'
+		digits = digits[1:]
+	}
+	v, err := strconv.ParseUint(string(digits), 10, 64)
+	if err != nil || len(digits) == 0 || digits[0] == '+' || digits[0] == '-' {
 		c.W.Error("ERR invalid cursor")
 		return 0, false
+	}
+	if neg {
+		v = -v
 	}
 	return v, true
 }

@@ -51,21 +51,6 @@ func ParseInt(b []byte) (int64, bool) {
 	return int64(v), true
 }
 
-// ParseFloat parses a double as Redis's getDoubleFromObject: strtod syntax, the whole
-// argument consumed, no leading space, NaN and overflow refused. "inf" and "-inf" are fine.
-func ParseFloat(b []byte) (float64, bool) {
-	if len(b) == 0 || b[0] == ' ' || b[0] == '\t' || strings.IndexByte(string(b), '_') >= 0 {
-		return 0, false
-	}
-	f, err := strconv.ParseFloat(string(b), 64)
-	if err != nil || math.IsNaN(f) {
-		// strconv reports ±Inf for overflow with ErrRange; strtod's ERANGE is refused too,
-		// but a literal "inf" parses without error.
-		return 0, false
-	}
-	return f, true
-}
-
 // longDoublePrec is the mantissa width of x87 long double, which Redis uses for
 // INCRBYFLOAT and HINCRBYFLOAT; big.Float at this precision rounds exactly as it does.
 const longDoublePrec = 64

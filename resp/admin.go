@@ -135,7 +135,7 @@ func quitCommand(c *conn, _ [][]byte) {
 
 func resetCommand(c *conn, _ [][]byte) {
 	c.inMulti, c.multiErr, c.queued = false, false, nil
-	c.watches, c.watchFail = nil, false
+	c.watches = nil
 	c.db = 0
 	c.Proto = 2
 	c.authed = c.s.config().RequirePass == ""
@@ -362,7 +362,7 @@ func discardCommand(c *conn, _ [][]byte) {
 		return
 	}
 	c.inMulti, c.queued = false, nil
-	c.watches, c.watchFail = nil, false
+	c.watches = nil
 	c.Status("OK")
 }
 
@@ -371,14 +371,10 @@ func execCommand(c *conn, _ [][]byte) {
 		c.Error("ERR EXEC without MULTI")
 		return
 	}
-	queued, watches, failed, dirty := c.queued, c.watches, c.watchFail, c.multiErr
-	c.inMulti, c.queued, c.watches, c.watchFail, c.multiErr = false, nil, nil, false, false
+	queued, watches, dirty := c.queued, c.watches, c.multiErr
+	c.inMulti, c.queued, c.watches, c.multiErr = false, nil, nil, false
 	if dirty {
 		c.Error("EXECABORT Transaction discarded because of previous errors.")
-		return
-	}
-	if failed {
-		c.NullArray()
 		return
 	}
 	start := len(c.B)
@@ -408,7 +404,7 @@ func watchCommand(c *conn, args [][]byte) {
 }
 
 func unwatchCommand(c *conn, _ [][]byte) {
-	c.watches, c.watchFail = nil, false
+	c.watches = nil
 	c.Status("OK")
 }
 

@@ -48,8 +48,9 @@ type conn struct {
 	multiErr  bool
 	multiDB   int // db the next queued command runs in (SELECT inside MULTI)
 	queued    []kvstore.TxCommand
-	watches   []kvstore.Watch
-	watchFail bool // a watched key was touched by this connection's own writes
+	// watches are checked when EXEC applies: a write by anyone, this connection included,
+	// changes the key's version
+	watches []kvstore.Watch
 }
 
 func newConn(s *Server, nc net.Conn) *conn {
@@ -214,20 +215,6 @@ func (c *conn) addWrite(spec *kvstore.Spec, args [][]byte) {
 	c.batchOps++
 	if spec.Blind == nil || !spec.Blind(args) {
 		c.batchBlind = false
-	}
-	if c.watches != nil {
-		// Redis fails EXEC when a watched key is written, even by the watching client
-		keys := spec.Keys(nil, args)
-		for _, w := range c.watches {
-			for _, k := range keys {
-				if w.DB == c.db && bytes.Equal(w.Key, k) {
-					c.watchFail = true
-				}
-			}
-		}
-		if spec.Flags&kvstore.FlagAllKeys != 0 {
-			c.watchFail = true
-		}
 	}
 	if len(c.batch) >= maxBatchBytes {
 		c.flushBatch()

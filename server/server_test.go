@@ -149,6 +149,25 @@ func TestWatchAbortsExecWhenKeyChanges(t *testing.T) {
 	}
 }
 
+func TestWatchSeesOwnWritesOnly(t *testing.T) {
+	s := startServer(t, Config{MemoryOnly: true})
+	defer s.Close()
+	r := rawConn(t, s)
+	// the watching connection's own write to the key aborts EXEC, as in Redis
+	r.expect(t, "+OK", "WATCH", "k")
+	r.expect(t, "+OK", "SET", "k", "mine")
+	r.expect(t, "+OK", "MULTI")
+	r.expect(t, "+QUEUED", "INCR", "n")
+	r.expect(t, "*-1", "EXEC")
+	// a write elsewhere, even one that locks the whole keyspace, does not
+	r.expect(t, "+OK", "WATCH", "k")
+	r.expect(t, ":1", "ZADD", "src", "1", "a")
+	r.expect(t, ":1", "ZUNIONSTORE", "dst", "1", "src")
+	r.expect(t, "+OK", "MULTI")
+	r.expect(t, "+QUEUED", "INCR", "n")
+	r.expect(t, "*1\r\n:1", "EXEC")
+}
+
 func TestMultiExecReplies(t *testing.T) {
 	s := startServer(t, Config{MemoryOnly: true})
 	defer s.Close()
