@@ -3,6 +3,7 @@ package kvstore
 import (
 	"fmt"
 	"strings"
+	"sync"
 	"sync/atomic"
 )
 
@@ -139,13 +140,20 @@ type Ctx struct {
 
 var readSeq atomic.Uint64
 
+// ctxPool recycles read contexts: a Ctx escapes through the command's function value, so
+// without the pool every GET would allocate one.
+var ctxPool = sync.Pool{New: func() any { return new(Ctx) }}
+
 // Read runs a read-only command against the store with the caller's clock (unix ms). The
 // caller has passed the read barrier. Unknown commands and arity errors are reported too.
 func (s *Store) Read(db int, now int64, args [][]byte, w ReplyWriter) {
 	// Reads may choose at random (SRANDMEMBER, RANDOMKEY): nothing replicated depends on
 	// their choice, so any seed that differs between reads will do.
-	c := Ctx{s: s, DB: db, Now: now, W: w, rnd: rng{state: uint64(now) ^ readSeq.Add(1)<<32}}
+	c := ctxPool.Get().(*Ctx)
+	*c = Ctx{s: s, DB: db, Now: now, W: w, rnd: rng{state: uint64(now) ^ readSeq.Add(1)<<32}}
 	c.run(args, false)
+	*c = Ctx{}
+	ctxPool.Put(c)
 }
 
 func (c *Ctx) run(args [][]byte, write bool) {
