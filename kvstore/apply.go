@@ -245,7 +245,8 @@ func (s *Store) applyExpire(c *Ctx, d *decoder) {
 }
 
 // KeyVersion returns the version WATCH records for key: the item's version, or for an
-// absent key the shard's last deletion. now decides whether a TTL has passed.
+// absent key the version of its deletion (see dbShard.tomb). now decides whether a TTL
+// has passed.
 func (s *Store) KeyVersion(db int, key []byte, now int64) uint64 {
 	sh := &s.shards[shardOf(key)]
 	sh.mu.RLock()
@@ -259,5 +260,8 @@ func (s *Store) keyVersion(db int, key []byte, now int64) uint64 {
 	if ok && (s2.meta&metaHasTTL == 0 || d.ttl[string(key)] > now) {
 		return s2.meta >> metaVerShift
 	}
-	return d.delVer
+	if v, ok := d.tomb[string(key)]; ok {
+		return v
+	}
+	return d.tombFloor
 }

@@ -98,3 +98,44 @@ func BenchmarkReadGET(b *testing.B) {
 		}
 	})
 }
+
+func TestWatchVersionOfAbsentKeys(t *testing.T) {
+	h := newHarness(t)
+	// two keys that share a shard: deleting one must not disturb a WATCH on the other
+	a := "watched"
+	var b string
+	for i := 0; ; i++ {
+		if k := fmt.Sprintf("other%d", i); shardOf([]byte(k)) == shardOf([]byte(a)) {
+			b = k
+			break
+		}
+	}
+	h.do("SET", b, "1")
+	v0 := h.s.KeyVersion(0, []byte(a), h.now)
+	h.do("DEL", b)
+	if v := h.s.KeyVersion(0, []byte(a), h.now); v != v0 {
+		t.Fatalf("deleting %s changed the version of absent %s: %d -> %d", b, a, v0, v)
+	}
+	// created and deleted again between WATCH and EXEC: the version moves
+	h.do("SET", a, "x")
+	h.do("DEL", a)
+	v1 := h.s.KeyVersion(0, []byte(a), h.now)
+	if v1 == v0 {
+		t.Fatal("a key created and deleted again kept its absent version")
+	}
+	// the tombstones stay bounded; dropping them moves every absent key's version
+	for i := 0; i <= maxTombstones; i++ {
+		k := fmt.Sprintf("t%d", i)
+		for shardOf([]byte(k)) != shardOf([]byte(a)) {
+			k += "x"
+		}
+		h.do("SET", k, "1")
+		h.do("DEL", k)
+	}
+	if n := len(h.s.shards[shardOf([]byte(a))].dbs[0].tomb); n > maxTombstones {
+		t.Fatalf("%d tombstones kept, limit %d", n, maxTombstones)
+	}
+	if h.s.KeyVersion(0, []byte(a), h.now) == v1 {
+		t.Fatal("dropping tombstones left an absent key's version unchanged")
+	}
+}

@@ -1,6 +1,7 @@
 package kvstore
 
 import (
+	"bytes"
 	"fmt"
 	"strings"
 	"sync"
@@ -176,36 +177,30 @@ func (c *Ctx) run(args [][]byte, write bool) {
 	c.s.unlock(&l)
 }
 
-// UnknownCommand is Redis 7.0's reply to a command it does not know.
+// UnknownCommand is Redis 7.0's reply to a command it does not know. Redis formats it
+// with printf: "%.128s" for the name and "'%.*s' " per argument while the argument text
+// is under 128 bytes, so each piece stops at a NUL byte, as C strings do. CR and LF become
+// spaces when the error is written.
 func UnknownCommand(args [][]byte) string {
-	var b strings.Builder
-	b.WriteString("ERR unknown command '")
-	b.WriteString(sanitize(truncate(args[0], 128)))
-	b.WriteString("', with args beginning with: ")
-	for i := 1; i < len(args) && b.Len() < 128+len("ERR unknown command '', with args beginning with: ")+len(truncate(args[0], 128)); i++ {
-		b.WriteByte('\'')
-		b.WriteString(sanitize(truncate(args[i], 128)))
-		b.WriteString("' ")
+	var list []byte
+	for i := 1; i < len(args) && len(list) < 128; i++ {
+		a := cString(args[i], 128-len(list))
+		list = append(list, '\'')
+		list = append(list, a...)
+		list = append(list, '\'', ' ')
 	}
-	return b.String()
+	return "ERR unknown command '" + string(cString(args[0], 128)) + "', with args beginning with: " + string(list)
 }
 
-func truncate(b []byte, n int) []byte {
-	if len(b) > n {
-		return b[:n]
+// cString is what printf's "%.*s" prints of b: up to max bytes, stopping at a NUL.
+func cString(b []byte, max int) []byte {
+	if i := bytes.IndexByte(b, 0); i >= 0 {
+		b = b[:i]
+	}
+	if len(b) > max {
+		b = b[:max]
 	}
 	return b
-}
-
-// sanitize replaces CR and LF, which cannot appear in an error line, as Redis does.
-func sanitize(b []byte) string {
-	s := []byte(string(b))
-	for i, c := range s {
-		if c == '\r' || c == '\n' {
-			s[i] = ' '
-		}
-	}
-	return string(s)
 }
 
 // --- keyspace access for command implementations -----------------------------------------
@@ -288,8 +283,19 @@ func (c *Ctx) del(key []byte) bool {
 
 func (c *Ctx) removeKey(d *dbShard, key []byte) {
 	d.remove(key)
-	d.delVer = c.nextVer()
+	v := c.nextVer()
+	if len(d.tomb) >= maxTombstones {
+		d.tomb, d.tombFloor = nil, v
+		return
+	}
+	if d.tomb == nil {
+		d.tomb = make(map[string]uint64)
+	}
+	d.tomb[string(key)] = v
 }
+
+// dropTombstones forgets every deletion in d: absent keys now all read as version v.
+func (d *dbShard) dropTombstones(v uint64) { d.tomb, d.tombFloor = nil, v }
 
 // expireAt returns the key's deadline (unix ms), if it has one.
 func (c *Ctx) expireAt(key []byte) (int64, bool) { return c.db(key).deadline(key) }

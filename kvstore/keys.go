@@ -404,7 +404,7 @@ func flushCmd(all bool) func(c *Ctx, args [][]byte) {
 				}
 				d := &c.s.shards[i].dbs[db]
 				d.reset()
-				d.delVer = ver
+				d.dropTombstones(ver)
 			}
 		}
 		c.W.Status("OK")
@@ -522,8 +522,8 @@ func swapdbCmd(c *Ctx, args [][]byte) {
 	for i := range c.s.shards {
 		sh := &c.s.shards[i]
 		sh.dbs[a], sh.dbs[b] = sh.dbs[b], sh.dbs[a]
-		sh.dbs[a].delVer = ver
-		sh.dbs[b].delVer = ver
+		sh.dbs[a].dropTombstones(ver)
+		sh.dbs[b].dropTombstones(ver)
 	}
 	c.W.Status("OK")
 }

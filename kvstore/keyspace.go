@@ -79,6 +79,9 @@ func (d *dbShard) put(key []byte, it item) {
 			delete(d.flags, k)
 		}
 	}
+	if d.tomb != nil {
+		delete(d.tomb, k) // a live key answers WATCH with its own version
+	}
 	if it.typ != TypeString {
 		if d.colls == nil {
 			d.colls = make(map[string]collection)
@@ -128,5 +131,5 @@ func (d *dbShard) reset() {
 	if len(d.keys) > 0 {
 		d.keys = make(map[string]slot)
 	}
-	d.colls, d.ttl, d.flags = nil, nil, nil
+	d.colls, d.ttl, d.flags, d.tomb = nil, nil, nil, nil
 }

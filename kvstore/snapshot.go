@@ -14,7 +14,7 @@ import (
 // Snapshot format (all integers uvarint unless said otherwise):
 //
 //	magic "NKVSNAP1" applied ver
-//	per shard, per db: delVer nkeys (key record)*      keys in byte order
+//	per shard, per db: tombFloor ntomb (key:bytes ver)* nkeys (key record)*   keys in byte order
 //	key record := key:bytes type:byte ver flags ttl:varint(0 = none) value:bytes
 //
 // Everything that decides a future reply is in it, including the version counter and
@@ -36,7 +36,12 @@ func (s *Store) Snapshot(w io.Writer) error {
 	for i := range s.shards {
 		for db := range s.shards[i].dbs {
 			d := &s.shards[i].dbs[db]
-			buf = binary.AppendUvarint(buf, d.delVer)
+			buf = binary.AppendUvarint(buf, d.tombFloor)
+			buf = binary.AppendUvarint(buf, uint64(len(d.tomb)))
+			for _, k := range sortedKeys(d.tomb) {
+				buf = appendBytes(buf, k)
+				buf = binary.AppendUvarint(buf, d.tomb[k])
+			}
 			buf = binary.AppendUvarint(buf, uint64(len(d.keys)))
 			for _, k := range sortedKeys(d.keys) {
 				buf = appendKeyRecord(buf, k, d.view(k, d.keys[k]), d.ttl[k])
@@ -55,7 +60,7 @@ func (s *Store) Snapshot(w io.Writer) error {
 	return bw.Flush()
 }
 
-func sortedKeys(m map[string]slot) []string {
+func sortedKeys[V any](m map[string]V) []string {
 	keys := make([]string, 0, len(m))
 	for k := range m {
 		keys = append(keys, k)
@@ -150,7 +155,18 @@ func (s *Store) Restore(rd io.Reader) error {
 	for i := range fresh.shards {
 		for db := range fresh.shards[i].dbs {
 			d := &fresh.shards[i].dbs[db]
-			d.delVer = r.uvarint()
+			d.tombFloor = r.uvarint()
+			nt := r.uvarint()
+			if nt > maxTombstones {
+				return fmt.Errorf("%w: %d tombstones", ErrBadSnapshot, nt)
+			}
+			for k := uint64(0); k < nt && r.err == nil; k++ {
+				key := string(r.bytes())
+				if d.tomb == nil {
+					d.tomb = map[string]uint64{}
+				}
+				d.tomb[key] = r.uvarint()
+			}
 			n := r.uvarint()
 			for k := uint64(0); k < n && r.err == nil; k++ {
 				key := string(r.bytes())
@@ -219,8 +235,14 @@ func (s *Store) Digest() uint64 {
 			d := &s.shards[i].dbs[db]
 			buf = binary.AppendUvarint(buf[:0], uint64(db))
 			buf = binary.AppendUvarint(buf, uint64(i))
-			buf = binary.AppendUvarint(buf, d.delVer)
+			buf = binary.AppendUvarint(buf, d.tombFloor)
 			sum += xxhash.Sum64(buf)
+			for k, v := range d.tomb {
+				buf = binary.AppendUvarint(buf[:0], uint64(db)+1<<32)
+				buf = appendBytes(buf, k)
+				buf = binary.AppendUvarint(buf, v)
+				sum += xxhash.Sum64(buf)
+			}
 			d.each(func(k string, it item) bool {
 				buf = binary.AppendUvarint(buf[:0], uint64(db))
 				buf = appendKeyRecord(buf, k, it, d.ttl[k])

@@ -25,6 +25,9 @@ import (
 // NumDBs is the number of logical databases, as Redis's default `databases 16`.
 const NumDBs = 16
 
+// maxTombstones bounds the deletion versions kept per shard and db (see dbShard.tomb).
+const maxTombstones = 1024
+
 // numShards splits the keyspace so that readers and the applier rarely meet on one lock,
 // and so that no single Go map grows (and rehashes) past ~1/256 of the keys.
 const numShards = 256
@@ -89,10 +92,14 @@ type dbShard struct {
 	colls map[string]collection // values of non-string keys (see keyspace.go)
 	flags map[string]uint32     // memcached flags, only for keys with hasFlags
 	ttl   map[string]int64      // absolute deadline in unix ms, only for keys with hasTTL
-	// delVer is the store version of the last deletion in this shard and db: WATCH on a
-	// key that is absent compares against it, so a key created and deleted again between
-	// WATCH and EXEC still aborts the transaction (at the cost of rare false aborts).
-	delVer uint64
+	// WATCH on an absent key records its tombstone version, or tombFloor when it has
+	// none; EXEC compares again. tomb holds the version at which recently deleted keys
+	// were deleted, so a key created and deleted between WATCH and EXEC still aborts the
+	// transaction while deletions of other keys do not. It is bounded: when it outgrows
+	// maxTombstones it is dropped whole and tombFloor rises to the current version, which
+	// aborts the (rare) transactions that watched an absent key across that moment.
+	tomb      map[string]uint64
+	tombFloor uint64
 }
 
 type shard struct {

@@ -64,34 +64,43 @@ const (
 	setPX
 	setEXAT
 	setPXAT
+	setPersist // GETEX only
 )
 
-// parseSetOptions parses SET's options from args[3:]; expire is the raw EX/PX/... value.
-// It returns an error reply or "".
-func parseSetOptions(args [][]byte) (flags int, expire []byte, errReply string) {
-	for i := 3; i < len(args); i++ {
+// parseStringOptions parses the options of SET (forSet) or GETEX from args[from:] as
+// Redis's parseExtendedStringArgumentsOrReply does: an option may repeat (the last value
+// wins, and only it is validated later), and each option refuses only the ones it
+// conflicts with. expire is the raw EX/PX/EXAT/PXAT value.
+func parseStringOptions(args [][]byte, from int, forSet bool) (flags int, expire []byte, errReply string) {
+	const expiry = setEX | setPX | setEXAT | setPXAT
+	for i := from; i < len(args); i++ {
 		a := args[i]
 		hasNext := i+1 < len(args)
 		switch {
-		case eq(a, "nx") && flags&setXX == 0:
+		case forSet && eq(a, "nx") && flags&setXX == 0:
 			flags |= setNX
-		case eq(a, "xx") && flags&setNX == 0:
+		case forSet && eq(a, "xx") && flags&setNX == 0:
 			flags |= setXX
-		case eq(a, "get"):
+		case forSet && eq(a, "get"):
 			flags |= setGet
-		case eq(a, "keepttl") && flags&(setEX|setPX|setEXAT|setPXAT) == 0:
+		case forSet && eq(a, "keepttl") && flags&(setPersist|expiry) == 0:
 			flags |= setKeepTTL
-		case (eq(a, "ex") || eq(a, "px") || eq(a, "exat") || eq(a, "pxat")) && flags&(setKeepTTL|setEX|setPX|setEXAT|setPXAT) == 0 && hasNext:
-			switch {
-			case eq(a, "ex"):
-				flags |= setEX
-			case eq(a, "px"):
-				flags |= setPX
-			case eq(a, "exat"):
-				flags |= setEXAT
-			default:
-				flags |= setPXAT
-			}
+		case !forSet && eq(a, "persist") && flags&(setKeepTTL|expiry) == 0:
+			flags |= setPersist
+		case eq(a, "ex") && flags&(setKeepTTL|setPersist|expiry&^setEX) == 0 && hasNext:
+			flags |= setEX
+			i++
+			expire = args[i]
+		case eq(a, "px") && flags&(setKeepTTL|setPersist|expiry&^setPX) == 0 && hasNext:
+			flags |= setPX
+			i++
+			expire = args[i]
+		case eq(a, "exat") && flags&(setKeepTTL|setPersist|expiry&^setEXAT) == 0 && hasNext:
+			flags |= setEXAT
+			i++
+			expire = args[i]
+		case eq(a, "pxat") && flags&(setKeepTTL|setPersist|expiry&^setPXAT) == 0 && hasNext:
+			flags |= setPXAT
 			i++
 			expire = args[i]
 		default:
@@ -99,6 +108,11 @@ func parseSetOptions(args [][]byte) (flags int, expire []byte, errReply string) 
 		}
 	}
 	return flags, expire, ""
+}
+
+// parseSetOptions parses SET's options (args[3:]).
+func parseSetOptions(args [][]byte) (flags int, expire []byte, errReply string) {
+	return parseStringOptions(args, 3, true)
 }
 
 // expireDeadline turns an EX/PX/EXAT/PXAT value into an absolute deadline in unix ms, with
@@ -248,42 +262,12 @@ func getdelCmd(c *Ctx, args [][]byte) {
 }
 
 func getexCmd(c *Ctx, args [][]byte) {
-	var flags int
-	var expire []byte
-	persist := false
-	for i := 2; i < len(args); i++ {
-		a := args[i]
-		hasNext := i+1 < len(args)
-		switch {
-		case eq(a, "persist") && flags == 0 && !persist:
-			persist = true
-		case (eq(a, "ex") || eq(a, "px") || eq(a, "exat") || eq(a, "pxat")) && flags == 0 && !persist && hasNext:
-			switch {
-			case eq(a, "ex"):
-				flags = setEX
-			case eq(a, "px"):
-				flags = setPX
-			case eq(a, "exat"):
-				flags = setEXAT
-			default:
-				flags = setPXAT
-			}
-			i++
-			expire = args[i]
-		default:
-			c.W.Error(ErrSyntax)
-			return
-		}
+	flags, expire, errReply := parseStringOptions(args, 2, false)
+	if errReply != "" {
+		c.W.Error(errReply)
+		return
 	}
-	var deadline int64
-	if expire != nil {
-		var e string
-		deadline, e = expireDeadline(expire, flags&(setEX|setEXAT) != 0, flags&(setEXAT|setPXAT) != 0, c.Now, "getex")
-		if e != "" {
-			c.W.Error(e)
-			return
-		}
-	}
+	// Redis looks the key up and checks its type before it validates the expire value
 	s, ok, wrong := c.getString(args[1])
 	switch {
 	case wrong:
@@ -292,12 +276,18 @@ func getexCmd(c *Ctx, args [][]byte) {
 		c.W.Null()
 		return
 	}
-	switch {
-	case expire != nil && deadline <= c.Now:
-		c.del(args[1])
-	case expire != nil:
-		c.setExpire(args[1], deadline)
-	case persist:
+	if expire != nil {
+		deadline, e := expireDeadline(expire, flags&(setEX|setEXAT) != 0, flags&(setEXAT|setPXAT) != 0, c.Now, "getex")
+		if e != "" {
+			c.W.Error(e)
+			return
+		}
+		if deadline <= c.Now {
+			c.del(args[1])
+		} else {
+			c.setExpire(args[1], deadline)
+		}
+	} else if flags&setPersist != 0 {
 		c.persist(args[1])
 	}
 	c.W.BulkString(s)
