@@ -44,10 +44,10 @@ type conn struct {
 	applied    chan struct{}
 
 	// MULTI state
-	inMulti   bool
-	multiErr  bool
-	multiDB   int // db the next queued command runs in (SELECT inside MULTI)
-	queued    []kvstore.TxCommand
+	inMulti  bool
+	multiErr bool
+	multiDB  int // db the next queued command runs in (SELECT inside MULTI)
+	queued   []kvstore.TxCommand
 	// watches are checked when EXEC applies: a write by anyone, this connection included,
 	// changes the key's version
 	watches []kvstore.Watch
