@@ -148,17 +148,23 @@ var ctxPool = sync.Pool{New: func() any { return new(Ctx) }}
 // Read runs a read-only command against the store with the caller's clock (unix ms). The
 // caller has passed the read barrier. Unknown commands and arity errors are reported too.
 func (s *Store) Read(db int, now int64, args [][]byte, w ReplyWriter) {
+	s.ReadSpec(Lookup(args[0]), db, now, args, w)
+}
+
+// ReadSpec is Read for a caller that has already looked the command up (spec may be nil).
+func (s *Store) ReadSpec(spec *Spec, db int, now int64, args [][]byte, w ReplyWriter) {
 	// Reads may choose at random (SRANDMEMBER, RANDOMKEY): nothing replicated depends on
 	// their choice, so any seed that differs between reads will do.
 	c := ctxPool.Get().(*Ctx)
 	*c = Ctx{s: s, DB: db, Now: now, W: w, rnd: rng{state: uint64(now) ^ readSeq.Add(1)<<32}}
-	c.run(args, false)
+	c.runSpec(spec, args, false)
 	*c = Ctx{}
 	ctxPool.Put(c)
 }
 
-func (c *Ctx) run(args [][]byte, write bool) {
-	spec := Lookup(args[0])
+func (c *Ctx) run(args [][]byte, write bool) { c.runSpec(Lookup(args[0]), args, write) }
+
+func (c *Ctx) runSpec(spec *Spec, args [][]byte, write bool) {
 	if spec == nil {
 		c.W.Error(UnknownCommand(args))
 		return

@@ -10,6 +10,7 @@ import (
 	"log"
 	"os"
 	"os/signal"
+	"runtime/pprof"
 	"strings"
 	"syscall"
 
@@ -43,6 +44,7 @@ type options struct {
 	requirepass string
 	config      string
 	version     bool
+	cpuprofile  string
 }
 
 func newFlagSet(o *options, stderr io.Writer) *flag.FlagSet {
@@ -63,6 +65,7 @@ func newFlagSet(o *options, stderr io.Writer) *flag.FlagSet {
 	fs.StringVar(&o.requirepass, "requirepass", "", "password clients must AUTH with")
 	fs.StringVar(&o.config, "config", "", "config file: one 'flag value' per line, same names as the flags")
 	fs.BoolVar(&o.version, "version", false, "print the version and exit")
+	fs.StringVar(&o.cpuprofile, "cpuprofile", "", "write a Go CPU profile to this file until shutdown")
 	return fs
 }
 
@@ -105,6 +108,19 @@ func run(args []string, stdout, stderr io.Writer) error {
 		return errors.New("the ZooKeeper and memcached frontends are not in this build yet: pass --zk '' --memcache ''")
 	}
 	logger := log.New(stderr, "", log.LstdFlags|log.Lmicroseconds)
+	if o.cpuprofile != "" {
+		f, err := os.Create(o.cpuprofile)
+		if err != nil {
+			return err
+		}
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return err
+		}
+		defer func() {
+			pprof.StopCPUProfile()
+			f.Close()
+		}()
+	}
 	srv, err := server.Start(server.Config{
 		RedisAddr:   o.redis,
 		DataDir:     o.dataDir,
