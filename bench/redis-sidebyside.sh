@@ -1,0 +1,94 @@
+#!/usr/bin/env bash
+# Side by side: nanokv (one node, WAL with --fsync everysec) against redis-server (no
+# persistence at all: its best case), on this machine, with redis-benchmark.
+#
+#   bench/redis-sidebyside.sh            throughput table + memory (takes ~10 minutes)
+#   N=200000 REPS=1 bench/redis-sidebyside.sh     a quicker, noisier look
+#
+# Throughput: redis-benchmark -t set,get -c 50 -n $N -r 1000000 -P 1 and -P 16, each
+# configuration $REPS times, alternating the two servers so that drift on a shared
+# machine hits both alike; the median is reported with every run.
+# Memory: 1M distinct keys with 32-byte values piped into each server, then RSS.
+# Needs redis-server, redis-benchmark, redis-cli and Go. The servers listen on loopback
+# ports chosen at start and are stopped on exit.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+N=${N:-1000000}
+REPS=${REPS:-3}
+work=$(mktemp -d)
+pids=()
+cleanup() {
+  for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
+  wait 2>/dev/null || true
+  rm -rf "$work"
+}
+trap cleanup EXIT INT TERM
+
+for tool in redis-server redis-benchmark redis-cli go; do
+  command -v "$tool" >/dev/null || { echo "missing $tool (apt-get install redis-server redis-tools; Go)"; exit 1; }
+done
+
+free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()'; }
+wait_ping() { for _ in $(seq 100); do redis-cli -p "$1" ping >/dev/null 2>&1 && return 0; sleep 0.1; done; echo "server on $1 did not start"; exit 1; }
+
+start_servers() {
+  rport=$(free_port); nport=$(free_port)
+  redis-server --port "$rport" --bind 127.0.0.1 --save '' --appendonly no --dir "$work" >/dev/null &
+  pids+=($!); rpid=$!
+  rm -rf "$work/nanokv-data"
+  "$work/nanokv" --redis "127.0.0.1:$nport" --data-dir "$work/nanokv-data" 2>"$work/nanokv.log" &
+  pids+=($!); npid=$!
+  wait_ping "$rport"; wait_ping "$nport"
+}
+stop_servers() { kill "$rpid" "$npid"; wait "$rpid" "$npid" 2>/dev/null || true; }
+
+go build -o "$work/nanokv" ./cmd/nanokv
+echo "# $(date -u +%Y-%m-%dT%H:%MZ)  $(nproc) cores, $(free -g | awk '/Mem:/{print $2}') GiB, $(uname -r)"
+echo "# $(redis-server --version | cut -d' ' -f3)  nanokv $("$work/nanokv" --version | cut -d' ' -f2)  $(go version | cut -d' ' -f3)"
+echo "# redis-benchmark -t set,get -c 50 -n $N -r 1000000 -P {1,16}; median of $REPS alternating runs"
+
+start_servers
+declare -A runs
+for rep in $(seq "$REPS"); do
+  for P in 1 16; do
+    for sys in redis nanokv; do
+      port=$rport; [ "$sys" = nanokv ] && port=$nport
+      out=$(redis-benchmark -p "$port" -t set,get -c 50 -n "$N" -r 1000000 -P "$P" -q 2>&1 | tr '\r' '\n' | grep -a "per second" | grep -v "rps=")
+      for t in SET GET; do
+        line=$(echo "$out" | grep -a "^$t:")
+        runs[$P,$sys,$t]+="$(echo "$line" | awk '{print $2}') "
+        runs[$P,$sys,${t}p50]+="$(echo "$line" | sed 's/.*p50=\([0-9.]*\).*/\1/') "
+      done
+    done
+  done
+done
+median() { tr ' ' '\n' | grep -v '^$' | sort -g | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
+echo
+echo "| test | redis-server ops/s | nanokv ops/s | ratio | p50 ms redis / nanokv | runs redis ; nanokv |"
+echo "|---|---|---|---|---|---|"
+for P in 1 16; do for t in SET GET; do
+  r=$(echo "${runs[$P,redis,$t]}" | median); n=$(echo "${runs[$P,nanokv,$t]}" | median)
+  rp=$(echo "${runs[$P,redis,${t}p50]}" | median); np=$(echo "${runs[$P,nanokv,${t}p50]}" | median)
+  printf "| %s -P %s | %.0f | %.0f | %.2f | %s / %s | %s; %s |\n" "$t" "$P" "$r" "$n" "$(echo "$n / $r" | bc -l)" "$rp" "$np" "${runs[$P,redis,$t]}" "${runs[$P,nanokv,$t]}"
+done; done
+stop_servers
+
+# memory: the same 1M keys into fresh servers
+start_servers
+python3 - "$work/1m.resp" <<'EOF'
+import sys
+v = b"x" * 32
+with open(sys.argv[1], "wb") as f:
+    for i in range(1000000):
+        k = b"key:%010d" % i
+        f.write(b"*3\r\n$3\r\nSET\r\n$%d\r\n%s\r\n$32\r\n%s\r\n" % (len(k), k, v))
+EOF
+for port in "$rport" "$nport"; do redis-cli -p "$port" --pipe < "$work/1m.resp" >/dev/null; done
+sleep 3
+rss() { awk '/VmRSS/{print $2}' "/proc/$1/status"; }
+r=$(rss "$rpid"); n=$(rss "$npid")
+echo
+echo "| 1M keys, 32-byte values | redis-server | nanokv | ratio |"
+echo "|---|---|---|---|"
+printf "| RSS | %.1f MiB | %.1f MiB | %.2f |\n" "$(echo "$r/1024" | bc -l)" "$(echo "$n/1024" | bc -l)" "$(echo "$n / $r" | bc -l)"
+stop_servers
