@@ -32,9 +32,9 @@ func init() {
 		&Spec{Name: "hlen", Arity: 2, Flags: rf, FirstKey: 1, LastKey: 1, Step: 1, Group: "hash", Since: "2.0.0", Summary: "Get the number of fields in a hash", Run: hlenCmd},
 		&Spec{Name: "hstrlen", Arity: 3, Flags: rf, FirstKey: 1, LastKey: 1, Step: 1, Group: "hash", Since: "3.2.0", Summary: "Get the length of the value of a hash field", Run: hstrlenCmd},
 		&Spec{Name: "hexists", Arity: 3, Flags: rf, FirstKey: 1, LastKey: 1, Step: 1, Group: "hash", Since: "2.0.0", Summary: "Determine if a hash field exists", Run: hexistsCmd},
-		&Spec{Name: "hkeys", Arity: 2, Flags: r, FirstKey: 1, LastKey: 1, Step: 1, Group: "hash", Since: "2.0.0", Summary: "Get all the fields in a hash", Run: hkeysCmd},
-		&Spec{Name: "hvals", Arity: 2, Flags: r, FirstKey: 1, LastKey: 1, Step: 1, Group: "hash", Since: "2.0.0", Summary: "Get all the values in a hash", Run: hvalsCmd},
-		&Spec{Name: "hgetall", Arity: 2, Flags: r, FirstKey: 1, LastKey: 1, Step: 1, Group: "hash", Since: "2.0.0", Summary: "Get all the fields and values in a hash", Run: hgetallCmd},
+		&Spec{Name: "hkeys", Arity: 2, Flags: r, FirstKey: 1, LastKey: 1, Step: 1, Group: "hash", Since: "2.0.0", Summary: "Get all the fields in a hash", Run: hashListCmd(true, false)},
+		&Spec{Name: "hvals", Arity: 2, Flags: r, FirstKey: 1, LastKey: 1, Step: 1, Group: "hash", Since: "2.0.0", Summary: "Get all the values in a hash", Run: hashListCmd(false, true)},
+		&Spec{Name: "hgetall", Arity: 2, Flags: r, FirstKey: 1, LastKey: 1, Step: 1, Group: "hash", Since: "2.0.0", Summary: "Get all the fields and values in a hash", Run: hashListCmd(true, true)},
 		&Spec{Name: "hincrby", Arity: 4, Flags: w, FirstKey: 1, LastKey: 1, Step: 1, Group: "hash", Since: "2.0.0", Summary: "Increment the integer value of a hash field by the given number", Run: hincrbyCmd},
 		&Spec{Name: "hincrbyfloat", Arity: 4, Flags: w, FirstKey: 1, LastKey: 1, Step: 1, Group: "hash", Since: "2.6.0", Summary: "Increment the float value of a hash field by the given amount", Run: hincrbyfloatCmd},
 		&Spec{Name: "hrandfield", Arity: -2, Flags: r, FirstKey: 1, LastKey: 1, Step: 1, Group: "hash", Since: "6.2.0", Summary: "Get one or multiple random fields from a hash", Run: hrandfieldCmd},
@@ -355,49 +355,34 @@ func hexistsCmd(c *Ctx, args [][]byte) {
 	c.W.Int(0)
 }
 
-func hkeysCmd(c *Ctx, args [][]byte) {
-	_, h, wrong := c.hashAt(args[1])
-	if wrong {
-		return
-	}
-	if h == nil {
-		c.W.Array(0)
-		return
-	}
-	c.W.Array(h.Len())
-	for _, e := range h.entries {
-		c.W.BulkString(e.field)
-	}
-}
-
-func hvalsCmd(c *Ctx, args [][]byte) {
-	_, h, wrong := c.hashAt(args[1])
-	if wrong {
-		return
-	}
-	if h == nil {
-		c.W.Array(0)
-		return
-	}
-	c.W.Array(h.Len())
-	for _, e := range h.entries {
-		c.W.BulkString(e.value)
-	}
-}
-
-func hgetallCmd(c *Ctx, args [][]byte) {
-	_, h, wrong := c.hashAt(args[1])
-	if wrong {
-		return
-	}
-	if h == nil {
-		c.W.Map(0)
-		return
-	}
-	c.W.Map(h.Len())
-	for _, e := range h.entries {
-		c.W.BulkString(e.field)
-		c.W.BulkString(e.value)
+// hashListCmd answers HKEYS (fields), HVALS (values) and HGETALL (both, as a map), in
+// the hash's dense order.
+func hashListCmd(fields, values bool) func(c *Ctx, args [][]byte) {
+	return func(c *Ctx, args [][]byte) {
+		_, h, wrong := c.hashAt(args[1])
+		if wrong {
+			return
+		}
+		n := 0
+		if h != nil {
+			n = h.Len()
+		}
+		if fields && values {
+			c.W.Map(n)
+		} else {
+			c.W.Array(n)
+		}
+		if h == nil {
+			return
+		}
+		for _, e := range h.entries {
+			if fields {
+				c.W.BulkString(e.field)
+			}
+			if values {
+				c.W.BulkString(e.value)
+			}
+		}
 	}
 }
 

@@ -3,7 +3,6 @@ package kvstore
 import (
 	"bytes"
 	"encoding/binary"
-	"fmt"
 	"reflect"
 	"regexp"
 	"sort"
@@ -12,76 +11,11 @@ import (
 	"testing"
 )
 
-// hsWire renders replies as RESP2 or RESP3 bytes, with RESP3's map (%) and set (~) types,
-// so that tests can check reply shapes the tree writer does not distinguish.
-type hsWire struct {
-	b     bytes.Buffer
-	resp3 bool
-}
-
-func (w *hsWire) Status(s string)     { fmt.Fprintf(&w.b, "+%s\r\n", s) }
-func (w *hsWire) Error(s string)      { fmt.Fprintf(&w.b, "-%s\r\n", s) }
-func (w *hsWire) Int(n int64)         { fmt.Fprintf(&w.b, ":%d\r\n", n) }
-func (w *hsWire) Bulk(b []byte)       { fmt.Fprintf(&w.b, "$%d\r\n%s\r\n", len(b), b) }
-func (w *hsWire) BulkString(s string) { fmt.Fprintf(&w.b, "$%d\r\n%s\r\n", len(s), s) }
-func (w *hsWire) Array(n int)         { fmt.Fprintf(&w.b, "*%d\r\n", n) }
-func (w *hsWire) Double(f float64)    { w.BulkString(FormatDouble(f)) }
-func (w *hsWire) Resp3() bool         { return w.resp3 }
-func (w *hsWire) Map(n int) {
-	if w.resp3 {
-		fmt.Fprintf(&w.b, "%%%d\r\n", n)
-	} else {
-		fmt.Fprintf(&w.b, "*%d\r\n", 2*n)
-	}
-}
-func (w *hsWire) Set(n int) {
-	if w.resp3 {
-		fmt.Fprintf(&w.b, "~%d\r\n", n)
-	} else {
-		fmt.Fprintf(&w.b, "*%d\r\n", n)
-	}
-}
-func (w *hsWire) Null() {
-	if w.resp3 {
-		w.b.WriteString("_\r\n")
-	} else {
-		w.b.WriteString("$-1\r\n")
-	}
-}
-func (w *hsWire) NullArray() {
-	if w.resp3 {
-		w.b.WriteString("_\r\n")
-	} else {
-		w.b.WriteString("*-1\r\n")
-	}
-}
-
-// hsRaw runs a command like harness.do and returns the reply as wire bytes.
-func hsRaw(h *harness, args ...string) string {
-	h.t.Helper()
-	bargs := make([][]byte, len(args))
-	for i, a := range args {
-		bargs[i] = []byte(a)
-	}
-	w := &hsWire{resp3: h.resp3}
-	spec := Lookup(bargs[0])
-	if spec != nil && spec.Flags&FlagWrite != 0 {
-		h.index++
-		data := AppendCommand(nil, h.db, bargs)
-		if err := h.s.Apply(Entry{Index: h.index, Term: 1, Time: h.now, Data: data}, w); err != nil {
-			h.t.Fatalf("apply %q: %v", args, err)
-		}
-	} else {
-		h.s.Read(h.db, h.now, bargs, w)
-	}
-	return w.b.String()
-}
-
 // hsExpectMatch requires the wire reply to match a regular expression; when it has
 // groups, they must all capture the same text (a field and its value share a digit).
 func hsExpectMatch(h *harness, pattern string, args ...string) {
 	h.t.Helper()
-	got := hsRaw(h, args...)
+	got := h.raw(args...)
 	m := regexp.MustCompile(pattern).FindStringSubmatch(got)
 	if m == nil {
 		h.t.Fatalf("%s\n got: %q\nwant: /%s/", strings.Join(args, " "), got, pattern)
@@ -95,7 +29,7 @@ func hsExpectMatch(h *harness, pattern string, args ...string) {
 
 func hsExpectRaw(h *harness, want string, args ...string) {
 	h.t.Helper()
-	if got := hsRaw(h, args...); got != want {
+	if got := h.raw(args...); got != want {
 		h.t.Fatalf("%s\n got: %q\nwant: %q", strings.Join(args, " "), got, want)
 	}
 }
@@ -431,7 +365,7 @@ func TestHashRandField(t *testing.T) {
 	h.resp3 = true
 	hsExpectMatch(h, `^\*1\r\n\*2\r\n\$2\r\nf(\d)\r\n\$2\r\nv(\d)\r\n$`, "HRANDFIELD", "h", "-1", "WITHVALUES")
 	hsExpectRaw(h, "*3\r\n*2\r\n$2\r\nf1\r\n$2\r\nv1\r\n*2\r\n$2\r\nf2\r\n$2\r\nv2\r\n*2\r\n$2\r\nf3\r\n$2\r\nv3\r\n", "HRANDFIELD", "h", "3", "WITHVALUES")
-	if got := hsRaw(h, "HRANDFIELD", "h", "2", "WITHVALUES"); !strings.HasPrefix(got, "*2\r\n*2\r\n") || strings.Count(got, "*2\r\n") != 3 {
+	if got := h.raw("HRANDFIELD", "h", "2", "WITHVALUES"); !strings.HasPrefix(got, "*2\r\n*2\r\n") || strings.Count(got, "*2\r\n") != 3 {
 		t.Fatalf("RESP3 HRANDFIELD 2 WITHVALUES: %q", got)
 	}
 	hsExpectRaw(h, "*0\r\n", "HRANDFIELD", "missing", "2", "WITHVALUES")

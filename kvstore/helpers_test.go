@@ -1,6 +1,7 @@
 package kvstore
 
 import (
+	"bytes"
 	"fmt"
 	"reflect"
 	"strings"
@@ -91,24 +92,72 @@ func (h *harness) do(args ...string) any {
 
 func (h *harness) run(apply bool, args ...string) any {
 	h.t.Helper()
-	bargs := make([][]byte, len(args))
-	for i, a := range args {
-		bargs[i] = []byte(a)
-	}
 	w := tree{resp3: h.resp3}
-	if apply {
-		h.index++
-		data := AppendCommand(nil, h.db, bargs)
-		if err := h.s.Apply(Entry{Index: h.index, Term: 1, Time: h.now, Data: data}, &w); err != nil {
-			h.t.Fatalf("apply %q: %v", args, err)
-		}
-	} else {
-		h.s.Read(h.db, h.now, bargs, &w)
-	}
+	h.exec(apply, &w, args...)
 	if len(w.out) != 1 || len(w.stack) != 0 {
 		h.t.Fatalf("%q: want exactly one complete reply, got %#v (open frames %d)", args, w.out, len(w.stack))
 	}
 	return w.out[0]
+}
+
+// exec runs a command through Apply (as a log entry) or Read, replying to w.
+func (h *harness) exec(apply bool, w ReplyWriter, args ...string) {
+	h.t.Helper()
+	bargs := make([][]byte, len(args))
+	for i, a := range args {
+		bargs[i] = []byte(a)
+	}
+	if apply {
+		h.index++
+		data := AppendCommand(nil, h.db, bargs)
+		if err := h.s.Apply(Entry{Index: h.index, Term: 1, Time: h.now, Data: data}, w); err != nil {
+			h.t.Fatalf("apply %q: %v", args, err)
+		}
+	} else {
+		h.s.Read(h.db, h.now, bargs, w)
+	}
+}
+
+// raw runs a command like do and returns the reply as RESP bytes, for checks that must
+// tell a null bulk from a null array, or RESP2 from RESP3 shapes.
+func (h *harness) raw(args ...string) string {
+	h.t.Helper()
+	spec := Lookup([]byte(args[0]))
+	w := &wire{resp3: h.resp3}
+	h.exec(spec != nil && spec.Flags&FlagWrite != 0, w, args...)
+	return w.b.String()
+}
+
+// wire renders replies as RESP2 or RESP3 bytes (the resp package cannot be imported
+// here: it imports kvstore).
+type wire struct {
+	b     bytes.Buffer
+	resp3 bool
+}
+
+func (w *wire) Status(s string)     { fmt.Fprintf(&w.b, "+%s\r\n", s) }
+func (w *wire) Error(s string)      { fmt.Fprintf(&w.b, "-%s\r\n", s) }
+func (w *wire) Int(n int64)         { fmt.Fprintf(&w.b, ":%d\r\n", n) }
+func (w *wire) Bulk(b []byte)       { fmt.Fprintf(&w.b, "$%d\r\n%s\r\n", len(b), b) }
+func (w *wire) BulkString(s string) { fmt.Fprintf(&w.b, "$%d\r\n%s\r\n", len(s), s) }
+func (w *wire) Array(n int)         { fmt.Fprintf(&w.b, "*%d\r\n", n) }
+func (w *wire) Resp3() bool         { return w.resp3 }
+
+func (w *wire) pick(resp2, resp3 string) {
+	if w.resp3 {
+		w.b.WriteString(resp3)
+	} else {
+		w.b.WriteString(resp2)
+	}
+}
+
+func (w *wire) Map(n int)  { w.pick(fmt.Sprintf("*%d\r\n", 2*n), fmt.Sprintf("%%%d\r\n", n)) }
+func (w *wire) Set(n int)  { w.pick(fmt.Sprintf("*%d\r\n", n), fmt.Sprintf("~%d\r\n", n)) }
+func (w *wire) Null()      { w.pick("$-1\r\n", "_\r\n") }
+func (w *wire) NullArray() { w.pick("*-1\r\n", "_\r\n") }
+func (w *wire) Double(f float64) {
+	s := FormatDouble(f)
+	w.pick(fmt.Sprintf("$%d\r\n%s\r\n", len(s), s), ","+s+"\r\n")
 }
 
 // expect runs a command and compares its reply with want (see tree for the shapes).

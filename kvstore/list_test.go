@@ -3,7 +3,6 @@ package kvstore
 import (
 	"bytes"
 	"encoding/binary"
-	"fmt"
 	"math/rand"
 	"reflect"
 	"strconv"
@@ -11,62 +10,9 @@ import (
 	"testing"
 )
 
-// listWire renders replies as RESP2 or RESP3 bytes, so that tests can tell a null bulk
-// ($-1) from a null array (*-1), which the tree writer does not distinguish.
-type listWire struct {
-	b     bytes.Buffer
-	resp3 bool
-}
-
-func (w *listWire) Status(s string)     { fmt.Fprintf(&w.b, "+%s\r\n", s) }
-func (w *listWire) Error(s string)      { fmt.Fprintf(&w.b, "-%s\r\n", s) }
-func (w *listWire) Int(n int64)         { fmt.Fprintf(&w.b, ":%d\r\n", n) }
-func (w *listWire) Bulk(b []byte)       { fmt.Fprintf(&w.b, "$%d\r\n%s\r\n", len(b), b) }
-func (w *listWire) BulkString(s string) { fmt.Fprintf(&w.b, "$%d\r\n%s\r\n", len(s), s) }
-func (w *listWire) Array(n int)         { fmt.Fprintf(&w.b, "*%d\r\n", n) }
-func (w *listWire) Map(n int)           { fmt.Fprintf(&w.b, "*%d\r\n", 2*n) }
-func (w *listWire) Set(n int)           { fmt.Fprintf(&w.b, "*%d\r\n", n) }
-func (w *listWire) Double(f float64)    { w.BulkString(FormatDouble(f)) }
-func (w *listWire) Resp3() bool         { return w.resp3 }
-func (w *listWire) Null() {
-	if w.resp3 {
-		w.b.WriteString("_\r\n")
-	} else {
-		w.b.WriteString("$-1\r\n")
-	}
-}
-func (w *listWire) NullArray() {
-	if w.resp3 {
-		w.b.WriteString("_\r\n")
-	} else {
-		w.b.WriteString("*-1\r\n")
-	}
-}
-
-// listRaw runs a command like harness.do and returns the reply as wire bytes.
-func listRaw(h *harness, args ...string) string {
-	h.t.Helper()
-	bargs := make([][]byte, len(args))
-	for i, a := range args {
-		bargs[i] = []byte(a)
-	}
-	w := &listWire{resp3: h.resp3}
-	spec := Lookup(bargs[0])
-	if spec != nil && spec.Flags&FlagWrite != 0 {
-		h.index++
-		data := AppendCommand(nil, h.db, bargs)
-		if err := h.s.Apply(Entry{Index: h.index, Term: 1, Time: h.now, Data: data}, w); err != nil {
-			h.t.Fatalf("apply %q: %v", args, err)
-		}
-	} else {
-		h.s.Read(h.db, h.now, bargs, w)
-	}
-	return w.b.String()
-}
-
 func listExpectRaw(h *harness, want string, args ...string) {
 	h.t.Helper()
-	if got := listRaw(h, args...); got != want {
+	if got := h.raw(args...); got != want {
 		h.t.Fatalf("%s\n got: %q\nwant: %q", strings.Join(args, " "), got, want)
 	}
 }

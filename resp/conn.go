@@ -79,8 +79,9 @@ func (c *conn) serve() {
 	need := 0
 	for {
 		// run every complete request in the buffer
+		maxBulk := c.s.config().MaxBulk
 		for end-start >= need && start < end {
-			lim := ParseLimits{MaxBulk: c.s.config().MaxBulk, Unauth: !c.authed}
+			lim := ParseLimits{MaxBulk: maxBulk, Unauth: !c.authed} // AUTH may come mid-pipeline
 			args, n, nd, err := ParseCommand(buf[start:end], c.args, lim)
 			if errors.Is(err, ErrIncomplete) {
 				need = nd
