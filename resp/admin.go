@@ -254,10 +254,12 @@ func validClientName(b []byte) bool {
 	return true
 }
 
+// clientArity is the arity of each CLIENT subcommand, Redis-style (name included).
+var clientArity = map[string]int{"id": 2, "getname": 2, "setname": 3, "info": 2, "list": -2, "help": 2, "no-evict": 3, "setinfo": 4}
+
 func clientCommand(c *conn, args [][]byte) {
 	sub := strings.ToLower(string(args[1]))
-	arity := map[string]int{"id": 2, "getname": 2, "setname": 3, "info": 2, "list": -2, "help": 2, "no-evict": 3, "setinfo": 4}
-	a, known := arity[sub]
+	a, known := clientArity[sub]
 	if !known {
 		c.Error("ERR unknown subcommand '" + string(args[1]) + "'. Try CLIENT HELP.")
 		return
