@@ -437,12 +437,11 @@ func hincrbyfloatCmd(c *Ctx, args [][]byte) {
 		c.W.Error(errHashIncrResult)
 		return
 	}
-	sum := new(big.Float).SetPrec(longDoublePrec).SetMode(big.ToNearestEven).Add(cur, incr)
-	if sum.MantExp(nil) > 16384 {
+	out, ok := addLongDouble(cur, incr)
+	if !ok {
 		c.W.Error(errHashIncrResult)
 		return
 	}
-	out := formatLongDouble(sum)
 	h.set(string(args[2]), out)
 	c.touched(args[1], it)
 	c.W.BulkString(out)

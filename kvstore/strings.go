@@ -425,12 +425,11 @@ func incrbyfloatCmd(c *Ctx, args [][]byte) {
 		c.W.Error("ERR increment would produce NaN or Infinity")
 		return
 	}
-	sum := new(big.Float).SetPrec(longDoublePrec).SetMode(big.ToNearestEven).Add(cur, incr)
-	if sum.MantExp(nil) > 16384 {
+	out, ok := addLongDouble(cur, incr)
+	if !ok {
 		c.W.Error("ERR increment would produce NaN or Infinity")
 		return
 	}
-	out := formatLongDouble(sum)
 	c.setString(args[1], out, true)
 	c.W.BulkString(out)
 }

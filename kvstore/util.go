@@ -136,6 +136,16 @@ func parseLongDouble(b []byte) (*big.Float, bool) {
 	return f, true
 }
 
+// addLongDouble adds as Redis's long double arithmetic (INCRBYFLOAT, HINCRBYFLOAT) and
+// formats the sum as they reply it; false when the sum leaves the long double range.
+func addLongDouble(a, b *big.Float) (string, bool) {
+	sum := new(big.Float).SetPrec(longDoublePrec).SetMode(big.ToNearestEven).Add(a, b)
+	if sum.MantExp(nil) > 16384 {
+		return "", false
+	}
+	return formatLongDouble(sum), true
+}
+
 // formatLongDouble prints as Redis's ld2string in LD_STR_HUMAN mode: "%.17Lf" with the
 // trailing zeros (and a trailing '.') removed, and "-0" shown as "0".
 func formatLongDouble(f *big.Float) string {
