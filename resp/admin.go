@@ -285,7 +285,7 @@ func clientCommand(c *conn, args [][]byte) {
 		c.name = string(args[2])
 		c.Status("OK")
 	case "info":
-		c.Verbatim(c.describe())
+		c.Verbatim(c.describe("client|info"))
 	case "list":
 		var b strings.Builder
 		c.s.mu.Lock()
@@ -297,7 +297,7 @@ func clientCommand(c *conn, args [][]byte) {
 		sort.Slice(all, func(i, j int) bool { return all[i].id < all[j].id })
 		for _, o := range all {
 			if o == c {
-				b.WriteString(c.describe())
+				b.WriteString(c.describe("client|list"))
 			} else {
 				b.WriteString(o.describeOther())
 			}
@@ -324,15 +324,16 @@ func clientCommand(c *conn, args [][]byte) {
 	}
 }
 
-// describe is this connection's CLIENT LIST line (read by its own goroutine).
-func (c *conn) describe() string {
+// describe is this connection's CLIENT LIST line (read by its own goroutine); cmd is the
+// command being run, which is how Redis reports the current one.
+func (c *conn) describe(cmd string) string {
 	multi := -1
 	if c.inMulti {
 		multi = len(c.queued)
 	}
 	now := time.Now()
-	return fmt.Sprintf("id=%d addr=%s laddr=%s fd=0 name=%s age=%d idle=%d flags=%s db=%d sub=0 psub=0 ssub=0 multi=%d qbuf=0 qbuf-free=0 argv-mem=0 multi-mem=0 rbs=%d rbp=0 obl=0 oll=0 omem=0 tot-mem=0 events=r cmd=client|info user=default redir=-1 resp=%d\n",
-		c.id, c.addr, c.laddr, c.name, int(now.Sub(c.created).Seconds()), int(now.Sub(c.lastCmd).Seconds()), c.flagString(), c.db, multi, readBufSize, c.Proto)
+	return fmt.Sprintf("id=%d addr=%s laddr=%s fd=0 name=%s age=%d idle=%d flags=%s db=%d sub=0 psub=0 ssub=0 multi=%d qbuf=0 qbuf-free=0 argv-mem=0 multi-mem=0 rbs=%d rbp=0 obl=0 oll=0 omem=0 tot-mem=0 events=r cmd=%s user=default redir=-1 resp=%d\n",
+		c.id, c.addr, c.laddr, c.name, int(now.Sub(c.created).Seconds()), int(now.Sub(c.lastCmd).Seconds()), c.flagString(), c.db, multi, readBufSize, cmd, c.Proto)
 }
 
 // describeOther reports another connection; only fields fixed at accept are safe to read
