@@ -795,7 +795,12 @@ func (r *runner) compare(it item, idx int, n norm, got, want rval, alone, after 
 		r.t.Logf("trace %s #%d db%d %s\n\t%s: %s\n\tredis: %s", r.pass, idx, r.refDB, fmtCmd(it.args), r.sides[0].name, render(got), render(want))
 	}
 	ga, wa := normalize(got, n, it.sub), normalize(want, n, it.sub)
-	if render(ga) != render(wa) {
+	gr, wr := render(ga), render(wa)
+	if strings.HasPrefix(strings.ToUpper(it.args[0]), "Z") {
+		// the -0 score Redis keeps in skiplist-encoded sets (see dump): documented, not compared
+		gr, wr = strings.ReplaceAll(gr, `"-0"`, `"0"`), strings.ReplaceAll(wr, `"-0"`, `"0"`)
+	}
+	if gr != wr {
 		mismatched = true
 		note := ""
 		if after {
@@ -1075,6 +1080,12 @@ func dump(c *rconn, dbs []int) (map[string]string, error) {
 					return nil, err
 				}
 				desc += " " + render(normalize(v, n, nil))
+			}
+			if typ.str == "zset" {
+				// Redis keeps a -0 score once a set has its skiplist encoding (large sets,
+				// or any set SORT has read); nanokv always stores 0, as Redis does for small
+				// sets. A documented difference (README), not compared.
+				desc = strings.ReplaceAll(desc, `"-0"`, `"0"`)
 			}
 			out[fmt.Sprintf("db%d %s", db, strconv.Quote(k))] = desc
 		}
