@@ -218,3 +218,29 @@ func (h *harness) rawItem(key string) item {
 	it, _ := h.s.shards[shardOf([]byte(key))].dbs[0].get([]byte(key))
 	return it
 }
+
+// expectVersionMoves runs each command and requires it to change key's WATCH version.
+func (h *harness) expectVersionMoves(key string, cmds [][]string) {
+	h.t.Helper()
+	v := h.s.KeyVersion(h.db, []byte(key), h.now)
+	for _, args := range cmds {
+		h.do(args...)
+		nv := h.s.KeyVersion(h.db, []byte(key), h.now)
+		if nv == v {
+			h.t.Fatalf("%q left the version of %s unchanged", args, key)
+		}
+		v = nv
+	}
+}
+
+// expectVersionStays runs each command and requires key's WATCH version not to change.
+func (h *harness) expectVersionStays(key string, cmds [][]string) {
+	h.t.Helper()
+	v := h.s.KeyVersion(h.db, []byte(key), h.now)
+	for _, args := range cmds {
+		h.do(args...)
+		if h.s.KeyVersion(h.db, []byte(key), h.now) != v {
+			h.t.Fatalf("%q changed the version of %s", args, key)
+		}
+	}
+}

@@ -398,29 +398,15 @@ func TestListTTLAndVersions(t *testing.T) {
 	h.expect(-1, "PTTL", "l")
 
 	// WATCH versions move exactly when Redis signals the key as modified
-	ver := func() uint64 { return h.s.KeyVersion(0, []byte("l"), h.now) }
-	v := ver()
-	for _, args := range [][]string{
+	h.expectVersionStays("l", [][]string{
 		{"LREM", "l", "0", "zz"}, {"LINSERT", "l", "BEFORE", "zz", "y"}, {"LPOP", "l", "0"},
 		{"LRANGE", "l", "0", "-1"}, {"LPOS", "l", "x"}, {"LPUSHX", "missing", "a"},
 		{"LMOVE", "missing", "l", "LEFT", "LEFT"}, {"LSET", "l", "5", "x"},
-	} {
-		h.do(args...)
-		if ver() != v {
-			t.Fatalf("%q changed the version of l", args)
-		}
-	}
-	for _, args := range [][]string{
+	})
+	h.expectVersionMoves("l", [][]string{
 		{"LTRIM", "l", "0", "-1"}, {"LSET", "l", "0", "y"}, {"LINSERT", "l", "AFTER", "y", "z"},
 		{"LREM", "l", "1", "z"}, {"LMOVE", "l", "l", "LEFT", "RIGHT"}, {"RPUSHX", "l", "w"},
-	} {
-		h.do(args...)
-		if nv := ver(); nv == v {
-			t.Fatalf("%q left the version of l unchanged", args)
-		} else {
-			v = nv
-		}
-	}
+	})
 }
 
 func TestListInTransaction(t *testing.T) {

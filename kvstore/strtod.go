@@ -65,20 +65,7 @@ func strtod(b []byte) (v float64, n int, erange bool) {
 	digits := 0
 	j := i
 	if len(rest) >= 2 && rest[0] == '0' && rest[1]|0x20 == 'x' {
-		j += 2
-		for j < len(b) && isHexDigit(b[j]) {
-			nonzero = nonzero || b[j] != '0'
-			digits++
-			j++
-		}
-		if j < len(b) && b[j] == '.' {
-			j++
-			for j < len(b) && isHexDigit(b[j]) {
-				nonzero = nonzero || b[j] != '0'
-				digits++
-				j++
-			}
-		}
+		j, digits, nonzero = scanMantissa(b, j+2, isHexDigit)
 		if digits == 0 {
 			// "0x" with no hex digit: strtod converts the "0" alone
 			return sign(0), i + 1, false
@@ -100,21 +87,9 @@ func strtod(b []byte) (v float64, n int, erange bool) {
 		if !hasExp {
 			text += "p0" // Go requires the binary exponent; C does not
 		}
-		return zfinishStrtod(text, j, nonzero)
+		return finishStrtod(text, j, nonzero)
 	}
-	for j < len(b) && isDigit(b[j]) {
-		nonzero = nonzero || b[j] != '0'
-		digits++
-		j++
-	}
-	if j < len(b) && b[j] == '.' {
-		j++
-		for j < len(b) && isDigit(b[j]) {
-			nonzero = nonzero || b[j] != '0'
-			digits++
-			j++
-		}
-	}
+	j, digits, nonzero = scanMantissa(b, j, isDigit)
 	if digits == 0 {
 		return 0, 0, false
 	}
@@ -130,10 +105,10 @@ func strtod(b []byte) (v float64, n int, erange bool) {
 			j = k
 		}
 	}
-	return zfinishStrtod(string(b[start:j]), j, nonzero)
+	return finishStrtod(string(b[start:j]), j, nonzero)
 }
 
-func zfinishStrtod(text string, n int, nonzero bool) (float64, int, bool) {
+func finishStrtod(text string, n int, nonzero bool) (float64, int, bool) {
 	v, err := strconv.ParseFloat(text, 64)
 	if err != nil {
 		if ne, ok := err.(*strconv.NumError); !ok || ne.Err != strconv.ErrRange {
@@ -157,4 +132,23 @@ func ParseFloat(b []byte) (float64, bool) {
 		return 0, false
 	}
 	return v, true
+}
+
+// scanMantissa reads digits, an optional '.', and more digits from b[j:], counting the
+// digits and noting whether any is not zero (to tell an underflow from a true zero).
+func scanMantissa(b []byte, j int, isD func(byte) bool) (end, digits int, nonzero bool) {
+	point := false
+	for j < len(b) {
+		switch {
+		case isD(b[j]):
+			nonzero = nonzero || b[j] != '0'
+			digits++
+		case b[j] == '.' && !point:
+			point = true
+		default:
+			return j, digits, nonzero
+		}
+		j++
+	}
+	return j, digits, nonzero
 }
