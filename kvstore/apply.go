@@ -13,6 +13,7 @@ import (
 //	command := db:uvarint nargs:uvarint (len:uvarint bytes)*
 //	tx      := nwatch:uvarint (db:uvarint key:bytes ver:uvarint)* ncmd:uvarint command*
 //	expire  := db:uvarint nkeys:uvarint key:bytes*
+//	memcache := command (memcache.go: a command of the memcached registry)
 const (
 	opCommand byte = 1
 	opTx      byte = 2
@@ -172,6 +173,8 @@ func (s *Store) Apply(e Entry, w ReplyWriter) error {
 			s.applyTx(&c, &d)
 		case opExpire:
 			s.applyExpire(&c, &d)
+		case opMemcache:
+			s.applyMemcache(&c, &d)
 		default:
 			d.err = ErrCorrupt
 		}

@@ -61,6 +61,7 @@ func FuzzApplyBatch(f *testing.F) {
 	f.Add(AppendCommand(nil, 1, [][]byte{[]byte("RPUSH"), []byte("l"), []byte("a"), []byte("b")}))
 	f.Add(AppendTx(nil, nil, []TxCommand{{Args: [][]byte{[]byte("ZADD"), []byte("z"), []byte("1"), []byte("m")}}}))
 	f.Add(AppendExpire(nil, 0, []string{"k"}))
+	f.Add(AppendMCStore(nil, MCAppend, []byte("k"), []byte("v"), 1, 100, "", "0"))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		a, b := New(), New()
 		errA := a.Apply(Entry{Index: 1, Term: 1, Time: 1e12, Data: data}, nil)

@@ -1,0 +1,560 @@
+package kvstore
+
+import (
+	"math"
+	"strconv"
+	"strings"
+)
+
+// The memcached frontend's writes are kvstore commands like any other, so they replicate
+// and apply deterministically, but they live in a registry of their own: RESP's Lookup
+// never finds them (COMMAND does not list them and a Redis client sending "mcstore" gets
+// "unknown command"), and they reach Apply only through their own op kind, opMemcache,
+// which only AppendMemcache produces. Items live in database 0 as Redis strings; the
+// memcached client flags are kept beside the value (item.flags), and the CAS unique is the
+// key's version.
+//
+// Every memcached command replies with exactly one of
+//
+//	Error(line)                                   the whole memcached error line
+//	Array(5) Status(code) value flags cas ttl     value: BulkString or Null; ttl: whole
+//	                                              seconds left, −1 for none
+//
+// so that the frontend can render the classic or the meta form of the reply.
+
+// opMemcache is a memcached command: db:uvarint nargs:uvarint (len:uvarint bytes)*.
+const opMemcache byte = 4
+
+// Memcached reply codes (Status of the reply array).
+const (
+	MCStored    = "STORED"
+	MCNotStored = "NOT_STORED"
+	MCExists    = "EXISTS"
+	MCNotFound  = "NOT_FOUND"
+	MCDeleted   = "DELETED"
+	MCTouched   = "TOUCHED"
+	MCOK        = "OK"
+)
+
+// MCNonNumeric is memcached's reply to incr/decr of a value that is not a number.
+const MCNonNumeric = "CLIENT_ERROR cannot increment or decrement non-numeric value"
+
+// mcMaxRelative is memcached's REALTIME_MAXDELTA: an exptime up to 30 days is relative to
+// now, a larger one is an absolute unix time.
+const mcMaxRelative = 60 * 60 * 24 * 30
+
+var mcCommands = map[string]*Spec{}
+
+func registerMC(specs ...*Spec) {
+	for _, s := range specs {
+		if _, dup := mcCommands[s.Name]; dup {
+			panic("kvstore: memcached command registered twice: " + s.Name)
+		}
+		mcCommands[s.Name] = s
+	}
+}
+
+func init() {
+	// Arity and key positions as for Redis commands: the lock set comes from them.
+	registerMC(
+		// mcstore mode key value flags exptime cas vivify
+		&Spec{Name: "mcstore", Arity: 8, Flags: FlagWrite, FirstKey: 2, LastKey: 2, Step: 1, Run: mcStoreCmd},
+		// mcdelete key cas
+		&Spec{Name: "mcdelete", Arity: 3, Flags: FlagWrite, FirstKey: 1, LastKey: 1, Step: 1, Run: mcDeleteCmd},
+		// mcincr key +|- delta cas vivify initial touch
+		&Spec{Name: "mcincr", Arity: 8, Flags: FlagWrite, FirstKey: 1, LastKey: 1, Step: 1, Run: mcIncrCmd},
+		// mctouch key exptime
+		&Spec{Name: "mctouch", Arity: 3, Flags: FlagWrite, FirstKey: 1, LastKey: 1, Step: 1, Run: mcTouchCmd},
+		// mcflush delay
+		&Spec{Name: "mcflush", Arity: 2, Flags: FlagWrite | FlagAllKeys, Run: mcFlushCmd},
+	)
+}
+
+// MCStore is the mode of a memcached storage command.
+type MCStore string
+
+const (
+	MCSet     MCStore = "set"
+	MCAdd     MCStore = "add"
+	MCReplace MCStore = "replace"
+	MCAppend  MCStore = "append"
+	MCPrepend MCStore = "prepend"
+)
+
+// MCNoValue marks an optional numeric argument as absent (no CAS to compare, no
+// autovivify, no TTL update).
+const MCNoValue = ""
+
+// AppendMemcache appends one memcached command (built by the MC* helpers below).
+func AppendMemcache(dst []byte, args [][]byte) []byte {
+	dst = append(dst, opMemcache)
+	return appendArgs(dst, 0, args)
+}
+
+// AppendMCStore appends a storage command. cas, when not MCNoValue, must equal the key's
+// CAS unique (classic cas, ms C). vivify, when not MCNoValue, is the exptime with which
+// append/prepend create a missing item (ms N).
+func AppendMCStore(dst []byte, mode MCStore, key, value []byte, flags uint32, exptime int64, cas, vivify string) []byte {
+	var fb, eb [24]byte
+	return AppendMemcache(dst, [][]byte{[]byte("mcstore"), []byte(mode), key, value,
+		strconv.AppendUint(fb[:0], uint64(flags), 10), strconv.AppendInt(eb[:0], exptime, 10), []byte(cas), []byte(vivify)})
+}
+
+// AppendMCDelete appends a delete, compared against cas unless it is MCNoValue.
+func AppendMCDelete(dst []byte, key []byte, cas string) []byte {
+	return AppendMemcache(dst, [][]byte{[]byte("mcdelete"), key, []byte(cas)})
+}
+
+// AppendMCIncr appends incr (decr=false) or decr by delta. vivify (an exptime), initial
+// and touch (an exptime) are ma's N, J and T; cas is ma's C.
+func AppendMCIncr(dst []byte, key []byte, decr bool, delta uint64, cas, vivify string, initial uint64, touch string) []byte {
+	dir := "+"
+	if decr {
+		dir = "-"
+	}
+	var db, ib [24]byte
+	return AppendMemcache(dst, [][]byte{[]byte("mcincr"), key, []byte(dir), strconv.AppendUint(db[:0], delta, 10),
+		[]byte(cas), []byte(vivify), strconv.AppendUint(ib[:0], initial, 10), []byte(touch)})
+}
+
+// AppendMCTouch appends a touch (touch, gat, mg T).
+func AppendMCTouch(dst []byte, key []byte, exptime int64) []byte {
+	var eb [24]byte
+	return AppendMemcache(dst, [][]byte{[]byte("mctouch"), key, strconv.AppendInt(eb[:0], exptime, 10)})
+}
+
+// AppendMCFlush appends flush_all with a delay in seconds (≤ 0: now).
+func AppendMCFlush(dst []byte, delay int64) []byte {
+	var eb [24]byte
+	return AppendMemcache(dst, [][]byte{[]byte("mcflush"), strconv.AppendInt(eb[:0], delay, 10)})
+}
+
+func (s *Store) applyMemcache(c *Ctx, d *decoder) {
+	_, args := d.command()
+	if d.err != nil {
+		return
+	}
+	// memcached has one keyspace: database 0, whatever the encoding says
+	c.DB = 0
+	spec := mcCommands[string(args[0])]
+	if spec == nil {
+		c.W.Error("ERROR")
+		return
+	}
+	c.runSpec(spec, args, true)
+}
+
+// mcExpiry is what an exptime means at the entry's time.
+type mcExpiry struct {
+	at      int64 // deadline in unix ms; 0: none
+	expired bool  // negative, or absolute and already past
+}
+
+// mcDeadline interprets a memcached exptime as memcached's realtime() does: 0 is no
+// expiry, up to 30 days is relative to now (the entry's time), beyond that an absolute
+// unix time; a negative one or an absolute one in the past is already expired.
+func mcDeadline(exptime, now int64) mcExpiry {
+	switch {
+	case exptime == 0:
+		return mcExpiry{}
+	case exptime < 0:
+		return mcExpiry{expired: true}
+	case exptime <= mcMaxRelative:
+		return mcExpiry{at: now + exptime*1000}
+	}
+	at := exptime * 1000
+	if at <= now {
+		return mcExpiry{expired: true}
+	}
+	return mcExpiry{at: at}
+}
+
+// mcLookup returns the live string item at key: memcached sees no other type.
+func (c *Ctx) mcLookup(key []byte) (item, bool) {
+	it, ok := c.lookup(key)
+	if !ok || it.typ != TypeString {
+		return item{}, false
+	}
+	return it, true
+}
+
+// mcTTL is the whole seconds left before key expires (rounded up), −1 if it never does.
+func (c *Ctx) mcTTL(key []byte) int64 {
+	at, ok := c.expireAt(key)
+	if !ok {
+		return -1
+	}
+	return mcSecondsLeft(at, c.Now)
+}
+
+func mcSecondsLeft(at, now int64) int64 {
+	if at <= now {
+		return 0
+	}
+	return (at - now + 999) / 1000
+}
+
+// mcReply writes the reply array for the item now at key (or a miss).
+func (c *Ctx) mcReply(code string, key []byte) {
+	c.W.Array(5)
+	c.W.Status(code)
+	it, ok := c.mcLookup(key)
+	if !ok {
+		c.W.Null()
+		c.W.Int(0)
+		c.W.Int(0)
+		c.W.Int(-1)
+		return
+	}
+	c.W.BulkString(it.str)
+	c.W.Int(int64(it.flags))
+	c.W.Int(int64(it.ver))
+	c.W.Int(c.mcTTL(key))
+}
+
+// mcStatus writes a reply that carries no item.
+func (c *Ctx) mcStatus(code string) {
+	c.W.Array(5)
+	c.W.Status(code)
+	c.W.Null()
+	c.W.Int(0)
+	c.W.Int(0)
+	c.W.Int(-1)
+}
+
+// mcPut stores a new value at key with flags and an expiry; an expired one deletes the
+// key instead (memcached stores it and never shows it again).
+func (c *Ctx) mcPut(key []byte, val string, flags uint32, exp mcExpiry) {
+	if exp.expired {
+		c.del(key)
+		return
+	}
+	c.store(key, item{str: val, typ: TypeString, flags: flags}, false)
+	if exp.at != 0 {
+		c.setExpire(key, exp.at)
+	}
+}
+
+// mcArgs parses the numeric arguments the frontend encoded; a malformed one (only a
+// corrupt or hand-made entry has one) is an error reply, never a panic.
+type mcArgs struct {
+	c   *Ctx
+	bad bool
+}
+
+func (p *mcArgs) int(b []byte) int64 {
+	v, ok := ParseInt(b)
+	if !ok {
+		p.bad = true
+	}
+	return v
+}
+
+func (p *mcArgs) uint(b []byte) uint64 {
+	v, err := strconv.ParseUint(string(b), 10, 64)
+	if err != nil {
+		p.bad = true
+	}
+	return v
+}
+
+// optional parses an argument that may be MCNoValue.
+func (p *mcArgs) optional(b []byte) (int64, bool) {
+	if len(b) == 0 {
+		return 0, false
+	}
+	return p.int(b), true
+}
+
+func (p *mcArgs) optionalUint(b []byte) (uint64, bool) {
+	if len(b) == 0 {
+		return 0, false
+	}
+	return p.uint(b), true
+}
+
+func (p *mcArgs) failed() bool {
+	if p.bad {
+		p.c.W.Error("SERVER_ERROR bad internal command")
+	}
+	return p.bad
+}
+
+func mcStoreCmd(c *Ctx, args [][]byte) {
+	p := mcArgs{c: c}
+	mode, key, val := MCStore(args[1]), args[2], args[3]
+	flags := p.uint(args[4])
+	exptime := p.int(args[5])
+	cas, hasCAS := p.optionalUint(args[6])
+	vivify, hasVivify := p.optional(args[7])
+	if flags > math.MaxUint32 {
+		p.bad = true
+	}
+	if p.failed() {
+		return
+	}
+	old, exists := c.mcLookup(key)
+	if hasCAS {
+		// classic cas: NOT_FOUND for a missing item, EXISTS for another unique
+		switch {
+		case !exists:
+			c.mcStatus(MCNotFound)
+			return
+		case old.ver != cas:
+			c.mcStatus(MCExists)
+			return
+		}
+	}
+	switch mode {
+	case MCSet:
+		c.mcPut(key, string(val), uint32(flags), mcDeadline(exptime, c.Now))
+	case MCAdd:
+		// a key of another Redis type is taken too
+		if _, taken := c.lookup(key); taken {
+			c.mcStatus(MCNotStored)
+			return
+		}
+		c.mcPut(key, string(val), uint32(flags), mcDeadline(exptime, c.Now))
+	case MCReplace:
+		if !exists {
+			c.mcStatus(MCNotStored)
+			return
+		}
+		c.mcPut(key, string(val), uint32(flags), mcDeadline(exptime, c.Now))
+	case MCAppend, MCPrepend:
+		if !exists {
+			if !hasVivify {
+				c.mcStatus(MCNotStored)
+				return
+			}
+			c.mcPut(key, string(val), uint32(flags), mcDeadline(vivify, c.Now))
+			break
+		}
+		if len(old.str)+len(val) > maxStringSize {
+			c.W.Error("SERVER_ERROR object too large for cache")
+			return
+		}
+		// flags and exptime of the command are ignored: the item keeps its own
+		var b strings.Builder
+		b.Grow(len(old.str) + len(val))
+		if mode == MCAppend {
+			b.WriteString(old.str)
+			b.Write(val)
+		} else {
+			b.Write(val)
+			b.WriteString(old.str)
+		}
+		old.str = b.String()
+		c.store(key, old, true)
+	default:
+		c.W.Error("SERVER_ERROR bad internal command")
+		return
+	}
+	c.mcReply(MCStored, key)
+}
+
+func mcDeleteCmd(c *Ctx, args [][]byte) {
+	p := mcArgs{c: c}
+	cas, hasCAS := p.optionalUint(args[2])
+	if p.failed() {
+		return
+	}
+	it, ok := c.mcLookup(args[1])
+	switch {
+	case !ok:
+		c.mcStatus(MCNotFound)
+	case hasCAS && it.ver != cas:
+		c.mcStatus(MCExists)
+	default:
+		c.del(args[1])
+		c.mcStatus(MCDeleted)
+	}
+}
+
+// MCParseCounter parses an item's value as incr/decr do (memcached's safe_strtoull):
+// optional leading white space and '+', decimal digits without overflow, then the end or
+// white space. A '-' is refused.
+func MCParseCounter(s string) (uint64, bool) {
+	i := 0
+	for i < len(s) && isCSpace(s[i]) {
+		i++
+	}
+	if i < len(s) && s[i] == '+' {
+		i++
+	}
+	start := i
+	var v uint64
+	for i < len(s) && '0' <= s[i] && s[i] <= '9' {
+		d := uint64(s[i] - '0')
+		if v > (math.MaxUint64-d)/10 {
+			return 0, false
+		}
+		v = v*10 + d
+		i++
+	}
+	if i == start || (i < len(s) && !isCSpace(s[i])) {
+		return 0, false
+	}
+	return v, true
+}
+
+func mcIncrCmd(c *Ctx, args [][]byte) {
+	p := mcArgs{c: c}
+	key := args[1]
+	decr := string(args[2]) == "-"
+	delta := p.uint(args[3])
+	cas, hasCAS := p.optionalUint(args[4])
+	vivify, hasVivify := p.optional(args[5])
+	initial := p.uint(args[6])
+	touch, hasTouch := p.optional(args[7])
+	if p.failed() {
+		return
+	}
+	it, ok := c.mcLookup(key)
+	if !ok {
+		if !hasVivify {
+			c.mcStatus(MCNotFound)
+			return
+		}
+		// ma N: create the counter with the initial value; the delta is not applied
+		c.mcPut(key, strconv.FormatUint(initial, 10), 0, mcDeadline(vivify, c.Now))
+		c.mcReply(MCOK, key)
+		return
+	}
+	if hasCAS && it.ver != cas {
+		c.mcStatus(MCExists)
+		return
+	}
+	cur, numeric := MCParseCounter(it.str)
+	if !numeric {
+		c.W.Error(MCNonNumeric)
+		return
+	}
+	switch {
+	case !decr:
+		cur += delta // wraps at 2^64, as memcached's does
+	case delta > cur:
+		cur = 0
+	default:
+		cur -= delta
+	}
+	it.str = strconv.FormatUint(cur, 10)
+	c.store(key, it, true)
+	if hasTouch {
+		if !c.mcTouch(key, touch) {
+			c.mcStatus(MCNotFound)
+			return
+		}
+	}
+	c.mcReply(MCOK, key)
+}
+
+// mcTouch sets key's expiry from an exptime; it reports whether the item still exists.
+func (c *Ctx) mcTouch(key []byte, exptime int64) bool {
+	exp := mcDeadline(exptime, c.Now)
+	switch {
+	case exp.expired:
+		c.del(key)
+		return false
+	case exp.at == 0:
+		c.persist(key)
+	default:
+		c.setExpire(key, exp.at)
+	}
+	return true
+}
+
+func mcTouchCmd(c *Ctx, args [][]byte) {
+	p := mcArgs{c: c}
+	exptime := p.int(args[2])
+	if p.failed() {
+		return
+	}
+	key := args[1]
+	if _, ok := c.mcLookup(key); !ok {
+		c.mcStatus(MCNotFound)
+		return
+	}
+	// a touch that expires the item still found it: TOUCHED, then it is gone
+	if !c.mcTouch(key, exptime) {
+		c.mcStatus(MCTouched)
+		return
+	}
+	c.mcReply(MCTouched, key)
+}
+
+// mcFlushCmd is flush_all: with no delay it empties database 0 (as FLUSHDB); with a delay
+// every item that exists now expires when the delay has passed, unless it expires sooner.
+// All the touched items get one new version, so the order of the walk does not matter.
+func mcFlushCmd(c *Ctx, args [][]byte) {
+	p := mcArgs{c: c}
+	delay := p.int(args[1])
+	if p.failed() {
+		return
+	}
+	ver := c.nextVer()
+	exp := mcDeadline(delay, c.Now)
+	for i := range c.s.shards {
+		d := &c.s.shards[i].dbs[0]
+		if delay <= 0 || exp.expired {
+			d.reset()
+			d.dropTombstones(ver)
+			continue
+		}
+		for k, s := range d.keys {
+			it := d.view(k, s)
+			if it.hasTTL && d.ttl[k] <= exp.at {
+				continue
+			}
+			it.hasTTL = true
+			it.ver = ver
+			if d.ttl == nil {
+				d.ttl = make(map[string]int64)
+			}
+			d.ttl[k] = exp.at
+			d.put([]byte(k), it)
+		}
+	}
+	c.mcStatus(MCOK)
+}
+
+// MCItem is what a memcached read sees of a key.
+type MCItem struct {
+	Value    string
+	Flags    uint32
+	CAS      uint64
+	Deadline int64 // unix ms; 0: none
+}
+
+// SecondsLeft is the item's remaining TTL in whole seconds (rounded up), −1 for none.
+func (it MCItem) SecondsLeft(now int64) int64 {
+	if it.Deadline == 0 {
+		return -1
+	}
+	return mcSecondsLeft(it.Deadline, now)
+}
+
+// MCGet reads key in database 0 for a memcached client, at the reader's clock now (unix
+// ms). Only string keys are visible. The caller has passed the read barrier.
+func (s *Store) MCGet(key []byte, now int64) (MCItem, bool) {
+	sh := &s.shards[shardOf(key)]
+	sh.mu.RLock()
+	defer sh.mu.RUnlock()
+	d := &sh.dbs[0]
+	sl, ok := d.keys[string(key)]
+	if !ok || Type(sl.meta&metaTypeMask) != TypeString {
+		return MCItem{}, false
+	}
+	it := d.view(string(key), sl)
+	out := MCItem{Value: it.str, Flags: it.flags, CAS: it.ver}
+	if it.hasTTL {
+		out.Deadline = d.ttl[string(key)]
+		if out.Deadline <= now {
+			return MCItem{}, false
+		}
+	}
+	return out, true
+}
+
+// MCItemCount is the number of keys in database 0 (memcached's curr_items).
+func (s *Store) MCItemCount() int { return s.DBSize(0) }

@@ -1,0 +1,313 @@
+package kvstore
+
+import (
+	"bytes"
+	"reflect"
+	"testing"
+)
+
+// mc applies one memcached batch as a log entry and returns its replies.
+func (h *harness) mc(batch []byte) []any {
+	h.t.Helper()
+	h.index++
+	w := tree{}
+	if err := h.s.Apply(Entry{Index: h.index, Term: 1, Time: h.now, Data: batch}, &w); err != nil {
+		h.t.Fatalf("apply: %v", err)
+	}
+	return w.out
+}
+
+// mcCode applies one command and returns its reply code (or error line).
+func (h *harness) mcCode(batch []byte) string {
+	h.t.Helper()
+	out := h.mc(batch)
+	if len(out) != 1 {
+		h.t.Fatalf("want one reply, got %#v", out)
+	}
+	switch r := out[0].(type) {
+	case Err:
+		return string(r)
+	case []any:
+		return string(r[0].(Status))
+	}
+	h.t.Fatalf("unexpected reply %#v", out[0])
+	return ""
+}
+
+func (h *harness) mcGet(key string) (MCItem, bool) { return h.s.MCGet([]byte(key), h.now) }
+
+func set(key, val string, flags uint32, exptime int64) []byte {
+	return AppendMCStore(nil, MCSet, []byte(key), []byte(val), flags, exptime, MCNoValue, MCNoValue)
+}
+
+func TestMemcacheCommandsAreHiddenFromRESP(t *testing.T) {
+	for _, name := range []string{"mcstore", "mcdelete", "mcincr", "mctouch", "mcflush"} {
+		if Lookup([]byte(name)) != nil {
+			t.Fatalf("%s is reachable through Lookup", name)
+		}
+		for _, s := range Commands() {
+			if s.Name == name {
+				t.Fatalf("%s is listed by Commands", name)
+			}
+		}
+	}
+	h := newHarness(t)
+	h.expectErr("ERR unknown command 'mcstore'", "mcstore", "set", "k", "v", "0", "0", "", "")
+	// a RESP transaction cannot smuggle one in either
+	h.applied("SET", "k", "v")
+	if got := h.mcCode(AppendMCDelete(nil, []byte("k"), MCNoValue)); got != MCDeleted {
+		t.Fatalf("delete: %s", got)
+	}
+}
+
+func TestMemcacheSetGetFlagsAndRedisInterplay(t *testing.T) {
+	h := newHarness(t)
+	out := h.mc(set("k", "hello", 42, 0))
+	r := out[0].([]any)
+	if r[0] != Status(MCStored) || r[1] != "hello" || r[2] != int64(42) || r[4] != int64(-1) {
+		t.Fatalf("set reply %#v", r)
+	}
+	it, ok := h.mcGet("k")
+	if !ok || it.Value != "hello" || it.Flags != 42 || int64(it.CAS) != r[3] {
+		t.Fatalf("get %+v %v", it, ok)
+	}
+	h.expect("hello", "GET", "k")
+	h.applied("SET", "k", "redis")
+	if it, _ := h.mcGet("k"); it.Flags != 0 || it.Value != "redis" {
+		t.Fatalf("after Redis SET: %+v", it)
+	}
+	// other Redis types are invisible to memcached reads and refuse add
+	h.applied("RPUSH", "l", "a")
+	if _, ok := h.mcGet("l"); ok {
+		t.Fatal("a list is visible to memcached")
+	}
+	if got := h.mcCode(AppendMCStore(nil, MCAdd, []byte("l"), []byte("x"), 0, 0, MCNoValue, MCNoValue)); got != MCNotStored {
+		t.Fatalf("add over a list: %s", got)
+	}
+	if got := h.mcCode(set("l", "x", 0, 0)); got != MCStored {
+		t.Fatalf("set over a list: %s", got)
+	}
+	h.expect("x", "GET", "l")
+}
+
+func TestMemcacheStorageModes(t *testing.T) {
+	h := newHarness(t)
+	st := func(mode MCStore, key, val string, cas string) string {
+		return h.mcCode(AppendMCStore(nil, mode, []byte(key), []byte(val), 7, 0, cas, MCNoValue))
+	}
+	for _, c := range []struct {
+		mode          MCStore
+		key, val, cas string
+		want          string
+	}{
+		{MCAdd, "a", "1", "", MCStored},
+		{MCAdd, "a", "2", "", MCNotStored},
+		{MCReplace, "b", "1", "", MCNotStored},
+		{MCReplace, "a", "3", "", MCStored},
+		{MCAppend, "a", "x", "", MCStored},
+		{MCPrepend, "a", "y", "", MCStored},
+		{MCAppend, "none", "x", "", MCNotStored},
+		{MCPrepend, "none", "x", "", MCNotStored},
+		{MCSet, "none", "x", "1", MCNotFound},
+		{MCSet, "a", "x", "1", MCExists},
+	} {
+		if got := st(c.mode, c.key, c.val, c.cas); got != c.want {
+			t.Fatalf("%s %s %s cas %q: %s, want %s", c.mode, c.key, c.val, c.cas, got, c.want)
+		}
+	}
+	it, _ := h.mcGet("a")
+	if it.Value != "y3x" || it.Flags != 7 {
+		t.Fatalf("a = %+v", it)
+	}
+	if got := st(MCSet, "a", "new", itoa(it.CAS)); got != MCStored {
+		t.Fatalf("cas with the right unique: %s", got)
+	}
+	if got := st(MCSet, "a", "newer", itoa(it.CAS)); got != MCExists {
+		t.Fatalf("cas with a stale unique: %s", got)
+	}
+	// ms N: append creates a missing item
+	if got := h.mcCode(AppendMCStore(nil, MCAppend, []byte("v"), []byte("z"), 0, 0, MCNoValue, "30")); got != MCStored {
+		t.Fatalf("vivifying append: %s", got)
+	}
+	if it, ok := h.mcGet("v"); !ok || it.Value != "z" || it.SecondsLeft(h.now) != 30 {
+		t.Fatalf("vivified %+v", it)
+	}
+}
+
+func itoa(v uint64) string { return string(appendUint(nil, v)) }
+
+func appendUint(b []byte, v uint64) []byte {
+	if v >= 10 {
+		b = appendUint(b, v/10)
+	}
+	return append(b, byte('0'+v%10))
+}
+
+func TestMemcacheExptime(t *testing.T) {
+	h := newHarness(t)
+	h.mc(set("rel", "v", 0, 100))
+	h.mc(set("abs", "v", 0, h.now/1000+5000))
+	h.mc(set("past", "v", 0, h.now/1000-10))
+	h.mc(set("neg", "v", 0, -1))
+	if it, ok := h.mcGet("rel"); !ok || it.SecondsLeft(h.now) != 100 {
+		t.Fatalf("relative: %+v", it)
+	}
+	if it, ok := h.mcGet("abs"); !ok || it.SecondsLeft(h.now) != 5000 {
+		t.Fatalf("absolute: %+v", it)
+	}
+	for _, k := range []string{"past", "neg"} {
+		if _, ok := h.mcGet(k); ok {
+			t.Fatalf("%s is visible", k)
+		}
+	}
+	h.now += 100_000
+	if _, ok := h.mcGet("rel"); ok {
+		t.Fatal("rel outlived its TTL")
+	}
+	// touch: a new TTL, 0 for none, negative expires
+	h.mc(set("t", "v", 0, 10))
+	if got := h.mcCode(AppendMCTouch(nil, []byte("t"), 0)); got != MCTouched {
+		t.Fatal(got)
+	}
+	if it, _ := h.mcGet("t"); it.Deadline != 0 {
+		t.Fatalf("touch 0 left a deadline %+v", it)
+	}
+	if got := h.mcCode(AppendMCTouch(nil, []byte("t"), -1)); got != MCTouched {
+		t.Fatal(got)
+	}
+	if got := h.mcCode(AppendMCTouch(nil, []byte("t"), 10)); got != MCNotFound {
+		t.Fatal(got)
+	}
+}
+
+func TestMemcacheIncrDecr(t *testing.T) {
+	h := newHarness(t)
+	incr := func(key string, decr bool, delta uint64) any {
+		out := h.mc(AppendMCIncr(nil, []byte(key), decr, delta, MCNoValue, MCNoValue, 0, MCNoValue))
+		if r, ok := out[0].([]any); ok {
+			if r[0] != Status(MCOK) {
+				return string(r[0].(Status))
+			}
+			return r[1]
+		}
+		return string(out[0].(Err))
+	}
+	h.mc(set("n", "18446744073709551614", 3, 0))
+	if got := incr("n", false, 3); got != "1" {
+		t.Fatalf("wrap: %v", got)
+	}
+	if got := incr("n", true, 5); got != "0" {
+		t.Fatalf("floor: %v", got)
+	}
+	if it, _ := h.mcGet("n"); it.Flags != 3 {
+		t.Fatalf("incr lost the flags: %+v", it)
+	}
+	for _, v := range []string{"", "abc", "12a", "-1", "123456789012345678901"} {
+		h.mc(set("bad", v, 0, 0))
+		if got := incr("bad", false, 1); got != MCNonNumeric {
+			t.Fatalf("incr of %q: %v", v, got)
+		}
+	}
+	h.mc(set("sp", " 12 ", 0, 0))
+	if got := incr("sp", false, 1); got != "13" {
+		t.Fatalf("incr of ' 12 ': %v", got)
+	}
+	if got := incr("missing", false, 1); got != MCNotFound {
+		t.Fatalf("missing: %v", got)
+	}
+	// ma N J: create with the initial value, delta not applied
+	out := h.mc(AppendMCIncr(nil, []byte("c"), false, 5, MCNoValue, "0", 10, MCNoValue))
+	if r := out[0].([]any); r[1] != "10" {
+		t.Fatalf("vivify: %#v", r)
+	}
+	h.expect(int64(11), "INCR", "c")
+}
+
+func TestMemcacheDeleteAndFlush(t *testing.T) {
+	h := newHarness(t)
+	h.mc(set("a", "1", 0, 0))
+	it, _ := h.mcGet("a")
+	if got := h.mcCode(AppendMCDelete(nil, []byte("a"), itoa(it.CAS+1))); got != MCExists {
+		t.Fatal(got)
+	}
+	if got := h.mcCode(AppendMCDelete(nil, []byte("a"), MCNoValue)); got != MCDeleted {
+		t.Fatal(got)
+	}
+	if got := h.mcCode(AppendMCDelete(nil, []byte("a"), MCNoValue)); got != MCNotFound {
+		t.Fatal(got)
+	}
+	h.mc(set("a", "1", 0, 0))
+	h.mc(set("b", "1", 0, 5))
+	h.db = 1
+	h.applied("SET", "other-db", "x")
+	h.db = 0
+	if got := h.mcCode(AppendMCFlush(nil, 0)); got != MCOK {
+		t.Fatal(got)
+	}
+	if h.s.DBSize(0) != 0 || h.s.DBSize(1) != 1 {
+		t.Fatalf("flush_all: db0 %d db1 %d", h.s.DBSize(0), h.s.DBSize(1))
+	}
+	h.mc(set("a", "1", 0, 0))
+	h.mc(set("b", "1", 0, 5))
+	h.mc(set("c", "1", 0, 100))
+	h.mcCode(AppendMCFlush(nil, 10))
+	if it, _ := h.mcGet("b"); it.SecondsLeft(h.now) != 5 {
+		t.Fatalf("a delayed flush extended a TTL: %+v", it)
+	}
+	for _, k := range []string{"a", "c"} {
+		if it, _ := h.mcGet(k); it.SecondsLeft(h.now) != 10 {
+			t.Fatalf("%s after flush_all 10: %+v", k, it)
+		}
+	}
+}
+
+func TestMemcacheStateIsInSnapshotAndDigest(t *testing.T) {
+	build := func() *Store {
+		h := newHarness(t)
+		h.mc(set("a", "1", 99, 0))
+		h.mc(set("b", "2", 0, 30))
+		h.mcCode(AppendMCFlush(nil, 60))
+		h.mc(AppendMCIncr(nil, []byte("a"), false, 1, MCNoValue, MCNoValue, 0, MCNoValue))
+		return h.s
+	}
+	a, b := build(), build()
+	if a.Digest() != b.Digest() {
+		t.Fatal("two stores applying the same memcached entries differ")
+	}
+	var snap bytes.Buffer
+	if err := a.Snapshot(&snap); err != nil {
+		t.Fatal(err)
+	}
+	c := New()
+	if err := c.Restore(&snap); err != nil {
+		t.Fatal(err)
+	}
+	if c.Digest() != a.Digest() {
+		t.Fatal("restored store differs")
+	}
+	ga, _ := a.MCGet([]byte("a"), 0)
+	gc, _ := c.MCGet([]byte("a"), 0)
+	if !reflect.DeepEqual(ga, gc) || gc.Flags != 99 {
+		t.Fatalf("restored item %+v, want %+v", gc, ga)
+	}
+	// the flags are part of the digest
+	h := newHarness(t)
+	h.mc(set("a", "1", 1, 0))
+	d1 := h.s.Digest()
+	h2 := newHarness(t)
+	h2.mc(set("a", "1", 2, 0))
+	if d1 == h2.s.Digest() {
+		t.Fatal("flags are not in the digest")
+	}
+}
+
+func TestMemcacheMalformedInternalArgs(t *testing.T) {
+	h := newHarness(t)
+	bad := AppendMemcache(nil, [][]byte{[]byte("mcstore"), []byte("set"), []byte("k"), []byte("v"), []byte("x"), []byte("0"), nil, nil})
+	if got := h.mcCode(bad); got != "SERVER_ERROR bad internal command" {
+		t.Fatal(got)
+	}
+	if got := h.mcCode(AppendMemcache(nil, [][]byte{[]byte("nosuch")})); got != "ERROR" {
+		t.Fatal(got)
+	}
+}
