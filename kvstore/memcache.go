@@ -475,11 +475,13 @@ func mcTouchCmd(c *Ctx, args [][]byte) {
 		c.mcStatus(MCNotFound)
 		return
 	}
-	// a touch that expires the item still found it: TOUCHED, then it is gone
-	if !c.mcTouch(key, exptime) {
-		c.mcStatus(MCTouched)
+	if mcDeadline(exptime, c.Now).expired {
+		// a touch that expires the item still found it: gat returns it one last time
+		c.mcReply(MCTouched, key)
+		c.del(key)
 		return
 	}
+	c.mcTouch(key, exptime)
 	c.mcReply(MCTouched, key)
 }
 

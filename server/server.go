@@ -17,6 +17,7 @@ import (
 
 	"github.com/nanokv/nanokv/consensus"
 	"github.com/nanokv/nanokv/kvstore"
+	"github.com/nanokv/nanokv/mcproto"
 	"github.com/nanokv/nanokv/resp"
 )
 
@@ -25,11 +26,18 @@ var Version = "0.1.0-dev"
 
 // Config is a node's configuration (flags, --config file).
 type Config struct {
-	RedisAddr   string // "" disables the listener
-	DataDir     string
-	MemoryOnly  bool
-	Fsync       consensus.FsyncPolicy
-	RequirePass string
+	RedisAddr string // "" disables the listener
+	// MemcacheAddr is the memcached listener's address; "" disables it. When
+	// MemcacheOptional is set (the address is the default, not the user's choice), failing
+	// to bind it is logged instead of stopping the node.
+	MemcacheAddr     string
+	MemcacheOptional bool
+	// MemcacheItemSizeMax is memcached's -I (bytes); 0 means 1 MiB.
+	MemcacheItemSizeMax int
+	DataDir             string
+	MemoryOnly          bool
+	Fsync               consensus.FsyncPolicy
+	RequirePass         string
 	// ExpireEvery is the period of the leader's sweep for keys past their TTL.
 	ExpireEvery time.Duration
 	Logger      *log.Logger
@@ -42,6 +50,8 @@ type Server struct {
 	node  *consensus.Node
 	redis *resp.Server
 	ln    net.Listener
+	mc    *mcproto.Server
+	mcln  net.Listener
 	logf  func(string, ...any)
 
 	stop     chan struct{}
@@ -111,10 +121,49 @@ func Start(cfg Config) (*Server, error) {
 			}
 		}()
 	}
+	if cfg.MemcacheAddr != "" {
+		if err := s.startMemcache(); err != nil {
+			if !cfg.MemcacheOptional {
+				s.closeListeners()
+				node.Close()
+				return nil, err
+			}
+			s.logf("%v (memcached listener disabled)", err)
+		}
+	}
 	s.wg.Add(1)
 	go s.runExpiry()
 	startGCTuner(s.stop)
 	return s, nil
+}
+
+func (s *Server) startMemcache() error {
+	ln, err := net.Listen("tcp", s.cfg.MemcacheAddr)
+	if err != nil {
+		return fmt.Errorf("server: memcache listener: %w", err)
+	}
+	s.mcln = ln
+	host, port, _ := net.SplitHostPort(ln.Addr().String())
+	p, _ := strconv.Atoi(port)
+	s.mc = mcproto.NewServer(s, mcproto.Config{ItemSizeMax: s.cfg.MemcacheItemSizeMax, Port: p, Bind: host, Logf: s.logf})
+	s.wg.Add(1)
+	go func() {
+		defer s.wg.Done()
+		if err := s.mc.Serve(ln); err != nil {
+			s.logf("server: memcache listener: %v", err)
+		}
+	}()
+	return nil
+}
+
+// closeListeners stops the frontends (and waits for their connections).
+func (s *Server) closeListeners() {
+	if s.redis != nil {
+		s.redis.Close()
+	}
+	if s.mc != nil {
+		s.mc.Close()
+	}
 }
 
 func (s *Server) requestShutdown() {
@@ -133,6 +182,14 @@ func (s *Server) RedisAddr() string {
 		return ""
 	}
 	return s.ln.Addr().String()
+}
+
+// MemcacheAddr is the address the memcached listener is bound to ("" if disabled).
+func (s *Server) MemcacheAddr() string {
+	if s.mcln == nil {
+		return ""
+	}
+	return s.mcln.Addr().String()
 }
 
 // Store is the node's state machine (read side).
@@ -243,9 +300,7 @@ func (s *Server) runExpiry() {
 // Close stops the listeners, applies what committed, and flushes the WAL.
 func (s *Server) Close() error {
 	close(s.stop)
-	if s.redis != nil {
-		s.redis.Close()
-	}
+	s.closeListeners()
 	s.wg.Wait()
 	return s.node.Close()
 }

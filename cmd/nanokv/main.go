@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/signal"
 	"runtime/pprof"
+	"strconv"
 	"strings"
 	"syscall"
 
@@ -34,6 +35,7 @@ type options struct {
 	redis       string
 	zk          string
 	memcache    string
+	mcItemMax   string
 	dataDir     string
 	peers       string
 	join        string
@@ -54,7 +56,8 @@ func newFlagSet(o *options, stderr io.Writer) *flag.FlagSet {
 	fs.StringVar(&o.cluster, "cluster", "", "address for traffic between nodes (host:port)")
 	fs.StringVar(&o.redis, "redis", "127.0.0.1:6379", "Redis (RESP) listen address; empty disables")
 	fs.StringVar(&o.zk, "zk", "", "ZooKeeper listen address; empty disables")
-	fs.StringVar(&o.memcache, "memcache", "", "memcached listen address; empty disables")
+	fs.StringVar(&o.memcache, "memcache", defaultMemcache, "memcached listen address; empty disables")
+	fs.StringVar(&o.mcItemMax, "memcache-item-size-max", "1m", "largest memcached item, as memcached's -I (bytes, or with k/m suffix)")
 	fs.StringVar(&o.dataDir, "data-dir", "nanokv-data", "directory for the WAL")
 	fs.StringVar(&o.peers, "peers", "", "static cluster members: id=host:port,...")
 	fs.StringVar(&o.join, "join", "", "join a cluster through a member's redis address")
@@ -104,9 +107,17 @@ func run(args []string, stdout, stderr io.Writer) error {
 	if o.peers != "" && strings.Contains(o.peers, ",") || o.join != "" {
 		return errors.New("multi-node clusters (--peers with more than one member, --join) are not in this build yet")
 	}
-	if o.zk != "" || o.memcache != "" {
-		return errors.New("the ZooKeeper and memcached frontends are not in this build yet: pass --zk '' --memcache ''")
+	if o.zk != "" {
+		return errors.New("the ZooKeeper frontend is not in this build yet: pass --zk ''")
 	}
+	itemMax, err := parseSize(o.mcItemMax)
+	if err != nil || itemMax < 1024 || itemMax > 1<<30 {
+		return fmt.Errorf("--memcache-item-size-max %q: want a size from 1k to 1024m", o.mcItemMax)
+	}
+	// The default memcached port is a convenience: if something (a memcached) already
+	// holds it, the node starts without it. An address the user chose must bind.
+	memcacheSet := false
+	fs.Visit(func(f *flag.Flag) { memcacheSet = memcacheSet || f.Name == "memcache" })
 	logger := log.New(stderr, "", log.LstdFlags|log.Lmicroseconds)
 	if o.cpuprofile != "" {
 		f, err := os.Create(o.cpuprofile)
@@ -122,17 +133,20 @@ func run(args []string, stdout, stderr io.Writer) error {
 		}()
 	}
 	srv, err := server.Start(server.Config{
-		RedisAddr:   o.redis,
-		DataDir:     o.dataDir,
-		MemoryOnly:  o.memoryOnly,
-		Fsync:       fsync,
-		RequirePass: o.requirepass,
-		Logger:      logger,
+		RedisAddr:           o.redis,
+		MemcacheAddr:        o.memcache,
+		MemcacheOptional:    !memcacheSet,
+		MemcacheItemSizeMax: itemMax,
+		DataDir:             o.dataDir,
+		MemoryOnly:          o.memoryOnly,
+		Fsync:               fsync,
+		RequirePass:         o.requirepass,
+		Logger:              logger,
 	})
 	if err != nil {
 		return err
 	}
-	logger.Printf("nanokv %s: node %d ready, redis %s, fsync %s, data %s", server.Version, o.id, srv.RedisAddr(), fsync, dataDesc(o))
+	logger.Printf("nanokv %s: node %d ready, redis %s, memcache %s, fsync %s, data %s", server.Version, o.id, srv.RedisAddr(), orNone(srv.MemcacheAddr()), fsync, dataDesc(o))
 	sig := make(chan os.Signal, 1)
 	signal.Notify(sig, syscall.SIGINT, syscall.SIGTERM)
 	select {
@@ -146,6 +160,32 @@ func run(args []string, stdout, stderr io.Writer) error {
 	}
 	logger.Printf("nanokv: stopped cleanly")
 	return nil
+}
+
+// defaultMemcache is memcached's own default port, on loopback as the Redis default is.
+const defaultMemcache = "127.0.0.1:11211"
+
+func orNone(addr string) string {
+	if addr == "" {
+		return "off"
+	}
+	return addr
+}
+
+// parseSize parses a byte count with an optional k or m suffix (memcached's -I syntax).
+func parseSize(s string) (int, error) {
+	mult := 1
+	switch {
+	case strings.HasSuffix(s, "k"), strings.HasSuffix(s, "K"):
+		mult, s = 1<<10, s[:len(s)-1]
+	case strings.HasSuffix(s, "m"), strings.HasSuffix(s, "M"):
+		mult, s = 1<<20, s[:len(s)-1]
+	}
+	n, err := strconv.Atoi(s)
+	if err != nil || n <= 0 || n > 1<<30/mult {
+		return 0, fmt.Errorf("bad size %q", s)
+	}
+	return n * mult, nil
 }
 
 func dataDesc(o options) string {

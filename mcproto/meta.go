@@ -1,0 +1,447 @@
+package mcproto
+
+import (
+	"fmt"
+	"strconv"
+
+	"github.com/nanokv/nanokv/kvstore"
+)
+
+// Meta is the parsed flags of a meta command (mg ms md ma). Flags that only ask for
+// something to be returned (O k c f s t) are echoed in the order the client sent them.
+type Meta struct {
+	Tokens      [][]byte // the flag tokens, in order
+	Quiet       bool     // q
+	Value       bool     // v
+	Opaque      []byte   // O
+	TTL         int64    // T
+	HasTTL      bool
+	Vivify      int64 // N: autovivify with this exptime
+	HasVivify   bool
+	CAS         uint64 // C: compare
+	HasCAS      bool
+	ClientFlags uint32 // F
+	Mode        byte   // M, normalised: ms S E A P R, ma + -
+	Initial     uint64 // J
+	Delta       uint64 // D
+}
+
+// maxOpaque is memcached's MFLAG_MAX_OPAQUE_LENGTH.
+const maxOpaque = 32
+
+// ParseMeta parses a meta command's flag tokens as memcached 1.6's _meta_flag_preparse
+// does: an unknown or repeated flag stops at once, a bad numeric token is reported after
+// the whole line was read. errLine is the reply for a refused line.
+//
+// Flags memcached has but nanokv does not implement (b: base64 keys; E: explicit CAS;
+// h, l: access history; I: invalidation and stale items; R: recache; N on mg: vivify
+// with win tokens) are refused as invalid rather than silently ignored.
+func ParseMeta(kind Kind, toks [][]byte) (m *Meta, errLine string) {
+	m = &Meta{Tokens: toks, Delta: 1}
+	var seen [128]bool
+	for _, t := range toks {
+		f := t[0]
+		if f >= 128 {
+			return nil, "CLIENT_ERROR invalid flag"
+		}
+		if seen[f] {
+			return nil, metaErr(kind, "CLIENT_ERROR duplicate flag")
+		}
+		seen[f] = true
+		arg := t[1:]
+		switch f {
+		case 'O':
+			if len(arg) > maxOpaque {
+				errLine = "CLIENT_ERROR opaque token too long"
+			}
+			m.Opaque = arg
+		case 'P', 'L', 'k', 's', 't', 'c', 'f', 'u':
+			// P, L: proxy hints, ignored as memcached does; u: no LRU bump (there is no LRU)
+		case 'v':
+			m.Value = true
+		case 'q':
+			m.Quiet = true
+		case 'T':
+			v, ok := ParseInt32(arg)
+			if !ok {
+				errLine = "CLIENT_ERROR bad token in command line format"
+			}
+			m.TTL, m.HasTTL = v, true
+		case 'N':
+			if kind == KindMetaGet {
+				return nil, metaErr(kind, "CLIENT_ERROR invalid flag")
+			}
+			v, ok := ParseInt32(arg)
+			if !ok {
+				errLine = "CLIENT_ERROR bad token in command line format"
+			}
+			m.Vivify, m.HasVivify = v, true
+		case 'C':
+			v, ok := ParseUint64(arg)
+			if !ok {
+				errLine = "CLIENT_ERROR bad token in command line format"
+			}
+			m.CAS, m.HasCAS = v, true
+		case 'F':
+			v, ok := ParseUint32(arg)
+			if !ok {
+				errLine = "CLIENT_ERROR bad command line format"
+			}
+			m.ClientFlags = v
+		case 'M':
+			if len(arg) != 1 {
+				errLine = "CLIENT_ERROR incorrect length for M token"
+				break
+			}
+			m.Mode = arg[0]
+		case 'J':
+			v, ok := ParseUint64(arg)
+			if !ok {
+				errLine = "CLIENT_ERROR invalid numeric initial value"
+			}
+			m.Initial = v
+		case 'D':
+			v, ok := ParseUint64(arg)
+			if !ok {
+				errLine = "CLIENT_ERROR invalid numeric delta value"
+			}
+			m.Delta = v
+		default:
+			return nil, metaErr(kind, "CLIENT_ERROR invalid flag")
+		}
+	}
+	if errLine != "" {
+		return nil, metaErr(kind, errLine)
+	}
+	switch kind {
+	case KindMetaSet:
+		switch m.Mode {
+		case 0, 'S', 's':
+			m.Mode = 'S'
+		case 'E', 'e':
+			m.Mode = 'E'
+		case 'A', 'a':
+			m.Mode = 'A'
+		case 'P', 'p':
+			m.Mode = 'P'
+		case 'R', 'r':
+			m.Mode = 'R'
+		default:
+			return nil, "CLIENT_ERROR invalid mode for ms M token"
+		}
+	case KindMetaArith:
+		switch m.Mode {
+		case 0, 'I', 'i', '+':
+			m.Mode = '+'
+		case 'D', 'd', '-':
+			m.Mode = '-'
+		default:
+			return nil, "CLIENT_ERROR invalid mode for ma M token"
+		}
+	}
+	return m, ""
+}
+
+// metaErr: ma reports every flag error with one line.
+func metaErr(kind Kind, line string) string {
+	if kind == KindMetaArith {
+		return "CLIENT_ERROR invalid or duplicate flag"
+	}
+	return line
+}
+
+// metaItem is what the return flags of a meta reply can show.
+type metaItem struct {
+	key   []byte
+	flags uint32
+	cas   uint64
+	size  int
+	ttl   int64
+	hit   bool
+}
+
+// appendReturnFlags appends the flags the client asked back, in its order: on a hit every
+// one of O k c f s t that the command returns; otherwise only O and k.
+func appendReturnFlags(dst []byte, m *Meta, it *metaItem, returns string) []byte {
+	for _, t := range m.Tokens {
+		f := t[0]
+		if !it.hit && f != 'O' && f != 'k' {
+			continue
+		}
+		if !containsByte(returns, f) {
+			continue
+		}
+		dst = append(dst, ' ', f)
+		switch f {
+		case 'O':
+			dst = append(dst, m.Opaque...)
+		case 'k':
+			dst = append(dst, it.key...)
+		case 'c':
+			dst = strconv.AppendUint(dst, it.cas, 10)
+		case 'f':
+			dst = strconv.AppendUint(dst, uint64(it.flags), 10)
+		case 's':
+			dst = strconv.AppendInt(dst, int64(it.size), 10)
+		case 't':
+			dst = strconv.AppendInt(dst, it.ttl, 10)
+		}
+	}
+	return dst
+}
+
+func containsByte(s string, b byte) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] == b {
+			return true
+		}
+	}
+	return false
+}
+
+// Return flags per command.
+const (
+	mgReturns = "Okcfst"
+	msReturns = "Okc"
+	mdReturns = "Ok"
+	maReturns = "Okct"
+)
+
+// metaKey checks a meta command's key and parses its flags; it replies to a refused line.
+func (c *conn) metaKey(kind Kind, toks [][]byte) (key []byte, m *Meta, ok bool) {
+	c.s.stats.cmdMeta.Add(1)
+	if len(toks[1]) > MaxKeyLen {
+		c.reply(errBadLine)
+		return nil, nil, false
+	}
+	m, errLine := ParseMeta(kind, toks[2:])
+	if errLine != "" {
+		c.reply(errLine)
+		return nil, nil, false
+	}
+	return toks[1], m, true
+}
+
+// keep copies what a queued meta reply needs past the current request: the tokens live in
+// the connection's scratch space, which the next request reuses.
+func (m *Meta) keep() *Meta {
+	m.Tokens = append([][]byte(nil), m.Tokens...)
+	return m
+}
+
+func (c *conn) handleMetaGet(toks [][]byte) {
+	key, m, ok := c.metaKey(KindMetaGet, toks)
+	if !ok {
+		return
+	}
+	if m.HasTTL {
+		// a get that touches is a write: it goes through the log
+		c.s.stats.cmdTouch.Add(1)
+		c.write(kvstore.AppendMCTouch(c.batch, key, m.TTL), pending{kind: pMetaGet, key: key, meta: m.keep()}, false)
+		return
+	}
+	c.flushBatch()
+	if !c.readBarrier() {
+		return
+	}
+	c.s.stats.cmdGet.Add(1)
+	v, found := c.get(key)
+	it := metaItem{key: key}
+	if found {
+		c.s.stats.getHits.Add(1)
+		it = metaItem{key: key, flags: v.Flags, cas: v.CAS, size: len(v.Value), ttl: v.SecondsLeft(c.now), hit: true}
+	} else {
+		c.s.stats.getMisses.Add(1)
+	}
+	c.renderMetaGet(m, &it, v.Value)
+}
+
+func (c *conn) renderMetaGet(m *Meta, it *metaItem, val string) {
+	switch {
+	case !it.hit && m.Quiet:
+	case !it.hit:
+		c.out = append(c.out, "EN"...)
+		c.out = appendReturnFlags(c.out, m, it, mgReturns)
+		c.out = append(c.out, "\r\n"...)
+	case m.Value:
+		c.out = append(c.out, "VA "...)
+		c.out = strconv.AppendInt(c.out, int64(len(val)), 10)
+		c.out = appendReturnFlags(c.out, m, it, mgReturns)
+		c.out = append(c.out, "\r\n"...)
+		c.out = append(c.out, val...)
+		c.out = append(c.out, "\r\n"...)
+	default:
+		c.out = append(c.out, "HD"...)
+		c.out = appendReturnFlags(c.out, m, it, mgReturns)
+		c.out = append(c.out, "\r\n"...)
+	}
+}
+
+var metaSetModes = map[byte]kvstore.MCStore{
+	'S': kvstore.MCSet, 'E': kvstore.MCAdd, 'A': kvstore.MCAppend, 'P': kvstore.MCPrepend, 'R': kvstore.MCReplace,
+}
+
+func (c *conn) handleMetaSet(req *Request) {
+	c.s.stats.cmdMeta.Add(1)
+	c.s.stats.cmdSet.Add(1)
+	m := req.Meta
+	cas, vivify := kvstore.MCNoValue, kvstore.MCNoValue
+	if m.HasCAS {
+		cas = strconv.FormatUint(m.CAS, 10)
+	}
+	if m.HasVivify {
+		vivify = strconv.FormatInt(m.Vivify, 10)
+	}
+	wantCAS := false
+	for _, t := range m.Tokens {
+		wantCAS = wantCAS || t[0] == 'c'
+	}
+	blind := m.Mode == 'S' && !m.HasCAS && !wantCAS
+	c.write(kvstore.AppendMCStore(c.batch, metaSetModes[m.Mode], req.Key, req.Data, m.ClientFlags, m.TTL, cas, vivify),
+		pending{kind: pMetaSet, key: req.Key, meta: m.keep()}, blind)
+}
+
+// metaCode maps a store's reply code to the meta one.
+func metaCode(code string) string {
+	switch code {
+	case kvstore.MCStored, kvstore.MCDeleted, kvstore.MCOK, kvstore.MCTouched:
+		return "HD"
+	case kvstore.MCNotStored:
+		return "NS"
+	case kvstore.MCExists:
+		return "EX"
+	}
+	return "NF"
+}
+
+func (c *conn) renderMetaSet(p *pending, r *result, code string) {
+	if r == nil {
+		code = kvstore.MCStored
+	}
+	it := metaItem{key: p.key}
+	if code == kvstore.MCStored {
+		c.s.stats.totalItems.Add(1)
+		if p.meta.Quiet {
+			return
+		}
+		it.hit = true
+		if r != nil {
+			it.cas = r.cas
+		}
+	}
+	c.out = append(c.out, metaCode(code)...)
+	c.out = appendReturnFlags(c.out, p.meta, &it, msReturns)
+	c.out = append(c.out, "\r\n"...)
+}
+
+func (c *conn) handleMetaDelete(toks [][]byte) {
+	key, m, ok := c.metaKey(KindMetaDelete, toks)
+	if !ok {
+		return
+	}
+	cas := kvstore.MCNoValue
+	if m.HasCAS {
+		cas = strconv.FormatUint(m.CAS, 10)
+	}
+	c.write(kvstore.AppendMCDelete(c.batch, key, cas), pending{kind: pMetaDel, key: key, meta: m.keep()}, false)
+}
+
+func (c *conn) renderMetaDelete(p *pending, code string) {
+	if code == kvstore.MCDeleted {
+		c.s.stats.deleteHits.Add(1)
+		if p.meta.Quiet {
+			return
+		}
+	} else {
+		c.s.stats.deleteMisses.Add(1)
+	}
+	c.out = append(c.out, metaCode(code)...)
+	c.out = appendReturnFlags(c.out, p.meta, &metaItem{key: p.key}, mdReturns)
+	c.out = append(c.out, "\r\n"...)
+}
+
+func (c *conn) handleMetaArith(toks [][]byte) {
+	key, m, ok := c.metaKey(KindMetaArith, toks)
+	if !ok {
+		return
+	}
+	cas, vivify, touch := kvstore.MCNoValue, kvstore.MCNoValue, kvstore.MCNoValue
+	if m.HasCAS {
+		cas = strconv.FormatUint(m.CAS, 10)
+	}
+	if m.HasVivify {
+		vivify = strconv.FormatInt(m.Vivify, 10)
+	}
+	if m.HasTTL {
+		touch = strconv.FormatInt(m.TTL, 10)
+	}
+	c.write(kvstore.AppendMCIncr(c.batch, key, m.Mode == '-', m.Delta, cas, vivify, m.Initial, touch),
+		pending{kind: pMetaArith, key: key, meta: m.keep()}, false)
+}
+
+func (c *conn) renderMetaArith(p *pending, r *result, code string) {
+	m := p.meta
+	decr := m.Mode == '-'
+	if code != kvstore.MCOK {
+		if decr {
+			c.s.stats.decrMisses.Add(1)
+		} else {
+			c.s.stats.incrMisses.Add(1)
+		}
+		c.out = append(c.out, metaCode(code)...)
+		c.out = appendReturnFlags(c.out, m, &metaItem{key: p.key}, maReturns)
+		c.out = append(c.out, "\r\n"...)
+		return
+	}
+	if decr {
+		c.s.stats.decrHits.Add(1)
+	} else {
+		c.s.stats.incrHits.Add(1)
+	}
+	if m.Quiet {
+		return
+	}
+	it := metaItem{key: p.key, flags: r.flags, cas: r.cas, size: len(r.val), ttl: r.ttl, hit: true}
+	if m.Value {
+		c.out = append(c.out, "VA "...)
+		c.out = strconv.AppendInt(c.out, int64(len(r.val)), 10)
+		c.out = appendReturnFlags(c.out, m, &it, maReturns)
+		c.out = append(c.out, "\r\n"...)
+		c.out = append(c.out, r.val...)
+		c.out = append(c.out, "\r\n"...)
+		return
+	}
+	c.out = append(c.out, "HD"...)
+	c.out = appendReturnFlags(c.out, m, &it, maReturns)
+	c.out = append(c.out, "\r\n"...)
+}
+
+// handleMetaDebug is me: memcached's item debug line. nanokv has no LRU or slab classes,
+// so la (seconds since last access) is 0, fetch is no and cls is 1.
+func (c *conn) handleMetaDebug(toks [][]byte) {
+	key := toks[1]
+	if len(key) > MaxKeyLen {
+		c.reply(errBadLine)
+		return
+	}
+	c.flushBatch()
+	if !c.readBarrier() {
+		return
+	}
+	it, ok := c.get(key)
+	if !ok {
+		c.line("EN")
+		return
+	}
+	exp := int64(-1)
+	if it.Deadline != 0 {
+		exp = -it.SecondsLeft(c.now)
+	}
+	size := itemOverhead + len(key) + len(it.Value)
+	if it.Flags != 0 {
+		size += 4
+	}
+	c.out = append(c.out, "ME "...)
+	c.out = append(c.out, key...)
+	c.out = fmt.Appendf(c.out, " exp=%d la=0 cas=%d fetch=no cls=1 size=%d\r\n", exp, it.CAS, size)
+}

@@ -1,0 +1,159 @@
+// Package mcproto is nanokv's memcached frontend: the text protocol of memcached 1.6
+// (storage, retrieval, incr/decr, touch, flush_all, stats and the meta commands), over the
+// same replicated store as the Redis frontend. Writes become kvstore memcached commands,
+// one proposal per pipelined network read; reads pass the backend's read barrier and then
+// read the store directly.
+//
+// It does not know how consensus works or how the node is wired: it sees a Backend.
+package mcproto
+
+import (
+	"context"
+	"errors"
+	"net"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/nanokv/nanokv/kvstore"
+)
+
+// Backend is what the frontend needs of a node (a subset of what resp needs).
+type Backend interface {
+	Store() *kvstore.Store
+	// Propose submits a batch and returns once it is committed. With a sink, the applier
+	// writes the replies of the batch's ops to it and then calls sink.Applied.
+	Propose(batch []byte, sink kvstore.Sink) error
+	// ReadBarrier returns once a read may be served linearizably.
+	ReadBarrier(ctx context.Context) error
+}
+
+// Config are the frontend's settings.
+type Config struct {
+	ItemSizeMax int // memcached -I: the largest item (with key and header), bytes
+	MaxConns    int // memcached -c
+	Port        int // for stats settings
+	Bind        string
+	Version     string // the memcached version we answer as (VERSION, stats)
+	Logf        func(format string, args ...any)
+}
+
+// Server serves memcached connections.
+type Server struct {
+	b     Backend
+	cfg   Config
+	start time.Time
+
+	mu      sync.Mutex
+	lns     []net.Listener
+	conns   map[*conn]struct{}
+	closed  bool
+	handler sync.WaitGroup
+
+	stats stats
+}
+
+// stats are the counters "stats" reports, named as memcached names them.
+type stats struct {
+	totalConns, rejectedConns                          atomic.Uint64
+	cmdGet, cmdSet, cmdFlush, cmdTouch, cmdMeta        atomic.Uint64
+	getHits, getMisses                                 atomic.Uint64
+	deleteHits, deleteMisses                           atomic.Uint64
+	incrHits, incrMisses, decrHits, decrMisses         atomic.Uint64
+	casHits, casMisses, casBadval                      atomic.Uint64
+	touchHits, touchMisses                             atomic.Uint64
+	storeTooLarge, bytesRead, bytesWritten, totalItems atomic.Uint64
+	verbosity                                          atomic.Uint32
+	_                                                  [0]func() // not comparable
+}
+
+// NewServer returns a server for b.
+func NewServer(b Backend, cfg Config) *Server {
+	if cfg.ItemSizeMax <= 0 {
+		cfg.ItemSizeMax = DefaultItemSizeMax
+	}
+	if cfg.MaxConns <= 0 {
+		cfg.MaxConns = 1024
+	}
+	if cfg.Version == "" {
+		cfg.Version = "1.6.18"
+	}
+	if cfg.Logf == nil {
+		cfg.Logf = func(string, ...any) {}
+	}
+	return &Server{b: b, cfg: cfg, start: time.Now(), conns: map[*conn]struct{}{}}
+}
+
+// Serve accepts connections on ln until Close.
+func (s *Server) Serve(ln net.Listener) error {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return net.ErrClosed
+	}
+	s.lns = append(s.lns, ln)
+	s.mu.Unlock()
+	for {
+		nc, err := ln.Accept()
+		if err != nil {
+			s.mu.Lock()
+			closed := s.closed
+			s.mu.Unlock()
+			if closed || errors.Is(err, net.ErrClosed) {
+				return nil
+			}
+			var ne net.Error
+			if errors.As(err, &ne) && ne.Timeout() {
+				continue
+			}
+			return err
+		}
+		s.stats.totalConns.Add(1)
+		s.mu.Lock()
+		if s.closed {
+			s.mu.Unlock()
+			nc.Close()
+			return nil
+		}
+		if len(s.conns) >= s.cfg.MaxConns {
+			s.mu.Unlock()
+			s.stats.rejectedConns.Add(1)
+			nc.Write([]byte("ERROR Too many open connections\r\n"))
+			nc.Close()
+			continue
+		}
+		c := newConn(s, nc)
+		s.conns[c] = struct{}{}
+		s.handler.Add(1)
+		s.mu.Unlock()
+		go func() {
+			defer s.handler.Done()
+			c.serve()
+			s.mu.Lock()
+			delete(s.conns, c)
+			s.mu.Unlock()
+		}()
+	}
+}
+
+// Close stops the listeners and closes every connection, waiting for their goroutines.
+func (s *Server) Close() error {
+	s.mu.Lock()
+	s.closed = true
+	for _, ln := range s.lns {
+		ln.Close()
+	}
+	for c := range s.conns {
+		c.nc.Close()
+	}
+	s.mu.Unlock()
+	s.handler.Wait()
+	return nil
+}
+
+// NumConns is the number of open connections.
+func (s *Server) NumConns() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.conns)
+}
