@@ -1,0 +1,716 @@
+package raft
+
+import (
+	"container/heap"
+	"flag"
+	"fmt"
+	"hash/fnv"
+	"maps"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/anishathalye/porcupine"
+)
+
+// The deterministic cluster simulator: one goroutine, a seeded RNG, a virtual clock, and a
+// network that delays, drops, duplicates, reorders and partitions; members crash and
+// restart from what they persisted. After every event it checks election safety, that all
+// members apply the same entry at each index (state machine safety) with equal digests,
+// and that a new leader holds every entry applied anywhere (leader completeness). At the
+// end it heals everything, requires the cluster to converge, and checks the clients'
+// history for linearizability with porcupine. A failure prints the seed.
+
+var (
+	simSeeds = flag.Int("sim.seeds", 40, "number of simulator seeds to run")
+	simSeed  = flag.Int64("sim.seed", -1, "run only this simulator seed")
+	simTrace = flag.Bool("sim.trace", false, "log every simulator event")
+)
+
+const (
+	tickEvery   = 10   // virtual time units per tick
+	simDuration = 6000 // virtual time units of faulty operation
+)
+
+type simMsg struct {
+	m    Message
+	snap *smState // the snapshot's contents, for MsgSnap
+}
+
+type event struct {
+	at   int64
+	seq  uint64 // tie-break, so the order is reproducible
+	kind int
+	node uint64
+	msg  simMsg
+}
+
+const (
+	evTick = iota
+	evDeliver
+	evCrash
+	evRestart
+	evPartition
+	evHeal
+	evClient
+	evCompact
+)
+
+type eventQueue []*event
+
+func (q eventQueue) Len() int { return len(q) }
+func (q eventQueue) Less(i, j int) bool {
+	if q[i].at != q[j].at {
+		return q[i].at < q[j].at
+	}
+	return q[i].seq < q[j].seq
+}
+func (q eventQueue) Swap(i, j int) { q[i], q[j] = q[j], q[i] }
+func (q *eventQueue) Push(x any)   { *q = append(*q, x.(*event)) }
+func (q *eventQueue) Pop() any {
+	old := *q
+	e := old[len(old)-1]
+	*q = old[:len(old)-1]
+	return e
+}
+
+// smState is the simulated state machine: a key-value map and a digest chained over
+// every applied entry.
+type smState struct {
+	applied uint64
+	digest  uint64
+	kv      map[string]string
+}
+
+func (s *smState) clone() *smState {
+	return &smState{applied: s.applied, digest: s.digest, kv: maps.Clone(s.kv)}
+}
+
+func (s *smState) apply(e Entry) {
+	h := fnv.New64a()
+	fmt.Fprintf(h, "%d/%d/%d/%d/%s", s.digest, e.Index, e.Term, e.Type, e.Data)
+	s.digest = h.Sum64()
+	s.applied = e.Index
+	if e.Type == EntryNormal && len(e.Data) > 0 {
+		k, v, _ := strings.Cut(string(e.Data), "=")
+		s.kv[k] = v
+	}
+}
+
+type simNode struct {
+	id       uint64
+	up       bool
+	r        *Raft
+	disk     disk
+	snapData *smState // contents of disk.snap
+	sm       *smState
+	inbound  map[uint64]*smState // snapshot contents received, by index
+	writes   map[uint64]*clientOp
+	reads    map[uint64]*clientOp
+}
+
+type clientOp struct {
+	client   int
+	put      bool
+	key, val string
+	call     int64
+	node     uint64
+	index    uint64 // put: the entry's index and term once proposed
+	term     uint64
+	ctx      uint64 // read: ReadIndex context
+	readAt   uint64
+	returned bool
+}
+
+type sim struct {
+	t     *testing.T
+	seed  int64
+	rng   *rand.Rand
+	now   int64
+	seq   uint64
+	q     eventQueue
+	nodes map[uint64]*simNode
+	ids   []uint64
+	boot  Membership
+	lease bool
+
+	partition map[uint64]int // member → side; messages between sides are dropped
+	faults    bool
+
+	leaders   map[uint64]uint64 // term → the leader elected in it
+	committed map[uint64]Entry  // index → the entry applied there (anywhere)
+	digests   map[uint64]uint64 // index → state digest after applying it
+	maxIndex  uint64
+
+	ops     []porcupine.Operation
+	clients []*clientOp // the op each client has in flight (nil when idle)
+	nextCtx uint64
+	nextVal int
+	stats   struct{ puts, gets, unknown, failed, msgs, dropped int }
+}
+
+func (s *sim) logf(format string, args ...any) {
+	if *simTrace {
+		s.t.Logf("[%6d] "+format, append([]any{s.now}, args...)...)
+	}
+}
+
+func (s *sim) schedule(at int64, e *event) {
+	s.seq++
+	e.at, e.seq = at, s.seq
+	heap.Push(&s.q, e)
+}
+
+func newSim(t *testing.T, seed int64, n int, lease bool) *sim {
+	s := &sim{t: t, seed: seed, rng: rand.New(rand.NewPCG(uint64(seed), 0x5eed)),
+		nodes: map[uint64]*simNode{}, lease: lease, partition: map[uint64]int{}, faults: true,
+		leaders: map[uint64]uint64{}, committed: map[uint64]Entry{}, digests: map[uint64]uint64{},
+		clients: make([]*clientOp, 6)}
+	for id := uint64(1); id <= uint64(n); id++ {
+		s.ids = append(s.ids, id)
+		s.boot.Voters = append(s.boot.Voters, id)
+	}
+	for _, id := range s.ids {
+		nd := &simNode{id: id}
+		s.nodes[id] = nd
+		s.startNode(nd)
+	}
+	s.schedule(tickEvery, &event{kind: evTick})
+	for c := range s.clients {
+		s.schedule(int64(s.rng.IntN(50)), &event{kind: evClient, node: uint64(c)})
+	}
+	s.schedule(s.jitter(400), &event{kind: evPartition})
+	s.schedule(s.jitter(700), &event{kind: evCrash})
+	s.schedule(s.jitter(300), &event{kind: evCompact})
+	return s
+}
+
+func (s *sim) jitter(mean int) int64 { return int64(mean/2 + s.rng.IntN(mean)) }
+
+func (s *sim) config(id uint64) Config {
+	src := rand.New(rand.NewPCG(uint64(s.seed), id))
+	return Config{ID: id, ElectionTicks: 10, HeartbeatTicks: 2, MaxMsgBytes: 64, MaxInflight: 4, Rand: src.IntN}
+}
+
+// startNode (re)builds a member from its disk, as the driver does after a crash.
+func (s *sim) startNode(nd *simNode) {
+	st := nd.disk.state(s.boot)
+	if st.Snapshot != nil {
+		st.Entries = slices.DeleteFunc(st.Entries, func(e Entry) bool { return e.Index <= st.Snapshot.Index })
+		nd.sm = nd.snapData.clone()
+	} else {
+		nd.sm = &smState{kv: map[string]string{}}
+	}
+	nd.r = New(s.config(nd.id), st)
+	nd.up = true
+	nd.inbound = map[uint64]*smState{}
+	nd.writes = map[uint64]*clientOp{}
+	nd.reads = map[uint64]*clientOp{}
+}
+
+func (s *sim) run(until int64) {
+	for s.q.Len() > 0 {
+		e := heap.Pop(&s.q).(*event)
+		if e.at > until {
+			heap.Push(&s.q, e)
+			return
+		}
+		s.now = e.at
+		s.handle(e)
+		s.check()
+	}
+}
+
+func (s *sim) handle(e *event) {
+	switch e.kind {
+	case evTick:
+		for _, id := range s.ids {
+			if nd := s.nodes[id]; nd.up {
+				nd.r.Tick()
+				s.process(nd)
+			}
+		}
+		s.schedule(s.now+tickEvery, &event{kind: evTick})
+	case evDeliver:
+		s.deliver(e.msg)
+	case evClient:
+		s.clientStep(int(e.node))
+	case evPartition:
+		if !s.faults {
+			return
+		}
+		if s.rng.IntN(2) == 0 {
+			for _, id := range s.ids {
+				s.partition[id] = s.rng.IntN(2)
+			}
+		} else {
+			s.partition[s.ids[s.rng.IntN(len(s.ids))]] = 1 // isolate one member
+		}
+		s.logf("partition %v", s.partition)
+		s.schedule(s.now+s.jitter(250), &event{kind: evHeal})
+	case evHeal:
+		clear(s.partition)
+		s.logf("heal")
+		if s.faults {
+			s.schedule(s.now+s.jitter(300), &event{kind: evPartition})
+		}
+	case evCrash:
+		if !s.faults {
+			return
+		}
+		// Half the crashes hit a leader: that is where Figure 8's histories come from.
+		nd := s.nodes[s.ids[s.rng.IntN(len(s.ids))]]
+		if leaders := s.claimedLeaders(); len(leaders) > 0 && s.rng.IntN(2) == 0 {
+			nd = leaders[s.rng.IntN(len(leaders))]
+		}
+		if nd.up {
+			s.crash(nd)
+			s.schedule(s.now+s.jitter(150), &event{kind: evRestart, node: nd.id})
+		}
+		s.schedule(s.now+s.jitter(400), &event{kind: evCrash})
+	case evRestart:
+		nd := s.nodes[e.node]
+		if !nd.up {
+			s.logf("restart %d", nd.id)
+			s.startNode(nd)
+		}
+	case evCompact:
+		nd := s.nodes[s.ids[s.rng.IntN(len(s.ids))]]
+		if nd.up && nd.sm.applied > 0 {
+			s.compact(nd, uint64(s.rng.IntN(20)))
+		}
+		s.schedule(s.now+s.jitter(300), &event{kind: evCompact})
+	}
+}
+
+// crash loses everything the member did not persist; its clients' calls become unknown.
+func (s *sim) crash(nd *simNode) {
+	s.logf("crash %d", nd.id)
+	nd.up = false
+	for _, op := range nd.writes {
+		s.finishUnknown(op)
+	}
+	for _, op := range nd.reads {
+		s.fail(op)
+	}
+}
+
+func (s *sim) compact(nd *simNode, trailing uint64) {
+	idx := nd.sm.applied
+	term, ok := nd.r.TermAt(idx)
+	if !ok {
+		return
+	}
+	meta := SnapshotMeta{Index: idx, Term: term, Membership: nd.r.MembershipAt(idx).Clone()}
+	if e, ok := s.committed[idx]; ok {
+		meta.Time = e.Time
+	}
+	if nd.disk.snap != nil && idx <= nd.disk.snap.Index {
+		return
+	}
+	nd.disk.snap, nd.snapData = &meta, nd.sm.clone()
+	nd.disk.entries = slices.DeleteFunc(nd.disk.entries, func(e Entry) bool { return e.Index <= idx })
+	nd.r.Compact(meta, trailing)
+	s.logf("compact %d at %d trailing %d", nd.id, idx, trailing)
+}
+
+// process is the driver: persist, send, apply, answer, Advance.
+func (s *sim) process(nd *simNode) {
+	for nd.up && nd.r.HasReady() {
+		rd := nd.r.Ready()
+		if rd.SoftState != nil && rd.SoftState.Role == Leader {
+			s.onNewLeader(nd)
+		}
+		if rd.Snapshot != nil {
+			data := nd.inbound[rd.Snapshot.Index]
+			if data == nil {
+				s.t.Fatalf("seed %d: member %d installs snapshot %d it never received", s.seed, nd.id, rd.Snapshot.Index)
+			}
+			nd.sm, nd.snapData = data.clone(), data.clone()
+			s.logf("member %d installed snapshot at %d", nd.id, rd.Snapshot.Index)
+		}
+		nd.disk.persist(rd)
+		for _, m := range rd.Messages {
+			s.send(nd, m)
+		}
+		for _, e := range rd.CommittedEntries {
+			if e.Index <= nd.sm.applied {
+				continue // covered by the snapshot the member restarted from
+			}
+			s.applyAt(nd, e)
+		}
+		for _, rs := range rd.ReadStates {
+			op := nd.reads[rs.Ctx]
+			if op == nil {
+				continue
+			}
+			delete(nd.reads, rs.Ctx)
+			if rs.Lost {
+				s.fail(op)
+				continue
+			}
+			op.readAt = rs.Index
+			if nd.sm.applied < rs.Index {
+				s.t.Fatalf("seed %d: read index %d beyond applied %d", s.seed, rs.Index, nd.sm.applied)
+			}
+			op.val = nd.sm.kv[op.key]
+			s.finish(op, op.val)
+		}
+		nd.r.Advance(rd)
+	}
+}
+
+func (s *sim) applyAt(nd *simNode, e Entry) {
+	if e.Index != nd.sm.applied+1 {
+		s.t.Fatalf("seed %d: member %d applies %d after %d", s.seed, nd.id, e.Index, nd.sm.applied)
+	}
+	if prev, ok := s.committed[e.Index]; ok {
+		if prev.Term != e.Term || string(prev.Data) != string(e.Data) || prev.Type != e.Type {
+			s.t.Fatalf("seed %d: state machine safety: member %d applies %d term %d %q, another applied term %d %q",
+				s.seed, nd.id, e.Index, e.Term, e.Data, prev.Term, prev.Data)
+		}
+	} else {
+		s.committed[e.Index] = e
+		s.maxIndex = max(s.maxIndex, e.Index)
+	}
+	nd.sm.apply(e)
+	if d, ok := s.digests[e.Index]; ok && d != nd.sm.digest {
+		s.t.Fatalf("seed %d: member %d digest at %d differs", s.seed, nd.id, e.Index)
+	}
+	s.digests[e.Index] = nd.sm.digest
+	if op := nd.writes[e.Index]; op != nil {
+		delete(nd.writes, e.Index)
+		if op.term == e.Term {
+			s.finish(op, "")
+		} else {
+			// Another leader's entry took the slot: this write was never committed.
+			s.finishUnknown(op)
+		}
+	}
+}
+
+// onNewLeader checks leader completeness: the new leader's log holds every entry applied
+// anywhere (those it still has in memory; compacted ones it applied itself).
+func (s *sim) onNewLeader(nd *simNode) {
+	for i := nd.r.log.offset + 1; i <= s.maxIndex; i++ {
+		e, ok := s.committed[i]
+		if !ok {
+			continue
+		}
+		if t, ok := nd.r.TermAt(i); !ok || t != e.Term {
+			s.t.Fatalf("seed %d: leader completeness: new leader %d (term %d) lacks committed entry %d (term %d)",
+				s.seed, nd.id, nd.r.Term(), i, e.Term)
+		}
+	}
+}
+
+func (s *sim) send(from *simNode, m Message) {
+	s.stats.msgs++
+	sm := simMsg{m: m}
+	if m.Type == MsgSnap {
+		if from.disk.snap == nil || from.disk.snap.Index != m.Snapshot.Index {
+			s.t.Fatalf("seed %d: member %d sends snapshot %d but holds %+v", s.seed, from.id, m.Snapshot.Index, from.disk.snap)
+		}
+		sm.snap = from.snapData.clone()
+	}
+	copies := 1
+	if s.faults {
+		switch p := s.rng.Float64(); {
+		case p < 0.02:
+			copies = 0
+		case p < 0.03:
+			copies = 2
+		}
+	}
+	if copies == 0 {
+		s.stats.dropped++
+		s.snapFailed(sm)
+	}
+	for range copies {
+		delay := int64(1 + s.rng.IntN(4))
+		if s.faults && s.rng.IntN(20) == 0 {
+			delay += int64(s.rng.IntN(60))
+		}
+		s.schedule(s.now+delay, &event{kind: evDeliver, msg: sm})
+	}
+}
+
+func (s *sim) snapFailed(sm simMsg) {
+	if sm.m.Type == MsgSnap {
+		if from := s.nodes[sm.m.From]; from.up {
+			from.r.ReportSnapshot(sm.m.To, true)
+		}
+	}
+}
+
+func (s *sim) deliver(sm simMsg) {
+	m := sm.m
+	if *simTrace && m.Type != MsgHeartbeat && m.Type != MsgHeartbeatResp {
+		s.logf("deliver %v %d→%d term %d index %d logterm %d commit %d ents %d reject %v hint %d", m.Type, m.From, m.To, m.Term, m.Index, m.LogTerm, m.Commit, len(m.Entries), m.Reject, m.Hint)
+	}
+	to := s.nodes[m.To]
+	if to == nil || !to.up || s.partition[m.From] != s.partition[m.To] {
+		s.stats.dropped++
+		s.snapFailed(sm)
+		return
+	}
+	if sm.snap != nil {
+		to.inbound[m.Snapshot.Index] = sm.snap
+		if from := s.nodes[m.From]; from.up {
+			from.r.ReportSnapshot(m.To, false)
+			defer s.process(from)
+		}
+	}
+	to.r.Step(m)
+	s.process(to)
+}
+
+// check asserts election safety after every event.
+func (s *sim) check() {
+	for _, id := range s.ids {
+		nd := s.nodes[id]
+		if !nd.up || nd.r.Role() != Leader {
+			continue
+		}
+		if l, ok := s.leaders[nd.r.Term()]; ok && l != id {
+			s.t.Fatalf("seed %d: election safety: members %d and %d both lead term %d", s.seed, l, id, nd.r.Term())
+		}
+		s.leaders[nd.r.Term()] = id
+	}
+}
+
+// --- clients ----------------------------------------------------------------------------
+
+var simKeys = []string{"x", "y", "z"}
+
+func (s *sim) clientStep(c int) {
+	if s.clients[c] != nil || !s.faults {
+		return // busy, or the run is converging: no new calls
+	}
+	target := s.pickNode()
+	op := &clientOp{client: c, key: simKeys[s.rng.IntN(len(simKeys))], call: s.now, node: target.id}
+	if !target.up {
+		s.again(c)
+		return
+	}
+	if s.rng.IntN(2) == 0 {
+		op.put = true
+		s.nextVal++
+		op.val = fmt.Sprint(s.nextVal)
+		idx, err := target.r.Propose(s.now, []byte(op.key+"="+op.val))
+		if err != nil {
+			s.again(c)
+			return
+		}
+		op.index, op.term = idx, target.r.Term()
+		target.writes[idx] = op
+	} else {
+		s.nextCtx++
+		op.ctx = s.nextCtx
+		if err := target.r.ReadIndex(op.ctx, s.lease); err != nil {
+			s.again(c)
+			return
+		}
+		target.reads[op.ctx] = op
+	}
+	s.clients[c] = op
+	s.process(target)
+}
+
+// pickNode mostly finds a member that believes it leads, as a client following
+// redirects would; with a partition there may be two, and clients reach both.
+func (s *sim) pickNode() *simNode {
+	if s.rng.IntN(5) > 0 {
+		if leaders := s.claimedLeaders(); len(leaders) > 0 {
+			return leaders[s.rng.IntN(len(leaders))]
+		}
+	}
+	return s.nodes[s.ids[s.rng.IntN(len(s.ids))]]
+}
+
+func (s *sim) claimedLeaders() []*simNode {
+	var out []*simNode
+	for _, id := range s.ids {
+		if nd := s.nodes[id]; nd.up && nd.r.Role() == Leader {
+			out = append(out, nd)
+		}
+	}
+	return out
+}
+
+func (s *sim) again(c int) {
+	s.schedule(s.now+int64(1+s.rng.IntN(10)), &event{kind: evClient, node: uint64(c)})
+}
+
+func (s *sim) finish(op *clientOp, out string) {
+	if op.returned {
+		return
+	}
+	op.returned = true
+	if op.put {
+		s.stats.puts++
+	} else {
+		s.stats.gets++
+	}
+	s.ops = append(s.ops, porcupine.Operation{ClientId: op.client, Input: kvInput{op.put, op.key, op.val},
+		Call: op.call, Output: out, Return: s.now})
+	s.clients[op.client] = nil
+	s.again(op.client)
+}
+
+// finishUnknown records a write whose outcome the client never learned: it may take
+// effect at any point after its call, so it returns "at the end of time".
+func (s *sim) finishUnknown(op *clientOp) {
+	if op.returned {
+		return
+	}
+	op.returned = true
+	s.stats.unknown++
+	s.ops = append(s.ops, porcupine.Operation{ClientId: op.client, Input: kvInput{op.put, op.key, op.val},
+		Call: op.call, Output: "", Return: 1 << 62})
+	s.clients[op.client] = nil
+	s.again(op.client)
+}
+
+// fail drops a read that got no answer: it observed nothing.
+func (s *sim) fail(op *clientOp) {
+	if op.returned {
+		return
+	}
+	op.returned = true
+	s.stats.failed++
+	s.clients[op.client] = nil
+	s.again(op.client)
+}
+
+type kvInput struct {
+	put      bool
+	key, val string
+}
+
+var kvModel = porcupine.Model{
+	Partition: func(history []porcupine.Operation) [][]porcupine.Operation {
+		by := map[string][]porcupine.Operation{}
+		for _, op := range history {
+			k := op.Input.(kvInput).key
+			by[k] = append(by[k], op)
+		}
+		var out [][]porcupine.Operation
+		for _, k := range slices.Sorted(maps.Keys(by)) {
+			out = append(out, by[k])
+		}
+		return out
+	},
+	Init: func() any { return "" },
+	Step: func(state, input, output any) (bool, any) {
+		in := input.(kvInput)
+		if in.put {
+			return true, in.val
+		}
+		return output.(string) == state.(string), state
+	},
+	DescribeOperation: func(input, output any) string {
+		in := input.(kvInput)
+		if in.put {
+			return fmt.Sprintf("put(%s, %s)", in.key, in.val)
+		}
+		return fmt.Sprintf("get(%s) → %q", in.key, output)
+	},
+}
+
+// converge heals every fault, lets the cluster settle, and requires one leader and every
+// member applied to the same index with the same digest.
+func (s *sim) converge() {
+	s.faults = false
+	clear(s.partition)
+	for _, id := range s.ids {
+		if nd := s.nodes[id]; !nd.up {
+			s.startNode(nd)
+		}
+	}
+	deadline := s.now + 400*tickEvery
+	for s.now < deadline {
+		s.run(s.now + 50*tickEvery)
+		var leader *simNode
+		for _, id := range s.ids {
+			if nd := s.nodes[id]; nd.r.Role() == Leader {
+				leader = nd
+			}
+		}
+		if leader == nil {
+			continue
+		}
+		done := true
+		for _, id := range s.ids {
+			nd := s.nodes[id]
+			if nd.sm.applied != leader.r.Committed() || nd.sm.digest != leader.sm.digest || nd.r.Lead() != leader.id {
+				done = false
+			}
+		}
+		if done {
+			return
+		}
+	}
+	for _, id := range s.ids {
+		nd := s.nodes[id]
+		s.t.Logf("member %d: %v applied %d round %d ticks %d up %v now %d", id, nd.r, nd.sm.applied, nd.r.round, nd.r.ticks, nd.up, s.now)
+		for pid, pr := range nd.r.prs {
+			s.t.Logf("  progress %d: %+v", pid, *pr)
+		}
+	}
+	s.t.Fatalf("seed %d: cluster did not converge after healing", s.seed)
+}
+
+func (r *Raft) String() string {
+	return fmt.Sprintf("term %d role %v lead %d last %d commit %d", r.term, r.role, r.lead, r.LastIndex(), r.Committed())
+}
+
+func runSim(t *testing.T, seed int64, n int, lease bool) *sim {
+	s := newSim(t, seed, n, lease)
+	s.run(simDuration)
+	s.converge()
+	// Calls still in flight are unknown writes or unanswered reads.
+	for _, op := range s.clients {
+		if op != nil && op.put {
+			s.finishUnknown(op)
+		}
+	}
+	res, info := porcupine.CheckOperationsVerbose(kvModel, s.ops, 30*time.Second)
+	if res != porcupine.Ok {
+		path := fmt.Sprintf("%s/sim-%d.html", t.TempDir(), seed)
+		_ = porcupine.VisualizePath(kvModel, info, path)
+		t.Fatalf("seed %d (lease %v): history is %s (%d ops)", seed, lease, res, len(s.ops))
+	}
+	return s
+}
+
+func TestSimulatedClusterUnderFaults(t *testing.T) {
+	seeds := make([]int64, 0, *simSeeds)
+	if *simSeed >= 0 {
+		seeds = append(seeds, *simSeed)
+	} else {
+		for i := range *simSeeds {
+			seeds = append(seeds, int64(i))
+		}
+	}
+	var total struct{ puts, gets, unknown, msgs, dropped, leaders int }
+	for _, seed := range seeds {
+		for _, n := range []int{3, 5} {
+			lease := seed%2 == 1
+			s := runSim(t, seed, n, lease)
+			total.puts += s.stats.puts
+			total.gets += s.stats.gets
+			total.unknown += s.stats.unknown
+			total.msgs += s.stats.msgs
+			total.dropped += s.stats.dropped
+			total.leaders += len(s.leaders)
+		}
+	}
+	// The run must have done something worth checking.
+	if total.puts == 0 || total.gets == 0 || total.leaders <= 2*len(seeds) {
+		t.Fatalf("simulation exercised too little: %+v", total)
+	}
+	t.Logf("%d seeds: %+v", len(seeds), total)
+}
