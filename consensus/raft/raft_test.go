@@ -667,3 +667,16 @@ func FuzzParseMessage(f *testing.F) {
 		}
 	})
 }
+
+// §5.3: a follower commits min(leaderCommit, index of last new entry): entries past what
+// the leader's message matched may be a stale leader's and must not commit.
+func TestFollowerCommitsOnlyWhatTheMessageMatched(t *testing.T) {
+	nw := newNetwork(t, 3)
+	r := nw.r(2)
+	// 2 holds entries 1..3 of term 1; the leader of term 2 matched only index 1.
+	r.log.append(Entry{Index: 1, Term: 1}, Entry{Index: 2, Term: 1}, Entry{Index: 3, Term: 1})
+	r.Step(Message{Type: MsgApp, From: 1, To: 2, Term: 2, Index: 1, LogTerm: 1, Commit: 3})
+	if c := r.Committed(); c != 1 {
+		t.Fatalf("committed %d, want 1", c)
+	}
+}

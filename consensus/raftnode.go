@@ -1,0 +1,436 @@
+package consensus
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/nanokv/nanokv/consensus/raft"
+)
+
+// RaftNode drives a raft.Raft core for one member of a replicated cluster: it owns the
+// goroutines, the clock, the transport and the applier; the core decides everything.
+//
+// One loop goroutine owns the core. It wakes on a tick, an incoming message, a batch of
+// proposals or a read request, steps the core, then works off Ready in the order Ready
+// prescribes (persist, send, hand committed entries to the applier, answer reads) and
+// calls Advance. Proposals that arrive while the loop is busy are drained into one
+// Propose call, so a burst of clients costs one MsgApp per follower, not one each.
+//
+// This driver keeps the log in memory only: durability across a restart of the whole
+// cluster comes with the WAL integration (hard state records and truncation), which the
+// single-member Node already has.
+type RaftNode struct {
+	cfg RaftConfig
+	r   *raft.Raft // owned by run
+
+	recvc chan raft.Message
+	propc chan *proposal
+	readc chan *readRequest
+	ctrlc chan func(r *raft.Raft)
+	stop  chan struct{}
+	done  sync.WaitGroup
+
+	pending map[uint64]*proposal    // by index: proposals waiting for their entry to commit
+	reads   map[uint64]*readRequest // by context
+	readSeq uint64
+
+	commit  waiter
+	applied waiter
+
+	qmu     sync.Mutex
+	queue   []pending
+	qsignal chan struct{}
+
+	status atomic.Pointer[RaftStatus]
+	closed atomic.Bool
+}
+
+// RaftConfig configures a RaftNode.
+type RaftConfig struct {
+	ID        uint64
+	Bootstrap raft.Membership // the initial membership (every member starts with the same)
+	SM        StateMachine
+	// Send hands messages to the transport. It must not block: a transport queues per
+	// peer and drops what does not fit; Raft retransmits.
+	Send func(msgs []raft.Message)
+	// TickInterval is the core's tick; ElectionTicks and HeartbeatTicks count in it.
+	TickInterval                  time.Duration
+	ElectionTicks, HeartbeatTicks int
+	// LeaseReads serves reads under the leader lease instead of a ReadIndex round trip.
+	LeaseReads bool
+	Now        func() int64
+	Logf       func(format string, args ...any)
+}
+
+// RaftStatus is what INFO raft reports, refreshed by the loop after every iteration.
+type RaftStatus struct {
+	ID, Lead, Term         uint64
+	Role                   raft.Role
+	LastIndex, CommitIndex uint64
+	AppliedIndex           uint64
+	Membership             raft.Membership
+}
+
+type proposal struct {
+	data  []byte
+	local any
+	index uint64
+	term  uint64
+	done  chan error // buffered: the loop never blocks on it
+}
+
+type readRequest struct {
+	done  chan error
+	index uint64
+}
+
+// ErrDropped is returned for a proposal whose entry was replaced by another leader's: it
+// was never committed.
+var ErrDropped = errors.New("consensus: proposal dropped by a leader change")
+
+// StartRaft starts a member. Deliver incoming messages with Step.
+func StartRaft(cfg RaftConfig) (*RaftNode, error) {
+	if cfg.SM == nil || cfg.Send == nil || cfg.ID == 0 {
+		return nil, errors.New("consensus: RaftConfig needs ID, SM and Send")
+	}
+	if cfg.TickInterval <= 0 {
+		cfg.TickInterval = 10 * time.Millisecond
+	}
+	if cfg.ElectionTicks <= 0 {
+		cfg.ElectionTicks = 10
+	}
+	if cfg.HeartbeatTicks <= 0 {
+		cfg.HeartbeatTicks = 1
+	}
+	if cfg.Now == nil {
+		cfg.Now = func() int64 { return time.Now().UnixMilli() }
+	}
+	if cfg.Logf == nil {
+		cfg.Logf = func(string, ...any) {}
+	}
+	n := &RaftNode{
+		cfg:     cfg,
+		recvc:   make(chan raft.Message, 4096),
+		propc:   make(chan *proposal, 1024),
+		readc:   make(chan *readRequest, 1024),
+		ctrlc:   make(chan func(*raft.Raft)),
+		stop:    make(chan struct{}),
+		pending: map[uint64]*proposal{},
+		reads:   map[uint64]*readRequest{},
+		qsignal: make(chan struct{}, 1),
+	}
+	n.r = raft.New(raft.Config{ID: cfg.ID, ElectionTicks: cfg.ElectionTicks, HeartbeatTicks: cfg.HeartbeatTicks},
+		raft.State{Membership: cfg.Bootstrap})
+	n.publishStatus()
+	n.done.Add(2)
+	go n.run()
+	go n.runApplier()
+	return n, nil
+}
+
+// Step delivers a message from another member. It never blocks: when the loop is
+// overwhelmed the message is dropped, as a lossy network would.
+func (n *RaftNode) Step(m raft.Message) {
+	select {
+	case n.recvc <- m:
+	default:
+	}
+}
+
+// Propose replicates data and returns its index once committed. local reaches the state
+// machine with the entry when it is applied on this member.
+func (n *RaftNode) Propose(ctx context.Context, data []byte, local any) (uint64, error) {
+	p := &proposal{data: data, local: local, done: make(chan error, 1)}
+	select {
+	case n.propc <- p:
+	case <-n.stop:
+		return 0, ErrClosed
+	case <-ctx.Done():
+		return 0, ctx.Err()
+	}
+	select {
+	case err := <-p.done:
+		return p.index, err
+	case <-n.stop:
+		return 0, ErrClosed
+	case <-ctx.Done():
+		// The outcome is unknown: the entry may still commit.
+		return 0, ctx.Err()
+	}
+}
+
+// ReadBarrier returns once a linearizable read may be served on this member: it leads
+// (confirmed by a heartbeat round, or by its lease) and has applied everything that was
+// committed when the barrier was requested.
+func (n *RaftNode) ReadBarrier(ctx context.Context) error {
+	rq := &readRequest{done: make(chan error, 1)}
+	select {
+	case n.readc <- rq:
+	case <-n.stop:
+		return ErrClosed
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	select {
+	case err := <-rq.done:
+		if err != nil {
+			return err
+		}
+		return n.applied.wait(ctx, rq.index, n.stop)
+	case <-n.stop:
+		return ErrClosed
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// do runs f on the loop goroutine with the core, and returns its error.
+func (n *RaftNode) do(ctx context.Context, f func(r *raft.Raft) error) error {
+	errc := make(chan error, 1)
+	select {
+	case n.ctrlc <- func(r *raft.Raft) { errc <- f(r) }:
+	case <-n.stop:
+		return ErrClosed
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	return <-errc
+}
+
+// TransferLeader asks the leader to hand leadership to member to.
+func (n *RaftNode) TransferLeader(ctx context.Context, to uint64) error {
+	return n.do(ctx, func(r *raft.Raft) error { return r.TransferLeader(to) })
+}
+
+// Campaign makes this member start an election now.
+func (n *RaftNode) Campaign(ctx context.Context) error {
+	return n.do(ctx, func(r *raft.Raft) error { r.Campaign(); return nil })
+}
+
+// ChangeMembership proposes one membership change and returns once it is committed.
+func (n *RaftNode) ChangeMembership(ctx context.Context, cc raft.ConfChange) error {
+	var index uint64
+	err := n.do(ctx, func(r *raft.Raft) error {
+		var err error
+		index, err = r.ProposeConfChange(n.cfg.Now(), cc)
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	return n.commit.wait(ctx, index, n.stop)
+}
+
+// Status reports the member's state as of the loop's last iteration.
+func (n *RaftNode) Status() RaftStatus { return *n.status.Load() }
+
+// WaitApplied returns once index has been applied.
+func (n *RaftNode) WaitApplied(ctx context.Context, index uint64) error {
+	return n.applied.wait(ctx, index, n.stop)
+}
+
+// Close stops the member; committed entries already queued are applied first.
+func (n *RaftNode) Close() error {
+	if n.closed.Swap(true) {
+		return nil
+	}
+	close(n.stop)
+	n.done.Wait()
+	return nil
+}
+
+func (n *RaftNode) publishStatus() {
+	r := n.r
+	n.status.Store(&RaftStatus{ID: n.cfg.ID, Lead: r.Lead(), Term: r.Term(), Role: r.Role(),
+		LastIndex: r.LastIndex(), CommitIndex: r.Committed(), AppliedIndex: n.applied.load(),
+		Membership: r.Membership()})
+}
+
+func (n *RaftNode) run() {
+	defer n.done.Done()
+	ticker := time.NewTicker(n.cfg.TickInterval)
+	defer ticker.Stop()
+	lastTick := time.Now()
+	var batch []*proposal
+	for {
+		select {
+		case <-n.stop:
+			n.failAll(ErrClosed)
+			return
+		case now := <-ticker.C:
+			// Tick once per interval that really elapsed: a stalled process (GC, SIGSTOP)
+			// catches up before it handles anything else, so its lease and check-quorum
+			// see the time that passed.
+			for now.Sub(lastTick) >= n.cfg.TickInterval {
+				n.r.Tick()
+				lastTick = lastTick.Add(n.cfg.TickInterval)
+			}
+		case m := <-n.recvc:
+			n.r.Step(m)
+			// Drain what else arrived, so one Ready covers many messages.
+		recv:
+			for range 256 {
+				select {
+				case m := <-n.recvc:
+					n.r.Step(m)
+				default:
+					break recv
+				}
+			}
+		case p := <-n.propc:
+			batch = append(batch[:0], p)
+		prop:
+			for len(batch) < 1024 {
+				select {
+				case p := <-n.propc:
+					batch = append(batch, p)
+				default:
+					break prop
+				}
+			}
+			n.propose(batch)
+		case rq := <-n.readc:
+			n.read(rq)
+		case f := <-n.ctrlc:
+			f(n.r)
+		}
+		n.handleReady()
+		n.publishStatus()
+	}
+}
+
+func (n *RaftNode) propose(batch []*proposal) {
+	data := make([][]byte, len(batch))
+	for i, p := range batch {
+		data[i] = p.data
+	}
+	first, err := n.r.Propose(n.cfg.Now(), data...)
+	term := n.r.Term()
+	for i, p := range batch {
+		if err != nil {
+			p.done <- err
+			continue
+		}
+		p.index, p.term = first+uint64(i), term
+		n.pending[p.index] = p
+	}
+}
+
+func (n *RaftNode) read(rq *readRequest) {
+	n.readSeq++
+	if err := n.r.ReadIndex(n.readSeq, n.cfg.LeaseReads); err != nil {
+		rq.done <- err
+		return
+	}
+	n.reads[n.readSeq] = rq
+}
+
+func (n *RaftNode) handleReady() {
+	for n.r.HasReady() {
+		rd := n.r.Ready()
+		if rd.SoftState != nil {
+			n.cfg.Logf("raft: member %d is %v in term %d, leader %d", n.cfg.ID, rd.SoftState.Role, n.r.Term(), rd.SoftState.Lead)
+		}
+		// 1. persist: the log is in memory only (see the type's comment).
+		// 2. send
+		if len(rd.Messages) > 0 {
+			n.cfg.Send(rd.Messages)
+		}
+		// 3. committed entries: answer their proposers, queue them for the applier.
+		if len(rd.CommittedEntries) > 0 {
+			n.commitEntries(rd.CommittedEntries)
+		}
+		for _, rs := range rd.ReadStates {
+			rq := n.reads[rs.Ctx]
+			if rq == nil {
+				continue
+			}
+			delete(n.reads, rs.Ctx)
+			if rs.Lost {
+				rq.done <- ErrNotLeader
+			} else {
+				rq.index = rs.Index
+				rq.done <- nil
+			}
+		}
+		n.r.Advance(rd)
+	}
+}
+
+func (n *RaftNode) commitEntries(ents []raft.Entry) {
+	batch := make([]pending, 0, len(ents))
+	for _, e := range ents {
+		var local any
+		if p := n.pending[e.Index]; p != nil {
+			delete(n.pending, e.Index)
+			if p.term == e.Term {
+				local = p.local
+				p.done <- nil
+			} else {
+				p.done <- ErrDropped
+			}
+		}
+		if e.Type != raft.EntryNormal || len(e.Data) == 0 {
+			// Leader no-ops and membership changes have nothing for the state machine,
+			// but they advance the applied index.
+			batch = append(batch, pending{e: Entry{Index: e.Index, Term: e.Term, Time: e.Time}})
+			continue
+		}
+		batch = append(batch, pending{e: Entry{Index: e.Index, Term: e.Term, Time: e.Time, Data: e.Data}, local: local})
+	}
+	n.qmu.Lock()
+	n.queue = append(n.queue, batch...)
+	n.qmu.Unlock()
+	n.commit.advance(ents[len(ents)-1].Index)
+	select {
+	case n.qsignal <- struct{}{}:
+	default:
+	}
+}
+
+func (n *RaftNode) runApplier() {
+	defer n.done.Done()
+	var batch []pending
+	for {
+		select {
+		case <-n.qsignal:
+		case <-n.stop:
+			n.applyQueued(&batch)
+			return
+		}
+		n.applyQueued(&batch)
+	}
+}
+
+func (n *RaftNode) applyQueued(batch *[]pending) {
+	for {
+		n.qmu.Lock()
+		*batch, n.queue = n.queue, (*batch)[:0]
+		n.qmu.Unlock()
+		if len(*batch) == 0 {
+			return
+		}
+		for i := range *batch {
+			p := &(*batch)[i]
+			if p.e.Data != nil {
+				n.cfg.SM.Apply(p.e, p.local)
+			}
+			p.local, p.e.Data = nil, nil
+		}
+		n.applied.advance((*batch)[len(*batch)-1].e.Index)
+	}
+}
+
+func (n *RaftNode) failAll(err error) {
+	for idx, p := range n.pending {
+		p.done <- err
+		delete(n.pending, idx)
+	}
+	for c, rq := range n.reads {
+		rq.done <- err
+		delete(n.reads, c)
+	}
+}
