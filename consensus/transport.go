@@ -1,0 +1,316 @@
+package consensus
+
+import (
+	"bufio"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"sync"
+	"time"
+
+	"github.com/nanokv/nanokv/consensus/raft"
+)
+
+// The member-to-member transport: TCP, one pipelined connection per peer and direction,
+// length-prefixed frames. A connection opens with a hello naming the cluster and the
+// sender; a member of another cluster (or a stray client) is refused before any message
+// is read.
+//
+//	hello := magic "NKVR" version:u8 clusterID:u64 from:u64
+//	frame := len:u32 message (raft.AppendMessage)
+
+const (
+	transportMagic   = "NKVR"
+	transportVersion = 1
+	helloSize        = 4 + 1 + 8 + 8
+	// maxFrame bounds one message: MsgApp batches are capped well below this by the
+	// core's MaxMsgBytes, but one entry may carry a client batch up to the bulk limits.
+	maxFrame = 1<<30 + 1<<20
+	// peerQueue is how many messages wait for one peer before new ones are dropped:
+	// Raft retransmits, and a dead peer must not grow the heap.
+	peerQueue = 4096
+)
+
+// ErrWrongCluster rejects a connection from a member of another cluster.
+var ErrWrongCluster = errors.New("consensus: connection from another cluster")
+
+// TCPTransport sends messages to peers and hands the ones it receives to Deliver.
+type TCPTransport struct {
+	id        uint64
+	clusterID uint64
+	deliver   func(raft.Message)
+	logf      func(format string, args ...any)
+	ln        net.Listener
+
+	mu    sync.Mutex
+	peers map[uint64]*peer
+	conns map[net.Conn]struct{}
+
+	stop chan struct{}
+	wg   sync.WaitGroup
+}
+
+type peer struct {
+	id   uint64
+	addr string
+	q    chan raft.Message
+	stop chan struct{}
+}
+
+// TransportConfig configures a TCPTransport.
+type TransportConfig struct {
+	ID        uint64
+	ClusterID uint64
+	Listen    string // host:port; port 0 picks one (see Addr)
+	Deliver   func(raft.Message)
+	Logf      func(format string, args ...any)
+}
+
+// ListenTransport starts listening. Add peers with SetPeer.
+func ListenTransport(cfg TransportConfig) (*TCPTransport, error) {
+	if cfg.Logf == nil {
+		cfg.Logf = func(string, ...any) {}
+	}
+	ln, err := net.Listen("tcp", cfg.Listen)
+	if err != nil {
+		return nil, fmt.Errorf("consensus: transport: %w", err)
+	}
+	t := &TCPTransport{id: cfg.ID, clusterID: cfg.ClusterID, deliver: cfg.Deliver, logf: cfg.Logf, ln: ln,
+		peers: map[uint64]*peer{}, conns: map[net.Conn]struct{}{}, stop: make(chan struct{})}
+	t.wg.Add(1)
+	go t.accept()
+	return t, nil
+}
+
+// Addr is the address the transport listens on.
+func (t *TCPTransport) Addr() string { return t.ln.Addr().String() }
+
+// SetPeer adds a peer or changes its address.
+func (t *TCPTransport) SetPeer(id uint64, addr string) {
+	if id == t.id {
+		return
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if p := t.peers[id]; p != nil {
+		if p.addr == addr {
+			return
+		}
+		close(p.stop)
+	}
+	p := &peer{id: id, addr: addr, q: make(chan raft.Message, peerQueue), stop: make(chan struct{})}
+	t.peers[id] = p
+	t.wg.Add(1)
+	go t.runPeer(p)
+}
+
+// RemovePeer stops sending to a peer.
+func (t *TCPTransport) RemovePeer(id uint64) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if p := t.peers[id]; p != nil {
+		close(p.stop)
+		delete(t.peers, id)
+	}
+}
+
+// Send queues messages for their peers without blocking; a full queue drops.
+func (t *TCPTransport) Send(msgs []raft.Message) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	for _, m := range msgs {
+		p := t.peers[m.To]
+		if p == nil {
+			continue
+		}
+		select {
+		case p.q <- m:
+		default:
+		}
+	}
+}
+
+// Close stops listening, closes every connection and waits for the goroutines.
+func (t *TCPTransport) Close() error {
+	t.mu.Lock()
+	select {
+	case <-t.stop:
+		t.mu.Unlock()
+		return nil
+	default:
+	}
+	close(t.stop)
+	for _, p := range t.peers {
+		close(p.stop)
+	}
+	t.peers = map[uint64]*peer{}
+	for c := range t.conns {
+		c.Close()
+	}
+	t.mu.Unlock()
+	err := t.ln.Close()
+	t.wg.Wait()
+	return err
+}
+
+func (t *TCPTransport) track(c net.Conn, add bool) bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if add {
+		select {
+		case <-t.stop:
+			return false
+		default:
+		}
+		t.conns[c] = struct{}{}
+	} else {
+		delete(t.conns, c)
+	}
+	return true
+}
+
+// runPeer keeps one connection to a peer and writes its queue to it, many frames per
+// write. On failure it reconnects with exponential backoff (10 ms to 1 s); what was
+// queued meanwhile is sent, what overflowed was dropped.
+func (t *TCPTransport) runPeer(p *peer) {
+	defer t.wg.Done()
+	backoff := 10 * time.Millisecond
+	for {
+		select {
+		case <-p.stop:
+			return
+		default:
+		}
+		c, err := net.DialTimeout("tcp", p.addr, time.Second)
+		if err == nil {
+			if !t.track(c, true) {
+				c.Close()
+				return
+			}
+			err = t.writeLoop(c, p)
+			t.track(c, false)
+			c.Close()
+			backoff = 10 * time.Millisecond
+		}
+		if err != nil && !errors.Is(err, net.ErrClosed) {
+			t.logf("consensus: peer %d at %s: %v", p.id, p.addr, err)
+		}
+		select {
+		case <-p.stop:
+			return
+		case <-time.After(backoff):
+		}
+		backoff = min(2*backoff, time.Second)
+	}
+}
+
+func (t *TCPTransport) writeLoop(c net.Conn, p *peer) error {
+	w := bufio.NewWriterSize(c, 64<<10)
+	hello := make([]byte, 0, helloSize)
+	hello = append(hello, transportMagic...)
+	hello = append(hello, transportVersion)
+	hello = binary.BigEndian.AppendUint64(hello, t.clusterID)
+	hello = binary.BigEndian.AppendUint64(hello, t.id)
+	if _, err := w.Write(hello); err != nil {
+		return err
+	}
+	var buf []byte
+	for {
+		select {
+		case <-p.stop:
+			return nil
+		case m := <-p.q:
+			buf = appendFrame(buf[:0], &m)
+		drain:
+			for len(buf) < 1<<20 {
+				select {
+				case m := <-p.q:
+					buf = appendFrame(buf, &m)
+				default:
+					break drain
+				}
+			}
+		}
+		if _, err := w.Write(buf); err != nil {
+			return err
+		}
+		if err := w.Flush(); err != nil {
+			return err
+		}
+	}
+}
+
+func appendFrame(dst []byte, m *raft.Message) []byte {
+	start := len(dst)
+	dst = append(dst, 0, 0, 0, 0)
+	dst = raft.AppendMessage(dst, m)
+	binary.BigEndian.PutUint32(dst[start:], uint32(len(dst)-start-4))
+	return dst
+}
+
+func (t *TCPTransport) accept() {
+	defer t.wg.Done()
+	for {
+		c, err := t.ln.Accept()
+		if err != nil {
+			return
+		}
+		if !t.track(c, true) {
+			c.Close()
+			return
+		}
+		t.wg.Add(1)
+		go func() {
+			defer t.wg.Done()
+			defer t.track(c, false)
+			defer c.Close()
+			if err := t.readLoop(c); err != nil && !errors.Is(err, io.EOF) && !errors.Is(err, net.ErrClosed) {
+				t.logf("consensus: connection from %s: %v", c.RemoteAddr(), err)
+			}
+		}()
+	}
+}
+
+func (t *TCPTransport) readLoop(c net.Conn) error {
+	r := bufio.NewReaderSize(c, 64<<10)
+	var hello [helloSize]byte
+	c.SetReadDeadline(time.Now().Add(5 * time.Second))
+	if _, err := io.ReadFull(r, hello[:]); err != nil {
+		return err
+	}
+	c.SetReadDeadline(time.Time{})
+	if string(hello[:4]) != transportMagic || hello[4] != transportVersion {
+		return fmt.Errorf("consensus: not a nanokv member (bad hello)")
+	}
+	if cid := binary.BigEndian.Uint64(hello[5:]); cid != t.clusterID {
+		return fmt.Errorf("%w: cluster %016x, we are %016x", ErrWrongCluster, cid, t.clusterID)
+	}
+	from := binary.BigEndian.Uint64(hello[13:])
+	var buf []byte
+	for {
+		var hdr [4]byte
+		if _, err := io.ReadFull(r, hdr[:]); err != nil {
+			return err
+		}
+		n := binary.BigEndian.Uint32(hdr[:])
+		if n > maxFrame {
+			return fmt.Errorf("consensus: frame of %d bytes from member %d", n, from)
+		}
+		// A fresh buffer per frame: entries in the message alias it and live on in the
+		// core's log.
+		buf = make([]byte, n)
+		if _, err := io.ReadFull(r, buf); err != nil {
+			return err
+		}
+		m, err := raft.ParseMessage(buf)
+		if err != nil {
+			return fmt.Errorf("consensus: member %d: %w", from, err)
+		}
+		if m.From != from || m.To != t.id {
+			return fmt.Errorf("consensus: member %d sent a message from %d to %d", from, m.From, m.To)
+		}
+		t.deliver(m)
+	}
+}

@@ -1,0 +1,194 @@
+package consensus
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/nanokv/nanokv/consensus/raft"
+)
+
+func listenT(t *testing.T, id, cluster uint64, addr string, deliver func(raft.Message), logf func(string, ...any)) *TCPTransport {
+	t.Helper()
+	if addr == "" {
+		addr = "127.0.0.1:0"
+	}
+	tr, err := ListenTransport(TransportConfig{ID: id, ClusterID: cluster, Listen: addr, Deliver: deliver, Logf: logf})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { tr.Close() })
+	return tr
+}
+
+func recvWithin(t *testing.T, ch <-chan raft.Message) raft.Message {
+	t.Helper()
+	select {
+	case m := <-ch:
+		return m
+	case <-time.After(10 * time.Second):
+		t.Fatal("message not delivered")
+	}
+	return raft.Message{}
+}
+
+func TestTransportDeliversBothWays(t *testing.T) {
+	in1, in2 := make(chan raft.Message, 16), make(chan raft.Message, 16)
+	a := listenT(t, 1, 7, "", func(m raft.Message) { in1 <- m }, nil)
+	b := listenT(t, 2, 7, "", func(m raft.Message) { in2 <- m }, nil)
+	a.SetPeer(2, b.Addr())
+	b.SetPeer(1, a.Addr())
+	a.Send([]raft.Message{{Type: raft.MsgApp, From: 1, To: 2, Term: 3, Entries: []raft.Entry{{Index: 1, Term: 3, Data: []byte("x")}}}})
+	b.Send([]raft.Message{{Type: raft.MsgAppResp, From: 2, To: 1, Term: 3, Index: 1}})
+	if m := recvWithin(t, in2); m.Type != raft.MsgApp || string(m.Entries[0].Data) != "x" {
+		t.Fatalf("b got %+v", m)
+	}
+	if m := recvWithin(t, in1); m.Type != raft.MsgAppResp || m.Index != 1 {
+		t.Fatalf("a got %+v", m)
+	}
+}
+
+// A member of another cluster is refused before any of its messages is delivered.
+func TestTransportRejectsOtherCluster(t *testing.T) {
+	in := make(chan raft.Message, 16)
+	rejected := make(chan string, 4)
+	b := listenT(t, 2, 7, "", func(m raft.Message) { in <- m }, func(f string, args ...any) {
+		if len(args) > 1 {
+			if err, ok := args[1].(error); ok && errors.Is(err, ErrWrongCluster) {
+				rejected <- err.Error()
+			}
+		}
+	})
+	stranger := listenT(t, 1, 8, "", func(raft.Message) {}, nil)
+	stranger.SetPeer(2, b.Addr())
+	stranger.Send([]raft.Message{{Type: raft.MsgVote, From: 1, To: 2, Term: 99}})
+	select {
+	case msg := <-rejected:
+		if !strings.Contains(msg, "another cluster") {
+			t.Fatalf("rejection %q", msg)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("connection from another cluster not rejected")
+	}
+	friend := listenT(t, 3, 7, "", func(raft.Message) {}, nil)
+	friend.SetPeer(2, b.Addr())
+	friend.Send([]raft.Message{{Type: raft.MsgHeartbeat, From: 3, To: 2, Term: 1}})
+	if m := recvWithin(t, in); m.From != 3 {
+		t.Fatalf("delivered %+v from the other cluster", m)
+	}
+}
+
+// A peer that goes away and comes back on the same address is reconnected to.
+func TestTransportReconnects(t *testing.T) {
+	in := make(chan raft.Message, 64)
+	deliver := func(m raft.Message) {
+		select {
+		case in <- m:
+		default:
+		}
+	}
+	b := listenT(t, 2, 7, "", deliver, nil)
+	addr := b.Addr()
+	a := listenT(t, 1, 7, "", func(raft.Message) {}, nil)
+	a.SetPeer(2, addr)
+	a.Send([]raft.Message{{Type: raft.MsgHeartbeat, From: 1, To: 2, Term: 1}})
+	recvWithin(t, in)
+	b.Close()
+	b2 := listenT(t, 2, 7, addr, deliver, nil)
+	_ = b2
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		a.Send([]raft.Message{{Type: raft.MsgHeartbeat, From: 1, To: 2, Term: 2}})
+		select {
+		case m := <-in:
+			if m.Term == 2 {
+				return
+			}
+		case <-time.After(20 * time.Millisecond):
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("no delivery after the peer came back")
+		}
+	}
+}
+
+// Three members over real TCP: election, replication, failover when the leader stops.
+func TestRaftNodeOverTCP(t *testing.T) {
+	const n = 3
+	var mu sync.Mutex
+	nodes := map[uint64]*RaftNode{}
+	trs := map[uint64]*TCPTransport{}
+	sms := map[uint64]*kvSM{}
+	var boot raft.Membership
+	for id := uint64(1); id <= n; id++ {
+		boot.Voters = append(boot.Voters, id)
+	}
+	for _, id := range boot.Voters {
+		trs[id] = listenT(t, id, 42, "", func(m raft.Message) {
+			mu.Lock()
+			node := nodes[m.To]
+			mu.Unlock()
+			if node != nil {
+				node.Step(m)
+			}
+		}, nil)
+	}
+	for _, id := range boot.Voters {
+		for _, peer := range boot.Voters {
+			trs[id].SetPeer(peer, trs[peer].Addr())
+		}
+		sms[id] = &kvSM{kv: map[string]string{}}
+		node, err := StartRaft(RaftConfig{ID: id, Bootstrap: boot, SM: sms[id], Send: trs[id].Send,
+			TickInterval: 5 * time.Millisecond, ElectionTicks: 10})
+		if err != nil {
+			t.Fatal(err)
+		}
+		mu.Lock()
+		nodes[id] = node
+		mu.Unlock()
+		t.Cleanup(func() { node.Close() })
+	}
+	leaderOf := func(exclude uint64) *RaftNode {
+		deadline := time.Now().Add(10 * time.Second)
+		for time.Now().Before(deadline) {
+			for id, node := range nodes {
+				if id != exclude && node.Status().Role == raft.Leader {
+					return node
+				}
+			}
+			time.Sleep(time.Millisecond)
+		}
+		t.Fatal("no leader")
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	lead := leaderOf(0)
+	idx, err := lead.Propose(ctx, []byte("k=1"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for id, node := range nodes {
+		if err := node.WaitApplied(ctx, idx); err != nil {
+			t.Fatalf("member %d: %v", id, err)
+		}
+	}
+	old := lead.Status().ID
+	lead.Close()
+	trs[old].Close()
+	start := time.Now()
+	next := leaderOf(old)
+	t.Logf("failover over TCP took %v", time.Since(start))
+	if _, err := next.Propose(ctx, []byte("k=2"), nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := next.ReadBarrier(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if got := sms[next.Status().ID].get("k"); got != "2" {
+		t.Fatalf("k=%q", got)
+	}
+}
