@@ -3,6 +3,7 @@ package consensus
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -19,12 +20,14 @@ import (
 // calls Advance. Proposals that arrive while the loop is busy are drained into one
 // Propose call, so a burst of clients costs one MsgApp per follower, not one each.
 //
-// This driver keeps the log in memory only: durability across a restart of the whole
-// cluster comes with the WAL integration (hard state records and truncation), which the
-// single-member Node already has.
+// Unless MemoryOnly, the log and hard state go to a WAL under Dir before the messages
+// that depend on them are sent (raftwal.go), and a restarted member replays it: the
+// state machine gets every committed entry again, in order.
 type RaftNode struct {
-	cfg RaftConfig
-	r   *raft.Raft // owned by run
+	cfg     RaftConfig
+	r       *raft.Raft // owned by run
+	storage *raftStorage
+	err     error // set by run when the WAL fails: the member stops
 
 	recvc chan raft.Message
 	propc chan *proposal
@@ -50,7 +53,10 @@ type RaftNode struct {
 
 // RaftConfig configures a RaftNode.
 type RaftConfig struct {
-	ID        uint64
+	ID         uint64
+	Dir        string // WAL directory; ignored with MemoryOnly
+	MemoryOnly bool
+	Fsync      FsyncPolicy
 	Bootstrap raft.Membership // the initial membership (every member starts with the same)
 	SM        StateMachine
 	// Send hands messages to the transport. It must not block: a transport queues per
@@ -122,12 +128,32 @@ func StartRaft(cfg RaftConfig) (*RaftNode, error) {
 		reads:   map[uint64]*readRequest{},
 		qsignal: make(chan struct{}, 1),
 	}
-	n.r = raft.New(raft.Config{ID: cfg.ID, ElectionTicks: cfg.ElectionTicks, HeartbeatTicks: cfg.HeartbeatTicks},
-		raft.State{Membership: cfg.Bootstrap})
+	st := raft.State{}
+	if !cfg.MemoryOnly {
+		storage, replayed, err := openRaftStorage(cfg.Dir, cfg.Fsync, cfg.Logf)
+		if err != nil {
+			return nil, err
+		}
+		if replayed.Snapshot != nil {
+			storage.close()
+			return nil, fmt.Errorf("consensus: %s holds a snapshot mark, which this version cannot load", cfg.Dir)
+		}
+		n.storage, st = storage, replayed
+		if len(st.Entries) > 0 {
+			cfg.Logf("consensus: member %d replays %d entries from the WAL (term %d, commit %d)",
+				cfg.ID, len(st.Entries), st.HardState.Term, st.HardState.Commit)
+		}
+	}
+	st.Membership = cfg.Bootstrap
+	n.r = raft.New(raft.Config{ID: cfg.ID, ElectionTicks: cfg.ElectionTicks, HeartbeatTicks: cfg.HeartbeatTicks}, st)
 	n.publishStatus()
 	n.done.Add(2)
 	go n.run()
 	go n.runApplier()
+	if n.storage != nil && cfg.Fsync == FsyncEverySec {
+		n.done.Add(1)
+		go n.runSyncer()
+	}
 	return n, nil
 }
 
@@ -239,7 +265,26 @@ func (n *RaftNode) Close() error {
 	}
 	close(n.stop)
 	n.done.Wait()
+	if n.storage != nil {
+		return n.storage.close()
+	}
 	return nil
+}
+
+func (n *RaftNode) runSyncer() {
+	defer n.done.Done()
+	t := time.NewTicker(time.Second)
+	defer t.Stop()
+	for {
+		select {
+		case <-n.stop:
+			return
+		case <-t.C:
+			if err := n.storage.sync(); err != nil {
+				n.cfg.Logf("consensus: %v", err)
+			}
+		}
+	}
 }
 
 func (n *RaftNode) publishStatus() {
@@ -297,7 +342,16 @@ func (n *RaftNode) run() {
 		case f := <-n.ctrlc:
 			f(n.r)
 		}
-		n.handleReady()
+		if err := n.handleReady(); err != nil {
+			// Without its WAL a member cannot keep its promises (votes, acknowledged
+			// entries): it stops taking part rather than risk them.
+			n.cfg.Logf("consensus: member %d stops: %v", n.cfg.ID, err)
+			n.err = err
+			n.failAll(err)
+			n.publishStatus()
+			<-n.stop
+			return
+		}
 		n.publishStatus()
 	}
 }
@@ -328,13 +382,18 @@ func (n *RaftNode) read(rq *readRequest) {
 	n.reads[n.readSeq] = rq
 }
 
-func (n *RaftNode) handleReady() {
+func (n *RaftNode) handleReady() error {
 	for n.r.HasReady() {
 		rd := n.r.Ready()
 		if rd.SoftState != nil {
 			n.cfg.Logf("raft: member %d is %v in term %d, leader %d", n.cfg.ID, rd.SoftState.Role, n.r.Term(), rd.SoftState.Lead)
 		}
-		// 1. persist: the log is in memory only (see the type's comment).
+		// 1. persist
+		if n.storage != nil {
+			if err := n.storage.save(&rd); err != nil {
+				return err
+			}
+		}
 		// 2. send
 		if len(rd.Messages) > 0 {
 			n.cfg.Send(rd.Messages)
@@ -358,6 +417,7 @@ func (n *RaftNode) handleReady() {
 		}
 		n.r.Advance(rd)
 	}
+	return nil
 }
 
 func (n *RaftNode) commitEntries(ents []raft.Entry) {

@@ -76,29 +76,24 @@ func cutKV(s string) (string, string, bool) {
 }
 
 type testCluster struct {
-	t   *testing.T
-	net *memNet
-	sms map[uint64]*kvSM
+	t     *testing.T
+	net   *memNet
+	sms   map[uint64]*kvSM
+	dirs  map[uint64]string
+	boot  raft.Membership
+	lease bool
 }
 
 func newTestCluster(t *testing.T, n int, lease bool) *testCluster {
 	t.Helper()
-	c := &testCluster{t: t, net: &memNet{nodes: map[uint64]*RaftNode{}, cut: map[uint64]bool{}}, sms: map[uint64]*kvSM{}}
-	var boot raft.Membership
+	c := &testCluster{t: t, net: &memNet{nodes: map[uint64]*RaftNode{}, cut: map[uint64]bool{}},
+		sms: map[uint64]*kvSM{}, dirs: map[uint64]string{}, lease: lease}
 	for id := uint64(1); id <= uint64(n); id++ {
-		boot.Voters = append(boot.Voters, id)
+		c.boot.Voters = append(c.boot.Voters, id)
+		c.dirs[id] = t.TempDir()
 	}
-	for _, id := range boot.Voters {
-		sm := &kvSM{kv: map[string]string{}}
-		node, err := StartRaft(RaftConfig{ID: id, Bootstrap: boot, SM: sm, Send: c.net.send,
-			TickInterval: 2 * time.Millisecond, ElectionTicks: 10, LeaseReads: lease})
-		if err != nil {
-			t.Fatal(err)
-		}
-		c.net.mu.Lock()
-		c.net.nodes[id] = node
-		c.net.mu.Unlock()
-		c.sms[id] = sm
+	for _, id := range c.boot.Voters {
+		c.start(id)
 	}
 	t.Cleanup(func() {
 		for _, node := range c.nodes() {
@@ -106,6 +101,27 @@ func newTestCluster(t *testing.T, n int, lease bool) *testCluster {
 		}
 	})
 	return c
+}
+
+// start (re)starts a member from its directory, with a fresh state machine.
+func (c *testCluster) start(id uint64) {
+	c.t.Helper()
+	sm := &kvSM{kv: map[string]string{}}
+	node, err := StartRaft(RaftConfig{ID: id, Bootstrap: c.boot, SM: sm, Send: c.net.send, Dir: c.dirs[id],
+		Fsync: FsyncNo, TickInterval: 2 * time.Millisecond, ElectionTicks: 10, LeaseReads: c.lease})
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	c.net.mu.Lock()
+	c.net.nodes[id] = node
+	c.sms[id] = sm
+	c.net.mu.Unlock()
+}
+
+func (c *testCluster) sm(id uint64) *kvSM {
+	c.net.mu.Lock()
+	defer c.net.mu.Unlock()
+	return c.sms[id]
 }
 
 func (c *testCluster) nodes() map[uint64]*RaftNode {
@@ -169,12 +185,13 @@ func TestRaftNodeReplicatesToEveryMember(t *testing.T) {
 		if err := n.WaitApplied(ctx, last); err != nil {
 			t.Fatalf("member %d: %v", id, err)
 		}
-		if got := c.sms[id].get("k4"); got != "v49" {
+		if got := c.sm(id).get("k4"); got != "v49" {
 			t.Fatalf("member %d: k4=%q", id, got)
 		}
 	}
-	want := c.sms[1].applied
-	for id, sm := range c.sms {
+	want := c.sm(1).applied
+	for _, id := range c.boot.Voters {
+		sm := c.sm(id)
 		sm.mu.Lock()
 		same := slices.EqualFunc(sm.applied, want, func(a, b Entry) bool {
 			return a.Index == b.Index && a.Term == b.Term && string(a.Data) == string(b.Data)
@@ -182,6 +199,54 @@ func TestRaftNodeReplicatesToEveryMember(t *testing.T) {
 		sm.mu.Unlock()
 		if !same {
 			t.Fatalf("member %d applied a different sequence", id)
+		}
+	}
+}
+
+// Every member stops and restarts from its WAL: the fresh state machines get every
+// committed entry again, terms and votes survive, and the cluster goes on.
+func TestRaftNodeRestartsFromWAL(t *testing.T) {
+	c := newTestCluster(t, 3, false)
+	lead := c.leader()
+	ctx := ctxT(t)
+	var last uint64
+	for i := range 20 {
+		idx, err := lead.Propose(ctx, fmt.Appendf(nil, "k=%d", i), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		last = idx
+	}
+	term := lead.Status().Term
+	for _, n := range c.nodes() {
+		if err := n.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, id := range c.boot.Voters {
+		c.start(id)
+	}
+	lead = c.leader()
+	if st := lead.Status(); st.Term <= term {
+		t.Fatalf("term %d after restart, was %d", st.Term, term)
+	}
+	idx, err := lead.Propose(ctx, []byte("k=after"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if idx <= last {
+		t.Fatalf("new entry at %d, not after %d", idx, last)
+	}
+	for id, n := range c.nodes() {
+		if err := n.WaitApplied(ctx, idx); err != nil {
+			t.Fatal(err)
+		}
+		sm := c.sm(id)
+		sm.mu.Lock()
+		got := len(sm.applied)
+		sm.mu.Unlock()
+		if got != 21 || c.sm(id).get("k") != "after" {
+			t.Fatalf("member %d applied %d entries, k=%q", id, got, c.sm(id).get("k"))
 		}
 	}
 }
@@ -224,13 +289,13 @@ func TestRaftNodeFailover(t *testing.T) {
 	if err := next.ReadBarrier(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if got := c.sms[next.Status().ID].get("x"); got != "2" {
+	if got := c.sm(next.Status().ID).get("x"); got != "2" {
 		t.Fatalf("x=%q on the new leader", got)
 	}
 	// The old leader comes back, steps down and catches up.
 	c.net.setCut(old, false)
 	deadline := time.Now().Add(10 * time.Second)
-	for c.sms[old].get("x") != "2" {
+	for c.sm(old).get("x") != "2" {
 		if time.Now().After(deadline) {
 			t.Fatalf("old leader did not catch up: %+v", c.net.nodes[old].Status())
 		}
@@ -286,7 +351,7 @@ func TestRaftNodeLinearizableAcrossFailover(t *testing.T) {
 						if i%3 == 0 {
 							err := n.ReadBarrier(ctx)
 							if err == nil {
-								v := c.sms[n.Status().ID].get(key)
+								v := c.sm(n.Status().ID).get(key)
 								mu.Lock()
 								ops = append(ops, porcupine.Operation{ClientId: cl, Input: kvOp{false, key, ""}, Call: call, Output: v, Return: stamp()})
 								mu.Unlock()

@@ -222,12 +222,12 @@ func (t *TCPTransport) writeLoop(c net.Conn, p *peer) error {
 		case <-p.stop:
 			return nil
 		case m := <-p.q:
-			buf = appendFrame(buf[:0], &m)
+			buf = appendMsgFrame(buf[:0], &m)
 		drain:
 			for len(buf) < 1<<20 {
 				select {
 				case m := <-p.q:
-					buf = appendFrame(buf, &m)
+					buf = appendMsgFrame(buf, &m)
 				default:
 					break drain
 				}
@@ -242,7 +242,7 @@ func (t *TCPTransport) writeLoop(c net.Conn, p *peer) error {
 	}
 }
 
-func appendFrame(dst []byte, m *raft.Message) []byte {
+func appendMsgFrame(dst []byte, m *raft.Message) []byte {
 	start := len(dst)
 	dst = append(dst, 0, 0, 0, 0)
 	dst = raft.AppendMessage(dst, m)

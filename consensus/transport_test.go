@@ -141,7 +141,7 @@ func TestRaftNodeOverTCP(t *testing.T) {
 			trs[id].SetPeer(peer, trs[peer].Addr())
 		}
 		sms[id] = &kvSM{kv: map[string]string{}}
-		node, err := StartRaft(RaftConfig{ID: id, Bootstrap: boot, SM: sms[id], Send: trs[id].Send,
+		node, err := StartRaft(RaftConfig{ID: id, Bootstrap: boot, SM: sms[id], Send: trs[id].Send, MemoryOnly: true,
 			TickInterval: 5 * time.Millisecond, ElectionTicks: 10})
 		if err != nil {
 			t.Fatal(err)

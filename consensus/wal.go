@@ -36,93 +36,149 @@ var ErrCorruptWAL = errors.New("consensus: corrupt WAL")
 
 // appendRecord encodes e as one WAL record.
 func appendRecord(dst []byte, e *Entry) []byte {
+	return appendFrame(dst, func(dst []byte) []byte {
+		dst = binary.AppendUvarint(dst, e.Index)
+		dst = binary.AppendUvarint(dst, e.Term)
+		dst = binary.AppendVarint(dst, e.Time)
+		return append(dst, e.Data...)
+	})
+}
+
+// errTorn is a record cut short by the end of the data: a crash during a write.
+var errTorn = errors.New("torn record")
+
+// parseFrame checks the record at the start of b and returns its payload (aliasing b)
+// and the bytes it used.
+func parseFrame(b []byte) ([]byte, int, error) {
+	if len(b) < 8 {
+		return nil, 0, errTorn
+	}
+	n := binary.LittleEndian.Uint32(b)
+	sum := binary.LittleEndian.Uint32(b[4:])
+	if n > maxRecordSize {
+		return nil, 0, fmt.Errorf("%w: record length %d", ErrCorruptWAL, n)
+	}
+	if uint64(len(b)-8) < uint64(n) {
+		return nil, 0, errTorn
+	}
+	payload := b[8 : 8+n]
+	if crc32.Checksum(payload, crcTable) != sum {
+		return nil, 0, fmt.Errorf("%w: checksum mismatch", ErrCorruptWAL)
+	}
+	return payload, int(8 + n), nil
+}
+
+// appendFrame appends a record whose payload build writes, filling in length and CRC.
+func appendFrame(dst []byte, build func(dst []byte) []byte) []byte {
 	start := len(dst)
-	dst = append(dst, 0, 0, 0, 0, 0, 0, 0, 0)
-	dst = binary.AppendUvarint(dst, e.Index)
-	dst = binary.AppendUvarint(dst, e.Term)
-	dst = binary.AppendVarint(dst, e.Time)
-	dst = append(dst, e.Data...)
+	dst = build(append(dst, 0, 0, 0, 0, 0, 0, 0, 0))
 	payload := dst[start+8:]
 	binary.LittleEndian.PutUint32(dst[start:], uint32(len(payload)))
 	binary.LittleEndian.PutUint32(dst[start+4:], crc32.Checksum(payload, crcTable))
 	return dst
 }
 
-// errTorn is a record cut short by the end of the data: a crash during a write.
-var errTorn = errors.New("torn record")
-
-// parseRecord decodes the record at the start of b, returning the bytes it used. Data
-// aliases b.
+// parseRecord decodes the single-member entry record at the start of b, returning the
+// bytes it used. Data aliases b.
 func parseRecord(b []byte) (Entry, int, error) {
-	if len(b) < 8 {
-		return Entry{}, 0, errTorn
+	payload, n, err := parseFrame(b)
+	if err != nil {
+		return Entry{}, 0, err
 	}
-	n := binary.LittleEndian.Uint32(b)
-	sum := binary.LittleEndian.Uint32(b[4:])
-	if n > maxRecordSize {
-		return Entry{}, 0, fmt.Errorf("%w: record length %d", ErrCorruptWAL, n)
-	}
-	if uint64(len(b)-8) < uint64(n) {
-		return Entry{}, 0, errTorn
-	}
-	payload := b[8 : 8+n]
-	if crc32.Checksum(payload, crcTable) != sum {
-		return Entry{}, 0, fmt.Errorf("%w: checksum mismatch", ErrCorruptWAL)
-	}
+	e, err := decodeEntryPayload(payload)
+	return e, n, err
+}
+
+func decodeEntryPayload(payload []byte) (Entry, error) {
 	var e Entry
 	var k int
 	if e.Index, k = binary.Uvarint(payload); k <= 0 {
-		return Entry{}, 0, fmt.Errorf("%w: bad index", ErrCorruptWAL)
+		return Entry{}, fmt.Errorf("%w: bad index", ErrCorruptWAL)
 	}
 	payload = payload[k:]
 	if e.Term, k = binary.Uvarint(payload); k <= 0 {
-		return Entry{}, 0, fmt.Errorf("%w: bad term", ErrCorruptWAL)
+		return Entry{}, fmt.Errorf("%w: bad term", ErrCorruptWAL)
 	}
 	payload = payload[k:]
 	if e.Time, k = binary.Varint(payload); k <= 0 {
-		return Entry{}, 0, fmt.Errorf("%w: bad time", ErrCorruptWAL)
+		return Entry{}, fmt.Errorf("%w: bad time", ErrCorruptWAL)
 	}
 	e.Data = payload[k:]
-	return e, int(8 + n), nil
+	return e, nil
 }
 
 // wal owns the segment files of one node.
 type wal struct {
-	dir  string
-	f    *os.File // current segment, opened for append
-	size int64    // bytes in the current segment
-	logf func(format string, args ...any)
+	dir    string
+	prefix string   // segment files are <prefix>-<seq, 16 hex digits>.log
+	f      *os.File // current segment, opened for append
+	seq    uint64   // the current segment's number
+	// indexNamed segments are numbered by their first entry's index (the single-member
+	// WAL, whose indexes only grow); otherwise by sequence.
+	indexNamed bool
+	size   int64    // bytes in the current segment
+	logf   func(format string, args ...any)
 }
 
-func segmentName(first uint64) string { return fmt.Sprintf("wal-%016x.log", first) }
+func segmentName(prefix string, seq uint64) string { return fmt.Sprintf("%s-%016x.log", prefix, seq) }
 
-func listSegments(dir string) ([]string, error) {
+func listSegments(dir string) ([]string, error) { return listPrefixed(dir, "wal") }
+
+func listPrefixed(dir, prefix string) ([]string, error) {
 	ents, err := os.ReadDir(dir)
 	if err != nil {
 		return nil, err
 	}
 	var names []string
 	for _, e := range ents {
-		if strings.HasPrefix(e.Name(), "wal-") && strings.HasSuffix(e.Name(), ".log") {
+		if strings.HasPrefix(e.Name(), prefix+"-") && strings.HasSuffix(e.Name(), ".log") {
 			names = append(names, e.Name())
 		}
 	}
-	sort.Strings(names) // fixed-width hex: lexical order is index order
+	sort.Strings(names) // fixed-width hex: lexical order is numeric order
 	return names, nil
 }
 
-// openWAL reads every segment in dir, calling fn for each entry in order, truncates a torn
-// tail, and leaves the WAL open for appends.
+// openWAL opens the single-member WAL: segments named by their first index, entries in
+// strict index order.
 func openWAL(dir string, logf func(string, ...any), fn func(Entry) error) (*wal, error) {
+	var prev uint64
+	w, err := openSegments(dir, "wal", logf, func(payload []byte) error {
+		e, err := decodeEntryPayload(payload)
+		if err != nil {
+			return err
+		}
+		if prev != 0 && e.Index != prev+1 {
+			return fmt.Errorf("%w: index %d follows %d", ErrCorruptWAL, e.Index, prev)
+		}
+		prev = e.Index
+		return fn(e)
+	})
+	if err != nil {
+		return nil, err
+	}
+	w.indexNamed = true
+	if w.f == nil {
+		if err := w.rotate(prev + 1); err != nil {
+			return nil, err
+		}
+	}
+	return w, nil
+}
+
+// openSegments reads every <prefix> segment in dir in order, calling fn with each
+// record's payload, truncates a torn tail, and leaves the last segment open for appends
+// (w.f is nil when there was none). An error from fn that is ErrCorruptWAL is treated
+// like a damaged record; any other error stops the open.
+func openSegments(dir, prefix string, logf func(string, ...any), fn func(payload []byte) error) (*wal, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("wal: %w", err)
 	}
-	names, err := listSegments(dir)
+	names, err := listPrefixed(dir, prefix)
 	if err != nil {
 		return nil, fmt.Errorf("wal: %w", err)
 	}
-	w := &wal{dir: dir, logf: logf}
-	var prev uint64
+	w := &wal{dir: dir, prefix: prefix, logf: logf}
 	for i, name := range names {
 		path := filepath.Join(dir, name)
 		b, err := os.ReadFile(path)
@@ -131,9 +187,11 @@ func openWAL(dir string, logf func(string, ...any), fn func(Entry) error) (*wal,
 		}
 		off := 0
 		for off < len(b) {
-			e, n, err := parseRecord(b[off:])
-			if err == nil && prev != 0 && e.Index != prev+1 {
-				err = fmt.Errorf("%w: index %d follows %d", ErrCorruptWAL, e.Index, prev)
+			payload, n, err := parseFrame(b[off:])
+			if err == nil {
+				if err = fn(payload); err != nil && !errors.Is(err, ErrCorruptWAL) {
+					return nil, err
+				}
 			}
 			if err != nil {
 				// Only the end of the last segment may be damaged by a crash: a record cut
@@ -146,10 +204,6 @@ func openWAL(dir string, logf func(string, ...any), fn func(Entry) error) (*wal,
 				}
 				break
 			}
-			if err := fn(e); err != nil {
-				return nil, err
-			}
-			prev = e.Index
 			off += n
 		}
 		if off < len(b) {
@@ -164,11 +218,7 @@ func openWAL(dir string, logf func(string, ...any), fn func(Entry) error) (*wal,
 				return nil, fmt.Errorf("wal: %w", err)
 			}
 			w.f, w.size = f, int64(off)
-		}
-	}
-	if w.f == nil {
-		if err := w.rotate(prev + 1); err != nil {
-			return nil, err
+			fmt.Sscanf(strings.TrimPrefix(name, prefix+"-"), "%x", &w.seq)
 		}
 	}
 	return w, nil
@@ -195,8 +245,8 @@ func tailIsLastRecord(b []byte) bool {
 	return uint64(len(b)) <= uint64(n)+8
 }
 
-// rotate starts a new segment whose first entry will be first.
-func (w *wal) rotate(first uint64) error {
+// rotate starts a new segment numbered seq.
+func (w *wal) rotate(seq uint64) error {
 	if w.f != nil {
 		if err := w.f.Sync(); err != nil {
 			return fmt.Errorf("wal: sync: %w", err)
@@ -205,11 +255,11 @@ func (w *wal) rotate(first uint64) error {
 			return fmt.Errorf("wal: close: %w", err)
 		}
 	}
-	f, err := os.OpenFile(filepath.Join(w.dir, segmentName(first)), os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
+	f, err := os.OpenFile(filepath.Join(w.dir, segmentName(w.prefix, seq)), os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
 	if err != nil {
 		return fmt.Errorf("wal: %w", err)
 	}
-	w.f, w.size = f, 0
+	w.f, w.size, w.seq = f, 0, seq
 	return syncDir(w.dir)
 }
 
@@ -226,7 +276,11 @@ func syncDir(dir string) error {
 // entry after them, used to name a new segment.
 func (w *wal) write(b []byte, next uint64) error {
 	if w.size >= segmentSize {
-		if err := w.rotate(next - uint64(countRecords(b))); err != nil {
+		seq := w.seq + 1
+		if w.indexNamed {
+			seq = next - uint64(countRecords(b))
+		}
+		if err := w.rotate(seq); err != nil {
 			return err
 		}
 	}

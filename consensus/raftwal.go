@@ -1,0 +1,220 @@
+package consensus
+
+import (
+	"encoding/binary"
+	"fmt"
+	"sync"
+
+	"github.com/nanokv/nanokv/consensus/raft"
+)
+
+// raftStorage persists a member's Raft state: its log entries, its hard state (term,
+// vote, commit) and the marks of snapshots taken, as records in segments named
+// raft-<sequence>.log, sharing the single-member WAL's framing (length, CRC-32C) and its
+// torn-tail rules. Records are only appended: an entry whose index is at or below the last
+// one replaces the tail from there (a follower's conflicting suffix), and replay applies
+// the same rule.
+//
+//	payload := 0x00 kind:u8 body       (0x00 never starts a single-member record)
+//	entry     = index term time:varint type:u8 data
+//	hardState = term vote commit
+//	snapshot  = raft.AppendSnapshotMeta
+type raftStorage struct {
+	mu    sync.Mutex // the loop writes; the once-a-second syncer syncs
+	w     *wal
+	fsync FsyncPolicy
+	buf   []byte
+}
+
+const (
+	recEntry     = 1
+	recHardState = 2
+	recSnapshot  = 3
+)
+
+// openRaftStorage replays dir into the state a core restarts from (without the bootstrap
+// membership, which the caller supplies).
+func openRaftStorage(dir string, fsync FsyncPolicy, logf func(string, ...any)) (*raftStorage, raft.State, error) {
+	var st raft.State
+	w, err := openSegments(dir, "raft", logf, func(p []byte) error {
+		if len(p) < 2 || p[0] != 0 {
+			return fmt.Errorf("%w: not a raft record", ErrCorruptWAL)
+		}
+		r := walReader{b: p[2:]}
+		switch p[1] {
+		case recEntry:
+			e := raft.Entry{Index: r.uvarint(), Term: r.uvarint(), Time: r.varint(), Type: raft.EntryType(r.byte())}
+			e.Data = r.rest()
+			if r.err != nil {
+				return r.err
+			}
+			return replayEntry(&st, e)
+		case recHardState:
+			hs := raft.HardState{Term: r.uvarint(), Vote: r.uvarint(), Commit: r.uvarint()}
+			if r.err != nil {
+				return r.err
+			}
+			st.HardState = hs
+		case recSnapshot:
+			meta, _, err := raft.ParseSnapshotMeta(p[2:])
+			if err != nil {
+				return fmt.Errorf("%w: snapshot record: %v", ErrCorruptWAL, err)
+			}
+			st.Snapshot = &meta
+			i := 0
+			for i < len(st.Entries) && st.Entries[i].Index <= meta.Index {
+				i++
+			}
+			st.Entries = st.Entries[i:]
+		default:
+			return fmt.Errorf("%w: record kind %d", ErrCorruptWAL, p[1])
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, raft.State{}, err
+	}
+	if w.f == nil {
+		if err := w.rotate(1); err != nil {
+			return nil, raft.State{}, err
+		}
+	}
+	// Entry data aliases the segment bytes read at open; they stay alive with the log.
+	if last := lastIndex(&st); st.HardState.Commit > last {
+		// A commit index is only persisted with (or after) the entries it covers.
+		return nil, raft.State{}, fmt.Errorf("%w: commit %d beyond last entry %d", ErrCorruptWAL, st.HardState.Commit, last)
+	}
+	return &raftStorage{w: w, fsync: fsync}, st, nil
+}
+
+func lastIndex(st *raft.State) uint64 {
+	if n := len(st.Entries); n > 0 {
+		return st.Entries[n-1].Index
+	}
+	if st.Snapshot != nil {
+		return st.Snapshot.Index
+	}
+	return 0
+}
+
+func replayEntry(st *raft.State, e raft.Entry) error {
+	next := lastIndex(st) + 1
+	switch {
+	case e.Index == 0:
+		return fmt.Errorf("%w: entry index 0", ErrCorruptWAL)
+	case st.Snapshot != nil && e.Index <= st.Snapshot.Index:
+		return nil // folded into the snapshot
+	case e.Index > next:
+		return fmt.Errorf("%w: entry %d after %d", ErrCorruptWAL, e.Index, next-1)
+	case e.Index < next:
+		// The tail from e.Index on was replaced.
+		first := st.Entries[0].Index
+		st.Entries = st.Entries[:e.Index-first]
+	}
+	st.Entries = append(st.Entries, e)
+	return nil
+}
+
+// save persists what step 1 of a Ready asks for: one write, and under FsyncAlways one
+// fsync, before the Ready's messages go out.
+func (s *raftStorage) save(rd *raft.Ready) error {
+	if !rd.MustSync() {
+		return nil
+	}
+	b := s.buf[:0]
+	if rd.Snapshot != nil {
+		b = appendFrame(b, func(dst []byte) []byte {
+			return raft.AppendSnapshotMeta(append(dst, 0, recSnapshot), rd.Snapshot)
+		})
+	}
+	for i := range rd.Entries {
+		e := &rd.Entries[i]
+		b = appendFrame(b, func(dst []byte) []byte {
+			dst = append(dst, 0, recEntry)
+			dst = binary.AppendUvarint(dst, e.Index)
+			dst = binary.AppendUvarint(dst, e.Term)
+			dst = binary.AppendVarint(dst, e.Time)
+			dst = append(dst, byte(e.Type))
+			return append(dst, e.Data...)
+		})
+	}
+	if rd.HardStateChanged {
+		hs := rd.HardState
+		b = appendFrame(b, func(dst []byte) []byte {
+			dst = append(dst, 0, recHardState)
+			dst = binary.AppendUvarint(dst, hs.Term)
+			dst = binary.AppendUvarint(dst, hs.Vote)
+			return binary.AppendUvarint(dst, hs.Commit)
+		})
+	}
+	s.buf = b
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err := s.w.write(b, 0); err != nil {
+		return err
+	}
+	if s.fsync == FsyncAlways {
+		return s.w.sync()
+	}
+	return nil
+}
+
+func (s *raftStorage) sync() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.w.sync()
+}
+
+func (s *raftStorage) close() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.w.close()
+}
+
+// walReader decodes a record body; the first failure sticks.
+type walReader struct {
+	b   []byte
+	err error
+}
+
+func (r *walReader) fail() {
+	if r.err == nil {
+		r.err = fmt.Errorf("%w: short record", ErrCorruptWAL)
+	}
+}
+
+func (r *walReader) uvarint() uint64 {
+	v, n := binary.Uvarint(r.b)
+	if n <= 0 {
+		r.fail()
+		return 0
+	}
+	r.b = r.b[n:]
+	return v
+}
+
+func (r *walReader) varint() int64 {
+	v, n := binary.Varint(r.b)
+	if n <= 0 {
+		r.fail()
+		return 0
+	}
+	r.b = r.b[n:]
+	return v
+}
+
+func (r *walReader) byte() byte {
+	if len(r.b) == 0 {
+		r.fail()
+		return 0
+	}
+	c := r.b[0]
+	r.b = r.b[1:]
+	return c
+}
+
+func (r *walReader) rest() []byte {
+	b := r.b
+	r.b = nil
+	return b
+}

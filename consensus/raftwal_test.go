@@ -1,0 +1,133 @@
+package consensus
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/nanokv/nanokv/consensus/raft"
+)
+
+func ents(term uint64, from, to uint64) []raft.Entry {
+	var out []raft.Entry
+	for i := from; i <= to; i++ {
+		out = append(out, raft.Entry{Index: i, Term: term, Data: []byte{byte(i), byte(term)}})
+	}
+	return out
+}
+
+func TestRaftStorageReplaysTruncationsAndHardState(t *testing.T) {
+	dir := t.TempDir()
+	s, st, err := openRaftStorage(dir, FsyncAlways, t.Logf)
+	if err != nil || len(st.Entries) != 0 {
+		t.Fatalf("fresh: %v %+v", err, st)
+	}
+	steps := []raft.Ready{
+		{Entries: ents(1, 1, 5), HardState: raft.HardState{Term: 1, Vote: 2, Commit: 2}, HardStateChanged: true},
+		// A new leader replaced the uncommitted tail from 3 on.
+		{Entries: ents(2, 3, 4), HardState: raft.HardState{Term: 2, Vote: 3, Commit: 4}, HardStateChanged: true},
+	}
+	for i := range steps {
+		if err := s.save(&steps[i]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s.close()
+	_, st, err = openRaftStorage(dir, FsyncAlways, t.Logf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := append(ents(1, 1, 2), ents(2, 3, 4)...)
+	if len(st.Entries) != len(want) {
+		t.Fatalf("replayed %d entries, want %d", len(st.Entries), len(want))
+	}
+	for i, e := range st.Entries {
+		if e.Index != want[i].Index || e.Term != want[i].Term || string(e.Data) != string(want[i].Data) {
+			t.Fatalf("entry %d: %+v, want %+v", i, e, want[i])
+		}
+	}
+	if st.HardState != (raft.HardState{Term: 2, Vote: 3, Commit: 4}) {
+		t.Fatalf("hard state %+v", st.HardState)
+	}
+}
+
+// A crash in the middle of a write leaves a torn record at the end: it is dropped, and
+// everything before it survives.
+func TestRaftStorageTornTail(t *testing.T) {
+	dir := t.TempDir()
+	s, _, err := openRaftStorage(dir, FsyncNo, t.Logf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rd := raft.Ready{Entries: ents(1, 1, 3)}
+	if err := s.save(&rd); err != nil {
+		t.Fatal(err)
+	}
+	s.close()
+	seg := filepath.Join(dir, segmentName("raft", 1))
+	b, err := os.ReadFile(seg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(seg, b[:len(b)-3], 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, st, err := openRaftStorage(dir, FsyncNo, t.Logf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(st.Entries) != 2 {
+		t.Fatalf("replayed %d entries after a torn third", len(st.Entries))
+	}
+}
+
+func TestRaftStorageRefusesGaps(t *testing.T) {
+	dir := t.TempDir()
+	s, _, err := openRaftStorage(dir, FsyncNo, t.Logf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range []raft.Ready{{Entries: ents(1, 1, 2)}, {Entries: ents(1, 5, 5)}, {Entries: ents(1, 6, 6)}} {
+		if err := s.save(&r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s.close()
+	if _, _, err := openRaftStorage(dir, FsyncNo, t.Logf); err == nil {
+		t.Fatal("a log with a gap in the middle opened")
+	}
+}
+
+func FuzzReadRaftWAL(f *testing.F) {
+	dir := f.TempDir()
+	s, _, err := openRaftStorage(dir, FsyncNo, f.Logf)
+	if err != nil {
+		f.Fatal(err)
+	}
+	rd := raft.Ready{Entries: ents(1, 1, 3), HardState: raft.HardState{Term: 1, Commit: 2}, HardStateChanged: true}
+	if err := s.save(&rd); err != nil {
+		f.Fatal(err)
+	}
+	s.close()
+	seed, _ := os.ReadFile(filepath.Join(dir, segmentName("raft", 1)))
+	f.Add(seed)
+	f.Fuzz(func(t *testing.T, b []byte) {
+		dir := t.TempDir()
+		if err := os.WriteFile(filepath.Join(dir, segmentName("raft", 1)), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		s, st, err := openRaftStorage(dir, FsyncNo, func(string, ...any) {})
+		if err != nil {
+			return
+		}
+		defer s.close()
+		for i := 1; i < len(st.Entries); i++ {
+			if st.Entries[i].Index != st.Entries[i-1].Index+1 {
+				t.Fatalf("replayed entries out of order: %d after %d", st.Entries[i].Index, st.Entries[i-1].Index)
+			}
+		}
+		if n := len(st.Entries); st.HardState.Commit > 0 && (n == 0 || st.HardState.Commit > st.Entries[n-1].Index) {
+			t.Fatalf("commit %d beyond the log", st.HardState.Commit)
+		}
+	})
+}
