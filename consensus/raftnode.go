@@ -57,8 +57,8 @@ type RaftConfig struct {
 	Dir        string // WAL directory; ignored with MemoryOnly
 	MemoryOnly bool
 	Fsync      FsyncPolicy
-	Bootstrap raft.Membership // the initial membership (every member starts with the same)
-	SM        StateMachine
+	Bootstrap  raft.Membership // the initial membership (every member starts with the same)
+	SM         StateMachine
 	// Send hands messages to the transport. It must not block: a transport queues per
 	// peer and drops what does not fit; Raft retransmits.
 	Send func(msgs []raft.Message)

@@ -116,8 +116,8 @@ type wal struct {
 	// indexNamed segments are numbered by their first entry's index (the single-member
 	// WAL, whose indexes only grow); otherwise by sequence.
 	indexNamed bool
-	size   int64    // bytes in the current segment
-	logf   func(format string, args ...any)
+	size       int64 // bytes in the current segment
+	logf       func(format string, args ...any)
 }
 
 func segmentName(prefix string, seq uint64) string { return fmt.Sprintf("%s-%016x.log", prefix, seq) }
