@@ -27,12 +27,11 @@ type RaftNode struct {
 	cfg     RaftConfig
 	r       *raft.Raft // owned by run
 	storage *raftStorage
-	err     error // set by run when the WAL fails: the member stops
 
 	recvc chan raft.Message
 	propc chan *proposal
 	readc chan *readRequest
-	ctrlc chan func(r *raft.Raft)
+	ctrlc chan ctrlRequest
 	stop  chan struct{}
 	done  sync.WaitGroup
 
@@ -88,6 +87,12 @@ type proposal struct {
 	done  chan error // buffered: the loop never blocks on it
 }
 
+// ctrlRequest runs f with the core on the loop goroutine.
+type ctrlRequest struct {
+	f    func(r *raft.Raft) error
+	errc chan error
+}
+
 type readRequest struct {
 	done  chan error
 	index uint64
@@ -122,7 +127,7 @@ func StartRaft(cfg RaftConfig) (*RaftNode, error) {
 		recvc:   make(chan raft.Message, 4096),
 		propc:   make(chan *proposal, 1024),
 		readc:   make(chan *readRequest, 1024),
-		ctrlc:   make(chan func(*raft.Raft)),
+		ctrlc:   make(chan ctrlRequest),
 		stop:    make(chan struct{}),
 		pending: map[uint64]*proposal{},
 		reads:   map[uint64]*readRequest{},
@@ -217,7 +222,7 @@ func (n *RaftNode) ReadBarrier(ctx context.Context) error {
 func (n *RaftNode) do(ctx context.Context, f func(r *raft.Raft) error) error {
 	errc := make(chan error, 1)
 	select {
-	case n.ctrlc <- func(r *raft.Raft) { errc <- f(r) }:
+	case n.ctrlc <- ctrlRequest{f, errc}:
 	case <-n.stop:
 		return ErrClosed
 	case <-ctx.Done():
@@ -339,17 +344,16 @@ func (n *RaftNode) run() {
 			n.propose(batch)
 		case rq := <-n.readc:
 			n.read(rq)
-		case f := <-n.ctrlc:
-			f(n.r)
+		case c := <-n.ctrlc:
+			c.errc <- c.f(n.r)
 		}
 		if err := n.handleReady(); err != nil {
 			// Without its WAL a member cannot keep its promises (votes, acknowledged
 			// entries): it stops taking part rather than risk them.
 			n.cfg.Logf("consensus: member %d stops: %v", n.cfg.ID, err)
-			n.err = err
 			n.failAll(err)
 			n.publishStatus()
-			<-n.stop
+			n.refuseAll(err)
 			return
 		}
 		n.publishStatus()
@@ -481,6 +485,23 @@ func (n *RaftNode) applyQueued(batch *[]pending) {
 			p.local, p.e.Data = nil, nil
 		}
 		n.applied.advance((*batch)[len(*batch)-1].e.Index)
+	}
+}
+
+// refuseAll answers every later request with err until the member is closed.
+func (n *RaftNode) refuseAll(err error) {
+	for {
+		select {
+		case <-n.stop:
+			return
+		case p := <-n.propc:
+			p.done <- err
+		case rq := <-n.readc:
+			rq.done <- err
+		case c := <-n.ctrlc:
+			c.errc <- err
+		case <-n.recvc:
+		}
 	}
 }
 

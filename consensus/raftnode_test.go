@@ -420,3 +420,34 @@ var kvRegisterModel = porcupine.Model{
 		return output.(string) == state.(string), state
 	},
 }
+
+// A member whose WAL fails stops taking part and answers every request with the error,
+// instead of acknowledging what it could not persist or leaving callers hanging.
+func TestRaftNodeStopsWhenItsWALFails(t *testing.T) {
+	sm := &kvSM{kv: map[string]string{}}
+	n, err := StartRaft(RaftConfig{ID: 1, Bootstrap: raft.Membership{Voters: []uint64{1}}, SM: sm,
+		Send: func([]raft.Message) {}, Dir: t.TempDir(), Fsync: FsyncAlways, TickInterval: time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer n.Close()
+	ctx := ctxT(t)
+	for n.Status().Role != raft.Leader {
+		time.Sleep(time.Millisecond)
+	}
+	if _, err := n.Propose(ctx, []byte("a=1"), nil); err != nil {
+		t.Fatal(err)
+	}
+	n.storage.mu.Lock()
+	n.storage.w.f.Close() // the disk goes away under the member
+	n.storage.mu.Unlock()
+	if _, err := n.Propose(ctx, []byte("a=2"), nil); err == nil || ctx.Err() != nil {
+		t.Fatalf("proposal after a WAL failure: %v", err)
+	}
+	if _, err := n.Propose(ctx, []byte("a=3"), nil); err == nil || ctx.Err() != nil {
+		t.Fatalf("later proposal: %v", err)
+	}
+	if sm.get("a") == "2" {
+		t.Fatal("an entry that was never persisted was applied")
+	}
+}
