@@ -18,13 +18,17 @@ import (
 // sender; a member of another cluster (or a stray client) is refused before any message
 // is read.
 //
-//	hello := magic "NKVR" version:u8 clusterID:u64 from:u64
+//	hello := magic "NKVR" version:u8 clusterID:u64 from:u64 metaLen:u16 meta
 //	frame := len:u32 message (raft.AppendMessage)
+//
+// meta is the sender's own description (the node puts its client addresses there, so a
+// follower can redirect clients to the leader it hears from).
 
 const (
 	transportMagic   = "NKVR"
 	transportVersion = 1
-	helloSize        = 4 + 1 + 8 + 8
+	helloSize        = 4 + 1 + 8 + 8 + 2
+	maxMeta          = 4096
 	// maxFrame bounds one message: MsgApp batches are capped well below this by the
 	// core's MaxMsgBytes, but one entry may carry a client batch up to the bulk limits.
 	maxFrame = 1<<30 + 1<<20
@@ -40,6 +44,7 @@ var ErrWrongCluster = errors.New("consensus: connection from another cluster")
 type TCPTransport struct {
 	id        uint64
 	clusterID uint64
+	meta      string
 	deliver   func(raft.Message)
 	logf      func(format string, args ...any)
 	ln        net.Listener
@@ -47,6 +52,7 @@ type TCPTransport struct {
 	mu    sync.Mutex
 	peers map[uint64]*peer
 	conns map[net.Conn]struct{}
+	metas map[uint64]string // what each peer said of itself in its hello
 
 	stop chan struct{}
 	wg   sync.WaitGroup
@@ -63,7 +69,9 @@ type peer struct {
 type TransportConfig struct {
 	ID        uint64
 	ClusterID uint64
-	Listen    string // host:port; port 0 picks one (see Addr)
+	Listen    string       // host:port; port 0 picks one (see Addr)
+	Listener  net.Listener // if set, used instead of Listen
+	Meta      string       // sent to every peer in the hello (at most 4096 bytes)
 	Deliver   func(raft.Message)
 	Logf      func(format string, args ...any)
 }
@@ -73,12 +81,19 @@ func ListenTransport(cfg TransportConfig) (*TCPTransport, error) {
 	if cfg.Logf == nil {
 		cfg.Logf = func(string, ...any) {}
 	}
-	ln, err := net.Listen("tcp", cfg.Listen)
-	if err != nil {
-		return nil, fmt.Errorf("consensus: transport: %w", err)
+	ln := cfg.Listener
+	if ln == nil {
+		var err error
+		if ln, err = net.Listen("tcp", cfg.Listen); err != nil {
+			return nil, fmt.Errorf("consensus: transport: %w", err)
+		}
 	}
-	t := &TCPTransport{id: cfg.ID, clusterID: cfg.ClusterID, deliver: cfg.Deliver, logf: cfg.Logf, ln: ln,
-		peers: map[uint64]*peer{}, conns: map[net.Conn]struct{}{}, stop: make(chan struct{})}
+	if len(cfg.Meta) > maxMeta {
+		ln.Close()
+		return nil, fmt.Errorf("consensus: transport meta of %d bytes", len(cfg.Meta))
+	}
+	t := &TCPTransport{id: cfg.ID, clusterID: cfg.ClusterID, meta: cfg.Meta, deliver: cfg.Deliver, logf: cfg.Logf, ln: ln,
+		peers: map[uint64]*peer{}, conns: map[net.Conn]struct{}{}, metas: map[uint64]string{}, stop: make(chan struct{})}
 	t.wg.Add(1)
 	go t.accept()
 	return t, nil
@@ -86,6 +101,13 @@ func ListenTransport(cfg TransportConfig) (*TCPTransport, error) {
 
 // Addr is the address the transport listens on.
 func (t *TCPTransport) Addr() string { return t.ln.Addr().String() }
+
+// PeerMeta is what peer id said of itself when it last connected ("" if it has not).
+func (t *TCPTransport) PeerMeta(id uint64) string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.metas[id]
+}
 
 // SetPeer adds a peer or changes its address.
 func (t *TCPTransport) SetPeer(id uint64, addr string) {
@@ -213,6 +235,8 @@ func (t *TCPTransport) writeLoop(c net.Conn, p *peer) error {
 	hello = append(hello, transportVersion)
 	hello = binary.BigEndian.AppendUint64(hello, t.clusterID)
 	hello = binary.BigEndian.AppendUint64(hello, t.id)
+	hello = binary.BigEndian.AppendUint16(hello, uint16(len(t.meta)))
+	hello = append(hello, t.meta...)
 	if _, err := w.Write(hello); err != nil {
 		return err
 	}
@@ -280,7 +304,6 @@ func (t *TCPTransport) readLoop(c net.Conn) error {
 	if _, err := io.ReadFull(r, hello[:]); err != nil {
 		return err
 	}
-	c.SetReadDeadline(time.Time{})
 	if string(hello[:4]) != transportMagic || hello[4] != transportVersion {
 		return fmt.Errorf("consensus: not a nanokv member (bad hello)")
 	}
@@ -288,6 +311,17 @@ func (t *TCPTransport) readLoop(c net.Conn) error {
 		return fmt.Errorf("%w: cluster %016x, we are %016x", ErrWrongCluster, cid, t.clusterID)
 	}
 	from := binary.BigEndian.Uint64(hello[13:])
+	meta := make([]byte, binary.BigEndian.Uint16(hello[21:]))
+	if len(meta) > maxMeta {
+		return fmt.Errorf("consensus: member %d: meta of %d bytes", from, len(meta))
+	}
+	if _, err := io.ReadFull(r, meta); err != nil {
+		return err
+	}
+	c.SetReadDeadline(time.Time{})
+	t.mu.Lock()
+	t.metas[from] = string(meta)
+	t.mu.Unlock()
 	var buf []byte
 	for {
 		var hdr [4]byte

@@ -3,6 +3,7 @@ package consensus
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"sync"
 	"testing"
@@ -16,7 +17,8 @@ func listenT(t *testing.T, id, cluster uint64, addr string, deliver func(raft.Me
 	if addr == "" {
 		addr = "127.0.0.1:0"
 	}
-	tr, err := ListenTransport(TransportConfig{ID: id, ClusterID: cluster, Listen: addr, Deliver: deliver, Logf: logf})
+	tr, err := ListenTransport(TransportConfig{ID: id, ClusterID: cluster, Listen: addr, Deliver: deliver, Logf: logf,
+		Meta: fmt.Sprintf("member-%d", id)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -48,6 +50,10 @@ func TestTransportDeliversBothWays(t *testing.T) {
 	}
 	if m := recvWithin(t, in1); m.Type != raft.MsgAppResp || m.Index != 1 {
 		t.Fatalf("a got %+v", m)
+	}
+	// Each learned what the other said of itself in its hello.
+	if a.PeerMeta(2) != "member-2" || b.PeerMeta(1) != "member-1" {
+		t.Fatalf("metas %q %q", a.PeerMeta(2), b.PeerMeta(1))
 	}
 }
 

@@ -41,23 +41,44 @@ type Config struct {
 	// ExpireEvery is the period of the leader's sweep for keys past their TTL.
 	ExpireEvery time.Duration
 	Logger      *log.Logger
+
+	// Cluster membership (static bootstrap). With no Peers the node runs the
+	// single-member pipeline; with Peers (this node's id included) it is a Raft member.
+	NodeID      uint64
+	Peers       map[uint64]string // member id → member transport address
+	ClusterAddr string            // where this member listens for members; default its Peers entry
+	// ClusterListener, when set, is used instead of listening on ClusterAddr (tests hand
+	// in listeners on port 0 so that the peer list is known before anything starts).
+	ClusterListener net.Listener
+	// ReadConsistency is lease (default) or strict (a ReadIndex round trip per read).
+	ReadConsistency string
+	// RequestTimeout bounds how long a client waits for a write to commit (RedisRaft's
+	// request-timeout); the client then gets -TIMEOUT. Default 2 s.
+	RequestTimeout time.Duration
+	// TickInterval and ElectionTicks tune failure detection (default 10 ms × 10).
+	TickInterval  time.Duration
+	ElectionTicks int
 }
 
 // Server is a running node.
 type Server struct {
-	cfg   Config
-	store *kvstore.Store
-	node  *consensus.Node
-	redis *resp.Server
-	ln    net.Listener
-	mc    *mcproto.Server
-	mcln  net.Listener
-	logf  func(string, ...any)
+	cfg     Config
+	store   *kvstore.Store
+	node    *consensus.Node // the single-member pipeline, when not clustered
+	cluster *cluster        // the Raft member, when clustered
+	redis   *resp.Server
+	ln      net.Listener
+	mc      *mcproto.Server
+	mcln    net.Listener
+	logf    func(string, ...any)
 
 	stop     chan struct{}
 	wg       sync.WaitGroup
 	shutdown chan struct{} // closed by SHUTDOWN
 	shutOnce sync.Once
+
+	closeOnce sync.Once
+	closeErr  error
 }
 
 // fsm adapts the store to consensus: it applies entries and releases the frontends
@@ -92,24 +113,22 @@ func Start(cfg Config) (*Server, error) {
 		cfg.ExpireEvery = 100 * time.Millisecond
 	}
 	s := &Server{cfg: cfg, store: kvstore.New(), logf: cfg.Logger.Printf, stop: make(chan struct{}), shutdown: make(chan struct{})}
-	node, err := consensus.Open(consensus.Config{
-		Dir:        cfg.DataDir,
-		MemoryOnly: cfg.MemoryOnly,
-		Fsync:      cfg.Fsync,
-		SM:         &fsm{store: s.store, logf: s.logf},
-		Logf:       s.logf,
-	})
-	if err != nil {
-		return nil, err
-	}
-	s.node = node
+	// The redis listener opens first: a cluster member tells the others its address.
 	if cfg.RedisAddr != "" {
 		ln, err := net.Listen("tcp", cfg.RedisAddr)
 		if err != nil {
-			node.Close()
 			return nil, fmt.Errorf("server: redis listener: %w", err)
 		}
 		s.ln = ln
+	}
+	if err := s.startConsensus(); err != nil {
+		if s.ln != nil {
+			s.ln.Close()
+		}
+		return nil, err
+	}
+	if s.ln != nil {
+		ln := s.ln
 		host, port, _ := net.SplitHostPort(ln.Addr().String())
 		p, _ := strconv.Atoi(port)
 		s.redis = resp.NewServer(s, resp.Config{RequirePass: cfg.RequirePass, Port: p, Bind: host, Version: Version, Logf: s.logf, Shutdown: s.requestShutdown})
@@ -125,7 +144,8 @@ func Start(cfg Config) (*Server, error) {
 		if err := s.startMemcache(); err != nil {
 			if !cfg.MemcacheOptional {
 				s.closeListeners()
-				node.Close()
+				s.wg.Wait()
+				s.closeConsensus()
 				return nil, err
 			}
 			s.logf("%v (memcached listener disabled)", err)
@@ -135,6 +155,35 @@ func Start(cfg Config) (*Server, error) {
 	go s.runExpiry()
 	startGCTuner(s.stop)
 	return s, nil
+}
+
+func (s *Server) startConsensus() error {
+	if len(s.cfg.Peers) > 0 {
+		redisAddr := ""
+		if s.ln != nil {
+			redisAddr = s.ln.Addr().String()
+		}
+		return s.startCluster(redisAddr)
+	}
+	node, err := consensus.Open(consensus.Config{
+		Dir:        s.cfg.DataDir,
+		MemoryOnly: s.cfg.MemoryOnly,
+		Fsync:      s.cfg.Fsync,
+		SM:         &fsm{store: s.store, logf: s.logf},
+		Logf:       s.logf,
+	})
+	if err != nil {
+		return err
+	}
+	s.node = node
+	return nil
+}
+
+func (s *Server) closeConsensus() error {
+	if s.cluster != nil {
+		return s.cluster.close()
+	}
+	return s.node.Close()
 }
 
 func (s *Server) startMemcache() error {
@@ -201,18 +250,45 @@ func (s *Server) Propose(batch []byte, sink kvstore.Sink) error {
 	if sink != nil {
 		local = sink
 	}
+	if s.cluster != nil {
+		return s.cluster.propose(batch, local)
+	}
 	_, err := s.node.Propose(batch, local)
 	return err
 }
 
 // ReadBarrier implements resp.Backend.
-func (s *Server) ReadBarrier(ctx context.Context) error { return s.node.ReadBarrier(ctx) }
+func (s *Server) ReadBarrier(ctx context.Context) error {
+	if s.cluster != nil {
+		return s.cluster.readBarrier(ctx)
+	}
+	return s.node.ReadBarrier(ctx)
+}
 
 // Info implements resp.Backend: the persistence and raft sections.
 func (s *Server) Info(b *strings.Builder, section string) bool {
+	w := func(k string, v any) { fmt.Fprintf(b, "%s:%v\r\n", k, v) }
+	if s.cluster != nil {
+		switch section {
+		case "persistence":
+			b.WriteString("# Persistence\r\n")
+			w("loading", 0)
+			aof := 1
+			if s.cfg.MemoryOnly {
+				aof = 0
+			}
+			w("aof_enabled", aof)
+			w("wal_fsync", s.cfg.Fsync)
+		case "raft":
+			b.WriteString("# Raft\r\n")
+			s.cluster.info(w)
+		default:
+			return false
+		}
+		return true
+	}
 	st := s.node.Status()
 	stats := s.node.Stats()
-	w := func(k string, v any) { fmt.Fprintf(b, "%s:%v\r\n", k, v) }
 	switch section {
 	case "persistence":
 		b.WriteString("# Persistence\r\n")
@@ -291,16 +367,29 @@ func (s *Server) runExpiry() {
 		for db, keys := range byDB {
 			batch = kvstore.AppendExpire(batch, db, keys)
 		}
+		if s.cluster != nil {
+			if !s.cluster.isLeader() {
+				continue // only the leader decides expiry; followers read such keys as absent
+			}
+			if err := s.cluster.propose(batch, nil); err != nil {
+				s.logf("server: expiry: %v", err)
+			}
+			continue
+		}
 		if _, err := s.node.Propose(batch, nil); err != nil && !errors.Is(err, consensus.ErrClosed) {
 			s.logf("server: expiry: %v", err)
 		}
 	}
 }
 
-// Close stops the listeners, applies what committed, and flushes the WAL.
+// Close stops the listeners, applies what committed, and flushes the WAL. Calling it
+// again returns the first call's result.
 func (s *Server) Close() error {
-	close(s.stop)
-	s.closeListeners()
-	s.wg.Wait()
-	return s.node.Close()
+	s.closeOnce.Do(func() {
+		close(s.stop)
+		s.closeListeners()
+		s.wg.Wait()
+		s.closeErr = s.closeConsensus()
+	})
+	return s.closeErr
 }

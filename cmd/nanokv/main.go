@@ -79,7 +79,10 @@ func run(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	if fs.NArg() > 0 {
-		return fmt.Errorf("unknown subcommand %q (this build has none yet)", fs.Arg(0))
+		if fs.Arg(0) == "local" {
+			return runLocal(fs.Args()[1:], stdout, stderr)
+		}
+		return fmt.Errorf("unknown subcommand %q (there is: local)", fs.Arg(0))
 	}
 	if o.version {
 		fmt.Fprintln(stdout, "nanokv", server.Version)
@@ -104,8 +107,20 @@ func run(args []string, stdout, stderr io.Writer) error {
 	default:
 		return fmt.Errorf("--mode %q: want raft, offload or lowi", o.mode)
 	}
-	if o.peers != "" && strings.Contains(o.peers, ",") || o.join != "" {
-		return errors.New("multi-node clusters (--peers with more than one member, --join) are not in this build yet")
+	if o.join != "" {
+		return errors.New("joining a running cluster (--join) is not in this build yet: start every member with the same --peers")
+	}
+	peers, err := parsePeers(o.peers)
+	if err != nil {
+		return err
+	}
+	if len(peers) > 0 {
+		if _, ok := peers[uint64(o.id)]; !ok || o.id <= 0 {
+			return fmt.Errorf("--id %d is not among --peers", o.id)
+		}
+		if o.mode != "raft" {
+			return fmt.Errorf("--mode %s: clusters run --mode raft in this build", o.mode)
+		}
 	}
 	if o.zk != "" {
 		return errors.New("the ZooKeeper frontend is not in this build yet: pass --zk ''")
@@ -142,6 +157,10 @@ func run(args []string, stdout, stderr io.Writer) error {
 		Fsync:               fsync,
 		RequirePass:         o.requirepass,
 		Logger:              logger,
+		NodeID:              uint64(o.id),
+		Peers:               peers,
+		ClusterAddr:         o.cluster,
+		ReadConsistency:     o.readCons,
 	})
 	if err != nil {
 		return err
@@ -170,6 +189,26 @@ func orNone(addr string) string {
 		return "off"
 	}
 	return addr
+}
+
+// parsePeers parses --peers: id=host:port,... ("" is no cluster).
+func parsePeers(s string) (map[uint64]string, error) {
+	if s == "" {
+		return nil, nil
+	}
+	peers := map[uint64]string{}
+	for _, p := range strings.Split(s, ",") {
+		idStr, addr, ok := strings.Cut(strings.TrimSpace(p), "=")
+		id, err := strconv.ParseUint(idStr, 10, 64)
+		if !ok || err != nil || id == 0 || addr == "" {
+			return nil, fmt.Errorf("--peers: %q is not id=host:port", p)
+		}
+		if _, dup := peers[id]; dup {
+			return nil, fmt.Errorf("--peers: id %d given twice", id)
+		}
+		peers[id] = addr
+	}
+	return peers, nil
 }
 
 // parseSize parses a byte count with an optional k or m suffix (memcached's -I syntax).

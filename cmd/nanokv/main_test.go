@@ -4,10 +4,12 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"math/rand/v2"
 	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"sync"
 	"syscall"
 	"testing"
@@ -241,5 +243,96 @@ func TestConfigFileAndBadFlags(t *testing.T) {
 	}
 	if err := run([]string{"--mode", "paxos"}, &out, &out); err == nil {
 		t.Fatal("an unknown mode was accepted")
+	}
+	for _, bad := range [][]string{
+		{"--peers", "1=127.0.0.1:1,two=127.0.0.1:2"},
+		{"--peers", "1=127.0.0.1:1,1=127.0.0.1:2"},
+		{"--peers", "1=127.0.0.1:1,2=127.0.0.1:2", "--id", "3"},
+		{"--peers", "1=127.0.0.1:1,2=127.0.0.1:2", "--mode", "offload"},
+		{"--join", "127.0.0.1:6379"},
+		{"local", "--nodes", "0"},
+		{"frobnicate"},
+	} {
+		// Each is refused while the flags are checked, before anything starts.
+		if err := run(bad, &out, &out); err == nil {
+			t.Fatalf("%q was accepted", bad)
+		}
+	}
+}
+
+// freeRange finds n consecutive loopback ports nobody listens on right now.
+func freeRange(t *testing.T, n int) int {
+	t.Helper()
+	for attempt := 0; attempt < 50; attempt++ {
+		base := 20000 + rand.IntN(30000)
+		ok := true
+		for i := 0; i < n && ok; i++ {
+			ln, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", base+i))
+			if err != nil {
+				ok = false
+				continue
+			}
+			ln.Close()
+		}
+		if ok {
+			return base
+		}
+	}
+	t.Fatal("no free port range")
+	return 0
+}
+
+// `nanokv local` starts a three-member cluster that elects a leader, replicates, and
+// redirects clients of followers; SIGTERM stops every member.
+func TestLocalCluster(t *testing.T) {
+	redisBase, clusterBase := freeRange(t, 3), freeRange(t, 3)
+	cmd := exec.Command(os.Args[0], "local", "--nodes", "3", "--memory-only",
+		"--redis-base", fmt.Sprint(redisBase), "--cluster-base", fmt.Sprint(clusterBase))
+	cmd.Env = append(os.Environ(), childEnv+"=1")
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	p := &proc{cmd: cmd}
+	t.Cleanup(func() { p.kill() })
+	ctx := context.Background()
+	clients := make([]*redis.Client, 3)
+	for i := range clients {
+		clients[i] = redis.NewClient(&redis.Options{Addr: fmt.Sprintf("127.0.0.1:%d", redisBase+i), DisableIdentity: true, MaxRetries: -1})
+		defer clients[i].Close()
+	}
+	leader := -1
+	deadline := time.Now().Add(20 * time.Second)
+	for leader < 0 {
+		if time.Now().After(deadline) {
+			t.Fatalf("no leader; output:\n%s", out.String())
+		}
+		for i, c := range clients {
+			if info, err := c.Info(ctx, "raft").Result(); err == nil && strings.Contains(info, "raft_role:leader") {
+				leader = i
+			}
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if err := clients[leader].Set(ctx, "k", "v", 0).Err(); err != nil {
+		t.Fatal(err)
+	}
+	follower := (leader + 1) % 3
+	want := fmt.Sprintf("MOVED 0 127.0.0.1:%d", redisBase+leader)
+	if err := clients[follower].Get(ctx, "k").Err(); err == nil || err.Error() != want {
+		t.Fatalf("follower answered %v, want %s", err, want)
+	}
+	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("nanokv local exited with %v; output:\n%s", err, out.String())
+	}
+	for i := range 3 {
+		if c, err := net.Dial("tcp", fmt.Sprintf("127.0.0.1:%d", redisBase+i)); err == nil {
+			c.Close()
+			t.Fatalf("member %d still listens after nanokv local stopped", i+1)
+		}
 	}
 }

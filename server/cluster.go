@@ -1,0 +1,163 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/cespare/xxhash/v2"
+	"github.com/nanokv/nanokv/consensus"
+	"github.com/nanokv/nanokv/consensus/raft"
+)
+
+// A node with peers runs a consensus.RaftNode and a member transport instead of the
+// single-member pipeline. Clients of a follower are redirected to the leader as
+// RedisRaft does: -MOVED 0 <leader's redis address>, or -CLUSTERDOWN when no leader is
+// known. Each member learns the others' redis addresses from the transport's hello.
+
+// cluster is the replicated side of a node.
+type cluster struct {
+	raft    *consensus.RaftNode
+	tr      *consensus.TCPTransport
+	timeout time.Duration
+}
+
+// ClusterID derives the id every member of a static cluster agrees on from its member
+// list, so that members started with different --peers refuse each other.
+func ClusterID(peers map[uint64]string) uint64 {
+	ids := make([]uint64, 0, len(peers))
+	for id := range peers {
+		ids = append(ids, id)
+	}
+	sort.Slice(ids, func(i, j int) bool { return ids[i] < ids[j] })
+	var b strings.Builder
+	for _, id := range ids {
+		fmt.Fprintf(&b, "%d=%s,", id, peers[id])
+	}
+	return xxhash.Sum64String(b.String())
+}
+
+func (s *Server) startCluster(redisAddr string) error {
+	cfg := s.cfg
+	if _, ok := cfg.Peers[cfg.NodeID]; !ok {
+		return fmt.Errorf("server: node id %d is not among the peers", cfg.NodeID)
+	}
+	listen := cfg.ClusterAddr
+	if listen == "" {
+		listen = cfg.Peers[cfg.NodeID]
+	}
+	var node atomic.Pointer[consensus.RaftNode]
+	tr, err := consensus.ListenTransport(consensus.TransportConfig{
+		ID: cfg.NodeID, ClusterID: ClusterID(cfg.Peers), Listen: listen, Listener: cfg.ClusterListener,
+		Meta: redisAddr, Logf: s.logf,
+		Deliver: func(m raft.Message) {
+			if n := node.Load(); n != nil {
+				n.Step(m)
+			}
+		},
+	})
+	if err != nil {
+		return err
+	}
+	var boot raft.Membership
+	for id, addr := range cfg.Peers {
+		boot.Voters = append(boot.Voters, id)
+		tr.SetPeer(id, addr)
+	}
+	sort.Slice(boot.Voters, func(i, j int) bool { return boot.Voters[i] < boot.Voters[j] })
+	rn, err := consensus.StartRaft(consensus.RaftConfig{
+		ID: cfg.NodeID, Bootstrap: boot, Dir: cfg.DataDir, MemoryOnly: cfg.MemoryOnly, Fsync: cfg.Fsync,
+		SM: &fsm{store: s.store, logf: s.logf}, Send: tr.Send,
+		TickInterval: cfg.TickInterval, ElectionTicks: cfg.ElectionTicks,
+		LeaseReads: cfg.ReadConsistency != "strict", Logf: s.logf,
+	})
+	if err != nil {
+		tr.Close()
+		return err
+	}
+	node.Store(rn)
+	timeout := cfg.RequestTimeout
+	if timeout <= 0 {
+		timeout = 2 * time.Second
+	}
+	s.cluster = &cluster{raft: rn, tr: tr, timeout: timeout}
+	return nil
+}
+
+func (c *cluster) close() error {
+	err := c.raft.Close()
+	if terr := c.tr.Close(); err == nil {
+		err = terr
+	}
+	return err
+}
+
+// redisError is an error whose text is a Redis error line (resp passes it through).
+type redisError string
+
+func (e redisError) Error() string      { return string(e) }
+func (e redisError) RedisError() string { return string(e) }
+
+// clientError turns what consensus said into what RedisRaft would tell the client.
+func (c *cluster) clientError(err error) error {
+	switch {
+	case errors.Is(err, raft.ErrNotLeader), errors.Is(err, raft.ErrTransferring):
+		st := c.raft.Status()
+		if st.Lead == 0 || st.Lead == st.ID {
+			return redisError("CLUSTERDOWN No raft leader")
+		}
+		if addr := c.tr.PeerMeta(st.Lead); addr != "" {
+			return redisError("MOVED 0 " + addr)
+		}
+		return redisError("CLUSTERDOWN No raft leader")
+	case errors.Is(err, context.DeadlineExceeded), errors.Is(err, consensus.ErrDropped):
+		return redisError("TIMEOUT Request timed out")
+	}
+	return err
+}
+
+func (c *cluster) propose(data []byte, local any) error {
+	ctx, cancel := context.WithTimeout(context.Background(), c.timeout)
+	defer cancel()
+	_, err := c.raft.Propose(ctx, data, local)
+	if err != nil {
+		return c.clientError(err)
+	}
+	return nil
+}
+
+func (c *cluster) readBarrier(ctx context.Context) error {
+	ctx, cancel := context.WithTimeout(ctx, c.timeout)
+	defer cancel()
+	if err := c.raft.ReadBarrier(ctx); err != nil {
+		return c.clientError(err)
+	}
+	return nil
+}
+
+func (c *cluster) isLeader() bool { return c.raft.Status().Role == raft.Leader }
+
+// info writes INFO raft with RedisRaft's field names.
+func (c *cluster) info(w func(k string, v any)) {
+	st := c.raft.Status()
+	m := st.Membership
+	w("raft_node_id", st.ID)
+	w("raft_state", "up")
+	w("raft_role", st.Role)
+	w("raft_leader_id", st.Lead)
+	w("raft_current_term", st.Term)
+	w("raft_num_nodes", len(m.Voters)+len(m.Learners))
+	w("raft_num_voting_nodes", len(m.Voters))
+	voting := "no"
+	if m.IsVoter(st.ID) {
+		voting = "yes"
+	}
+	w("raft_is_voting", voting)
+	w("raft_current_index", st.LastIndex)
+	w("raft_commit_index", st.CommitIndex)
+	w("raft_last_applied_index", st.AppliedIndex)
+}
