@@ -231,9 +231,29 @@ func (n *RaftNode) do(ctx context.Context, f func(r *raft.Raft) error) error {
 	return <-errc
 }
 
-// TransferLeader asks the leader to hand leadership to member to.
-func (n *RaftNode) TransferLeader(ctx context.Context, to uint64) error {
-	return n.do(ctx, func(r *raft.Raft) error { return r.TransferLeader(to) })
+// TransferLeader asks the leader to hand leadership to member to; 0 picks the voter
+// that holds the most of the log. It returns the chosen member once the transfer has
+// started; watch Status to see it complete.
+func (n *RaftNode) TransferLeader(ctx context.Context, to uint64) (uint64, error) {
+	err := n.do(ctx, func(r *raft.Raft) error {
+		if to == 0 {
+			if r.Role() != raft.Leader {
+				return raft.ErrNotLeader
+			}
+			var best uint64
+			for _, id := range r.Membership().Voters {
+				if id != r.ID() && (best == 0 || r.MatchIndex(id) > r.MatchIndex(best)) {
+					best = id
+				}
+			}
+			if best == 0 {
+				return fmt.Errorf("%w: no other voter to take over", raft.ErrBadConfChange)
+			}
+			to = best
+		}
+		return r.TransferLeader(to)
+	})
+	return to, err
 }
 
 // Campaign makes this member start an election now.

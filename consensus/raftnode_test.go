@@ -308,7 +308,7 @@ func TestRaftNodeTransferLeadership(t *testing.T) {
 	lead := c.leader()
 	ctx := ctxT(t)
 	to := lead.Status().ID%3 + 1
-	if err := lead.TransferLeader(ctx, to); err != nil {
+	if _, err := lead.TransferLeader(ctx, to); err != nil {
 		t.Fatal(err)
 	}
 	deadline := time.Now().Add(10 * time.Second)

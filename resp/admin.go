@@ -59,6 +59,36 @@ func init() {
 	add("memory", -2, "server", "4.0.0", "A container for memory diagnostics commands", memoryCommand)
 	add("shutdown", -1, "server", "1.0.0", "Synchronously save the dataset to disk and then shut down the server", shutdownCommand)
 	connCommands["watch"].FirstKey, connCommands["watch"].LastKey, connCommands["watch"].Step = 1, -1, 1
+	// RedisRaft's administration commands; the backend answers them (NOCLUSTER when the
+	// node is not a cluster member).
+	for _, rc := range []struct {
+		name    string
+		arity   int
+		summary string
+	}{
+		{"raft.cluster", -2, "Initialize or join a Raft cluster"},
+		{"raft.node", -2, "Add or remove a cluster member"},
+		{"raft.transfer_leader", -1, "Hand Raft leadership to another member"},
+		{"raft.timeout_now", 1, "Make this member start an election now"},
+		{"raft.debug", -2, "Raft debugging commands"},
+	} {
+		add(rc.name, rc.arity, "raft", "nanokv", rc.summary, raftCommand)
+	}
+}
+
+// RaftAdmin is implemented by a backend that answers RedisRaft's RAFT.* commands. The
+// call may block (a membership change waits for its commit).
+type RaftAdmin interface {
+	RaftCommand(ctx context.Context, args [][]byte, w kvstore.ReplyWriter)
+}
+
+func raftCommand(c *conn, args [][]byte) {
+	ra, ok := c.s.b.(RaftAdmin)
+	if !ok {
+		c.Error("NOCLUSTER No Raft Cluster")
+		return
+	}
+	ra.RaftCommand(context.Background(), args, &c.Writer)
 }
 
 func connCommand(name []byte) func(*conn, [][]byte) {
@@ -76,10 +106,10 @@ func connCommand(name []byte) func(*conn, [][]byte) {
 }
 
 func lookupConn(name []byte) *connSpec {
-	if len(name) > 16 {
+	if len(name) > 24 {
 		return nil
 	}
-	var buf [16]byte
+	var buf [24]byte
 	return connCommands[string(lower(buf[:0], name))]
 }
 

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -12,6 +13,7 @@ import (
 	"github.com/cespare/xxhash/v2"
 	"github.com/nanokv/nanokv/consensus"
 	"github.com/nanokv/nanokv/consensus/raft"
+	"github.com/nanokv/nanokv/kvstore"
 )
 
 // A node with peers runs a consensus.RaftNode and a member transport instead of the
@@ -160,4 +162,127 @@ func (c *cluster) info(w func(k string, v any)) {
 	w("raft_current_index", st.LastIndex)
 	w("raft_commit_index", st.CommitIndex)
 	w("raft_last_applied_index", st.AppliedIndex)
+}
+
+// RaftCommand answers RedisRaft's administration commands (resp.RaftAdmin).
+func (s *Server) RaftCommand(ctx context.Context, args [][]byte, w kvstore.ReplyWriter) {
+	c := s.cluster
+	if c == nil {
+		w.Error("NOCLUSTER No Raft Cluster")
+		return
+	}
+	ctx, cancel := context.WithTimeout(ctx, c.timeout)
+	defer cancel()
+	sub := func(i int) string {
+		if i < len(args) {
+			return strings.ToLower(string(args[i]))
+		}
+		return ""
+	}
+	switch sub(0) {
+	case "raft.timeout_now":
+		if err := c.raft.Campaign(ctx); err != nil {
+			w.Error(errLine(c.clientError(err)))
+			return
+		}
+		w.Status("OK")
+	case "raft.transfer_leader":
+		var target uint64
+		if len(args) > 2 {
+			w.Error(kvstore.WrongArgs("raft.transfer_leader"))
+			return
+		}
+		if len(args) == 2 {
+			id, err := strconv.ParseUint(string(args[1]), 10, 64)
+			if err != nil || id == 0 {
+				w.Error("invalid target node id")
+				return
+			}
+			target = id
+		}
+		to, err := c.raft.TransferLeader(ctx, target)
+		if err != nil {
+			w.Error(errLine(c.clientError(err)))
+			return
+		}
+		// Answer once the transferee leads (or the attempt is over).
+		for {
+			if st := c.raft.Status(); st.Lead == to {
+				w.Status("OK")
+				return
+			}
+			select {
+			case <-ctx.Done():
+				w.Error("TIMEOUT leadership transfer did not complete")
+				return
+			case <-time.After(time.Millisecond):
+			}
+		}
+	case "raft.node":
+		switch sub(1) {
+		case "remove":
+			if len(args) != 3 {
+				w.Error(kvstore.WrongArgs("raft.node"))
+				return
+			}
+			id, err := strconv.ParseUint(string(args[2]), 10, 64)
+			if err != nil || id == 0 {
+				w.Error("invalid node id")
+				return
+			}
+			if !c.isLeader() {
+				w.Error(errLine(c.clientError(raft.ErrNotLeader)))
+				return
+			}
+			if m := c.raft.Status().Membership; !m.IsVoter(id) && !m.IsLearner(id) {
+				w.Error("node id does not exist")
+				return
+			}
+			if err := c.raft.ChangeMembership(ctx, raft.ConfChange{Type: raft.RemoveNode, Node: id}); err != nil {
+				w.Error(errLine(c.clientError(err)))
+				return
+			}
+			c.tr.RemovePeer(id)
+			w.Status("OK")
+		case "add":
+			w.Error("ERR RAFT.NODE ADD: adding members to a running cluster is not in this build yet")
+		default:
+			w.Error("RAFT.NODE supports ADD / REMOVE only")
+		}
+	case "raft.cluster":
+		switch sub(1) {
+		case "init", "join":
+			w.Error("ERR Already cluster member")
+		default:
+			w.Error("ERR RAFT.CLUSTER supports INIT / JOIN only")
+		}
+	case "raft.debug":
+		if sub(1) != "exec" || len(args) < 3 {
+			w.Error("ERR RAFT.DEBUG supports EXEC only")
+			return
+		}
+		// A local, unreplicated read: on a follower it may be stale, which is the point.
+		spec := kvstore.Lookup(args[2])
+		switch {
+		case spec == nil:
+			w.Error(kvstore.UnknownCommand(args[2:]))
+		case spec.Flags&kvstore.FlagReadOnly == 0:
+			w.Error("ERR RAFT.DEBUG EXEC runs read-only commands only")
+		case !spec.CheckArity(args[2:]):
+			w.Error(kvstore.WrongArgs(spec.Name))
+		default:
+			s.store.ReadSpec(spec, 0, time.Now().UnixMilli(), args[2:], w)
+		}
+	default:
+		w.Error(kvstore.UnknownCommand(args))
+	}
+}
+
+// errLine is the Redis error line for an error (without the leading '-').
+func errLine(err error) string {
+	var re interface{ RedisError() string }
+	if errors.As(err, &re) {
+		return re.RedisError()
+	}
+	return "ERR " + err.Error()
 }

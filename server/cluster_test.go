@@ -149,3 +149,80 @@ func TestClusterDownWithoutQuorum(t *testing.T) {
 		time.Sleep(5 * time.Millisecond)
 	}
 }
+
+func TestRaftAdminCommands(t *testing.T) {
+	servers := startCluster(t, 3)
+	ctx := context.Background()
+	leadID, lead := leaderOf(t, servers, 0)
+	lc := client(t, lead)
+	if err := lc.Set(ctx, "k", "v", 0).Err(); err != nil {
+		t.Fatal(err)
+	}
+	// RAFT.TRANSFER_LEADER <id> answers once the target leads.
+	target := leadID%3 + 1
+	if err := lc.Do(ctx, "RAFT.TRANSFER_LEADER", target).Err(); err != nil {
+		t.Fatal(err)
+	}
+	if st := servers[target].cluster.raft.Status(); st.Role.String() != "leader" {
+		t.Fatalf("member %d is %v after the transfer", target, st.Role)
+	}
+	for _, bad := range [][]any{{"RAFT.TRANSFER_LEADER", "x"}, {"RAFT.TRANSFER_LEADER", 1, 2}} {
+		if err := lc.Do(ctx, bad...).Err(); err == nil {
+			t.Fatalf("%v accepted", bad)
+		}
+	}
+	// RAFT.TIMEOUT_NOW makes a follower take over at once.
+	other := target%3 + 1
+	if err := client(t, servers[other]).Do(ctx, "RAFT.TIMEOUT_NOW").Err(); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for !servers[other].cluster.isLeader() {
+		if time.Now().After(deadline) {
+			t.Fatalf("member %d did not take over after RAFT.TIMEOUT_NOW", other)
+		}
+		time.Sleep(time.Millisecond)
+	}
+	// RAFT.DEBUG EXEC reads locally, on any member.
+	for id, s := range servers {
+		deadline := time.Now().Add(10 * time.Second)
+		for {
+			got, err := client(t, s).Do(ctx, "RAFT.DEBUG", "EXEC", "GET", "k").Text()
+			if err == nil && got == "v" {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("member %d RAFT.DEBUG EXEC GET: %q %v", id, got, err)
+			}
+			time.Sleep(time.Millisecond)
+		}
+	}
+	if err := client(t, servers[1]).Do(ctx, "RAFT.DEBUG", "EXEC", "SET", "k", "x").Err(); err == nil {
+		t.Fatal("RAFT.DEBUG EXEC ran a write")
+	}
+	// RAFT.NODE REMOVE on the leader shrinks the membership.
+	leadID, lead = leaderOf(t, servers, 0)
+	lc = client(t, lead)
+	victim := leadID%3 + 1
+	if err := lc.Do(ctx, "RAFT.NODE", "REMOVE", 99).Err(); err == nil || err.Error() != "node id does not exist" {
+		t.Fatalf("removing an unknown node: %v", err)
+	}
+	if err := lc.Do(ctx, "RAFT.NODE", "REMOVE", victim).Err(); err != nil {
+		t.Fatal(err)
+	}
+	if info := lc.Info(ctx, "raft").Val(); !strings.Contains(info, "raft_num_voting_nodes:2") {
+		t.Fatalf("after RAFT.NODE REMOVE:\n%s", info)
+	}
+	if err := lc.Set(ctx, "k", "after", 0).Err(); err != nil {
+		t.Fatalf("write with two voters: %v", err)
+	}
+}
+
+func TestRaftCommandsOnASingleNode(t *testing.T) {
+	s := startServer(t, Config{MemoryOnly: true})
+	defer s.Close()
+	err := client(t, s).Do(context.Background(), "RAFT.TIMEOUT_NOW").Err()
+	if err == nil || err.Error() != "NOCLUSTER No Raft Cluster" {
+		t.Fatalf("got %v", err)
+	}
+}
