@@ -256,6 +256,27 @@ func (n *RaftNode) TransferLeader(ctx context.Context, to uint64) (uint64, error
 	return to, err
 }
 
+// Replicas counts the other members (voters and learners) that hold every entry
+// committed when it is called; only the leader knows, elsewhere it is ErrNotLeader.
+func (n *RaftNode) Replicas(ctx context.Context) (int, error) {
+	count := 0
+	err := n.do(ctx, func(r *raft.Raft) error {
+		if r.Role() != raft.Leader {
+			return raft.ErrNotLeader
+		}
+		m := r.Membership()
+		for _, ids := range [][]uint64{m.Voters, m.Learners} {
+			for _, id := range ids {
+				if id != r.ID() && r.MatchIndex(id) >= r.Committed() {
+					count++
+				}
+			}
+		}
+		return nil
+	})
+	return count, err
+}
+
 // Campaign makes this member start an election now.
 func (n *RaftNode) Campaign(ctx context.Context) error {
 	return n.do(ctx, func(r *raft.Raft) error { r.Campaign(); return nil })

@@ -57,6 +57,7 @@ func init() {
 	add("lastsave", 1, "server", "1.0.0", "Get the UNIX time stamp of the last successful save to disk", func(c *conn, _ [][]byte) { c.Int(c.s.start.Unix()) }, fast)
 	add("role", 1, "server", "2.8.12", "Return the role of the instance in the context of replication", roleCommand, fast)
 	add("memory", -2, "server", "4.0.0", "A container for memory diagnostics commands", memoryCommand)
+	add("wait", 3, "generic", "3.0.0", "Wait for the synchronous replication of all the write commands sent in the context of the current connection", waitCommand)
 	add("shutdown", -1, "server", "1.0.0", "Synchronously save the dataset to disk and then shut down the server", shutdownCommand)
 	connCommands["watch"].FirstKey, connCommands["watch"].LastKey, connCommands["watch"].Step = 1, -1, 1
 	// RedisRaft's administration commands; the backend answers them (NOCLUSTER when the
@@ -80,6 +81,63 @@ func init() {
 // call may block (a membership change waits for its commit).
 type RaftAdmin interface {
 	RaftCommand(ctx context.Context, args [][]byte, w kvstore.ReplyWriter)
+}
+
+// Replicator is implemented by a backend with replicas: WAIT asks it how many members
+// besides this one hold every write acknowledged so far.
+type Replicator interface {
+	Replicas(ctx context.Context) (int64, error)
+}
+
+// waitCommand is WAIT numreplicas timeout. This connection's writes were acknowledged at
+// commit, so a replica holding everything committed when WAIT arrived holds them all. A
+// node without replicas answers as a standalone Redis does: 0, after the timeout when
+// replicas were asked for.
+func waitCommand(c *conn, args [][]byte) {
+	want, ok := kvstore.ParseInt(args[1])
+	if !ok {
+		c.Error("ERR value is not an integer or out of range")
+		return
+	}
+	ms, ok := kvstore.ParseInt(args[2])
+	if !ok {
+		c.Error("ERR timeout is not an integer or out of range")
+		return
+	}
+	if ms < 0 {
+		c.Error("ERR timeout is negative")
+		return
+	}
+	var deadline <-chan time.Time
+	if ms > 0 {
+		t := time.NewTimer(time.Duration(ms) * time.Millisecond)
+		defer t.Stop()
+		deadline = t.C
+	}
+	rep, _ := c.s.b.(Replicator)
+	for {
+		var n int64
+		if rep != nil {
+			var err error
+			if n, err = rep.Replicas(context.Background()); err != nil {
+				c.Error(errorReply(err))
+				return
+			}
+		}
+		if n >= want {
+			c.Int(n)
+			return
+		}
+		select {
+		case <-deadline:
+			c.Int(n)
+			return
+		case <-c.s.done:
+			c.Int(n)
+			return
+		case <-time.After(time.Millisecond):
+		}
+	}
 }
 
 func raftCommand(c *conn, args [][]byte) {

@@ -65,6 +65,9 @@ type Server struct {
 	closed  bool
 	handler sync.WaitGroup
 
+	// done is closed by Close: commands that block (WAIT) give up.
+	done chan struct{}
+
 	nextID atomic.Int64
 	stats  struct {
 		connections atomic.Uint64
@@ -92,7 +95,7 @@ func NewServer(b Backend, cfg Config) *Server {
 	if cfg.Logf == nil {
 		cfg.Logf = func(string, ...any) {}
 	}
-	return &Server{b: b, cfg: cfg, start: time.Now(), conns: map[*conn]struct{}{}}
+	return &Server{b: b, cfg: cfg, start: time.Now(), conns: map[*conn]struct{}{}, done: make(chan struct{})}
 }
 
 func (s *Server) config() Config {
@@ -156,6 +159,9 @@ func (s *Server) Serve(ln net.Listener) error {
 // Close stops the listeners and closes every connection, waiting for their goroutines.
 func (s *Server) Close() error {
 	s.mu.Lock()
+	if !s.closed {
+		close(s.done)
+	}
 	s.closed = true
 	for _, ln := range s.lns {
 		ln.Close()

@@ -164,6 +164,19 @@ func (c *cluster) info(w func(k string, v any)) {
 	w("raft_last_applied_index", st.AppliedIndex)
 }
 
+// Replicas implements resp.Replicator for WAIT: a node that is not a cluster member has
+// none, like a standalone Redis.
+func (s *Server) Replicas(ctx context.Context) (int64, error) {
+	if s.cluster == nil {
+		return 0, nil
+	}
+	n, err := s.cluster.raft.Replicas(ctx)
+	if err != nil {
+		return 0, s.cluster.clientError(err)
+	}
+	return int64(n), nil
+}
+
 // RaftCommand answers RedisRaft's administration commands (resp.RaftAdmin).
 func (s *Server) RaftCommand(ctx context.Context, args [][]byte, w kvstore.ReplyWriter) {
 	c := s.cluster

@@ -226,3 +226,54 @@ func TestRaftCommandsOnASingleNode(t *testing.T) {
 		t.Fatalf("got %v", err)
 	}
 }
+
+// WAIT answers how many members besides the leader hold every acknowledged write.
+func TestClusterWait(t *testing.T) {
+	servers := startCluster(t, 3)
+	ctx := context.Background()
+	leadID, lead := leaderOf(t, servers, 0)
+	c := client(t, lead)
+	if err := c.Set(ctx, "k", "v", 0).Err(); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := c.Do(ctx, "WAIT", 2, 5000).Int64(); err != nil || n != 2 {
+		t.Fatalf("WAIT 2 5000 with every member up: %d %v", n, err)
+	}
+	down := leadID%3 + 1
+	servers[down].Close()
+	if err := c.Set(ctx, "k", "w", 0).Err(); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := c.Do(ctx, "WAIT", 2, 50).Int64(); err != nil || n != 1 {
+		t.Fatalf("WAIT 2 50 with one member down: %d %v", n, err)
+	}
+	follower := 6 - leadID - down
+	err := client(t, servers[follower]).Do(ctx, "WAIT", 1, 0).Err()
+	if err == nil || !strings.HasPrefix(err.Error(), "MOVED 0 ") {
+		t.Fatalf("WAIT on a follower: %v", err)
+	}
+}
+
+// On a single node WAIT behaves as on a standalone Redis without replicas.
+func TestWaitOnASingleNode(t *testing.T) {
+	s := startServer(t, Config{MemoryOnly: true})
+	defer s.Close()
+	c := client(t, s)
+	ctx := context.Background()
+	if n, err := c.Do(ctx, "WAIT", 0, 0).Int64(); err != nil || n != 0 {
+		t.Fatalf("WAIT 0 0: %d %v", n, err)
+	}
+	start := time.Now()
+	if n, err := c.Do(ctx, "WAIT", 1, 30).Int64(); err != nil || n != 0 || time.Since(start) < 30*time.Millisecond {
+		t.Fatalf("WAIT 1 30: %d %v after %v", n, err, time.Since(start))
+	}
+	for args, want := range map[[2]string]string{
+		{"x", "0"}:  "ERR value is not an integer or out of range",
+		{"1", "x"}:  "ERR timeout is not an integer or out of range",
+		{"1", "-1"}: "ERR timeout is negative",
+	} {
+		if err := c.Do(ctx, "WAIT", args[0], args[1]).Err(); err == nil || err.Error() != want {
+			t.Fatalf("WAIT %v: %v, want %s", args, err, want)
+		}
+	}
+}
