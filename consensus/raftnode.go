@@ -48,6 +48,30 @@ type RaftNode struct {
 
 	status atomic.Pointer[RaftStatus]
 	closed atomic.Bool
+
+	// snapshots: the loop asks the applier for one (snapReq) when the log has grown by
+	// SnapshotLogBytes, the applier writes it at its applied index and reports (snapDone),
+	// and the loop compacts.
+	snapshotter  Snapshotter
+	snapReq      chan struct{}
+	snapDone     chan snapResult
+	snapshotting bool
+	logBytes     int64 // entry data persisted since the last snapshot
+	warnedSnap   map[uint64]bool
+	lastApplied  Entry // the applier's last entry (data dropped)
+	stats        RaftStats
+}
+
+// RaftStats counts snapshot work for INFO.
+type RaftStats struct {
+	Snapshots        atomic.Uint64
+	SnapshotBytes    atomic.Int64 // size of the last snapshot
+	SnapshotMaxStall atomic.Int64 // longest time the applier spent writing one, ns
+}
+
+type snapResult struct {
+	meta raft.SnapshotMeta
+	err  error
 }
 
 // RaftConfig configures a RaftNode.
@@ -66,8 +90,14 @@ type RaftConfig struct {
 	ElectionTicks, HeartbeatTicks int
 	// LeaseReads serves reads under the leader lease instead of a ReadIndex round trip.
 	LeaseReads bool
-	Now        func() int64
-	Logf       func(format string, args ...any)
+	// SnapshotLogBytes is how much entry data the log may gain before the state machine
+	// (if it is a Snapshotter) is snapshotted and the log compacted; default 64 MiB.
+	SnapshotLogBytes int64
+	// SnapshotTrailing is how many entries before a snapshot stay in memory, so that a
+	// follower a little behind catches up from the log; default 10000.
+	SnapshotTrailing uint64
+	Now              func() int64
+	Logf             func(format string, args ...any)
 }
 
 // RaftStatus is what INFO raft reports, refreshed by the loop after every iteration.
@@ -122,26 +152,46 @@ func StartRaft(cfg RaftConfig) (*RaftNode, error) {
 	if cfg.Logf == nil {
 		cfg.Logf = func(string, ...any) {}
 	}
-	n := &RaftNode{
-		cfg:     cfg,
-		recvc:   make(chan raft.Message, 4096),
-		propc:   make(chan *proposal, 1024),
-		readc:   make(chan *readRequest, 1024),
-		ctrlc:   make(chan ctrlRequest),
-		stop:    make(chan struct{}),
-		pending: map[uint64]*proposal{},
-		reads:   map[uint64]*readRequest{},
-		qsignal: make(chan struct{}, 1),
+	if cfg.SnapshotLogBytes <= 0 {
+		cfg.SnapshotLogBytes = 64 << 20
 	}
+	if cfg.SnapshotTrailing == 0 {
+		cfg.SnapshotTrailing = 10000
+	}
+	n := &RaftNode{
+		cfg:        cfg,
+		recvc:      make(chan raft.Message, 4096),
+		propc:      make(chan *proposal, 1024),
+		readc:      make(chan *readRequest, 1024),
+		ctrlc:      make(chan ctrlRequest),
+		stop:       make(chan struct{}),
+		pending:    map[uint64]*proposal{},
+		reads:      map[uint64]*readRequest{},
+		qsignal:    make(chan struct{}, 1),
+		snapReq:    make(chan struct{}, 1),
+		snapDone:   make(chan snapResult, 1),
+		warnedSnap: map[uint64]bool{},
+	}
+	n.snapshotter, _ = cfg.SM.(Snapshotter)
 	st := raft.State{}
 	if !cfg.MemoryOnly {
 		storage, replayed, err := openRaftStorage(cfg.Dir, cfg.Fsync, cfg.Logf)
 		if err != nil {
 			return nil, err
 		}
-		if replayed.Snapshot != nil {
-			storage.close()
-			return nil, fmt.Errorf("consensus: %s holds a snapshot mark, which this version cannot load", cfg.Dir)
+		if snap := replayed.Snapshot; snap != nil {
+			if n.snapshotter == nil {
+				storage.close()
+				return nil, fmt.Errorf("consensus: %s starts from a snapshot, but the state machine cannot load one", cfg.Dir)
+			}
+			if err := loadSnapshotFile(cfg.Dir, snap.Index, n.snapshotter); err != nil {
+				storage.close()
+				return nil, err
+			}
+			n.commit.advance(snap.Index)
+			n.applied.advance(snap.Index)
+			n.lastApplied = Entry{Index: snap.Index, Term: snap.Term, Time: snap.Time}
+			cfg.Logf("consensus: member %d loaded its snapshot at index %d", cfg.ID, snap.Index)
 		}
 		n.storage, st = storage, replayed
 		if len(st.Entries) > 0 {
@@ -387,17 +437,76 @@ func (n *RaftNode) run() {
 			n.read(rq)
 		case c := <-n.ctrlc:
 			c.errc <- c.f(n.r)
+		case res := <-n.snapDone:
+			if err := n.handleReady(); err != nil {
+				n.stopOnError(err)
+				return
+			}
+			n.compact(res)
 		}
 		if err := n.handleReady(); err != nil {
-			// Without its WAL a member cannot keep its promises (votes, acknowledged
-			// entries): it stops taking part rather than risk them.
-			n.cfg.Logf("consensus: member %d stops: %v", n.cfg.ID, err)
-			n.failAll(err)
-			n.publishStatus()
-			n.refuseAll(err)
+			n.stopOnError(err)
 			return
 		}
+		n.maybeSnapshot()
 		n.publishStatus()
+	}
+}
+
+// stopOnError takes the member out: without its WAL it cannot keep its promises (votes,
+// acknowledged entries), so it stops taking part rather than risk them.
+func (n *RaftNode) stopOnError(err error) {
+	n.cfg.Logf("consensus: member %d stops: %v", n.cfg.ID, err)
+	n.failAll(err)
+	n.publishStatus()
+	n.refuseAll(err)
+}
+
+// maybeSnapshot asks the applier for a snapshot once the log has grown enough.
+func (n *RaftNode) maybeSnapshot() {
+	if n.snapshotter == nil || n.storage == nil || n.snapshotting || n.logBytes < n.cfg.SnapshotLogBytes {
+		return
+	}
+	n.snapshotting = true
+	n.snapReq <- struct{}{}
+}
+
+// compact records a snapshot the applier wrote: the core drops the entries it covers
+// (but a trailing few) and the WAL is rewritten to start at it. Called with every Ready
+// handled, so everything in the log is persisted.
+func (n *RaftNode) compact(res snapResult) {
+	n.snapshotting = false
+	if res.err != nil {
+		n.cfg.Logf("consensus: member %d: %v", n.cfg.ID, res.err)
+		return
+	}
+	meta := res.meta
+	meta.Membership = n.r.MembershipAt(meta.Index).Clone()
+	var after []raft.Entry
+	if last := n.r.LastIndex(); last > meta.Index {
+		after = n.r.Entries(meta.Index+1, last, int(^uint(0)>>1))
+	}
+	if err := n.storage.compact(meta, n.r.HardState(), after); err != nil {
+		n.cfg.Logf("consensus: member %d: compaction: %v", n.cfg.ID, err)
+		return
+	}
+	// Until snapshots can be shipped, a leader keeps every entry a member still lacks: a
+	// member behind the compaction point could never catch up.
+	trailing := n.cfg.SnapshotTrailing
+	if n.r.Role() == raft.Leader {
+		for _, ids := range [][]uint64{meta.Membership.Voters, meta.Membership.Learners} {
+			for _, id := range ids {
+				if m := n.r.MatchIndex(id); id != n.cfg.ID && m < meta.Index && meta.Index-m > trailing {
+					trailing = meta.Index - m
+				}
+			}
+		}
+	}
+	n.r.Compact(meta, trailing)
+	removeOldSnapshots(n.cfg.Dir, meta.Index)
+	n.logBytes = 0
+	for i := range after {
+		n.logBytes += int64(len(after[i].Data))
 	}
 }
 
@@ -428,6 +537,12 @@ func (n *RaftNode) read(rq *readRequest) {
 }
 
 func (n *RaftNode) handleReady() error {
+	var snapFailed []uint64
+	defer func() {
+		for _, to := range snapFailed {
+			n.r.ReportSnapshot(to, true)
+		}
+	}()
 	for n.r.HasReady() {
 		rd := n.r.Ready()
 		if rd.SoftState != nil {
@@ -438,10 +553,26 @@ func (n *RaftNode) handleReady() error {
 			if err := n.storage.save(&rd); err != nil {
 				return err
 			}
+			for i := range rd.Entries {
+				n.logBytes += int64(len(rd.Entries[i].Data))
+			}
 		}
-		// 2. send
-		if len(rd.Messages) > 0 {
-			n.cfg.Send(rd.Messages)
+		// 2. send. Shipping snapshots to followers is not built yet: a follower that
+		// needs one is reported as failed, and stays behind until it is.
+		msgs := rd.Messages
+		for i := 0; i < len(msgs); i++ {
+			if msgs[i].Type == raft.MsgSnap {
+				snapFailed = append(snapFailed, msgs[i].To)
+				if !n.warnedSnap[msgs[i].To] {
+					n.cfg.Logf("consensus: member %d needs a snapshot to catch up, and sending snapshots is not in this build", msgs[i].To)
+					n.warnedSnap[msgs[i].To] = true
+				}
+				msgs = append(msgs[:i:i], msgs[i+1:]...)
+				i--
+			}
+		}
+		if len(msgs) > 0 {
+			n.cfg.Send(msgs)
 		}
 		// 3. committed entries: answer their proposers, queue them for the applier.
 		if len(rd.CommittedEntries) > 0 {
@@ -502,6 +633,10 @@ func (n *RaftNode) runApplier() {
 	for {
 		select {
 		case <-n.qsignal:
+		case <-n.snapReq:
+			n.applyQueued(&batch)
+			n.snapDone <- n.takeSnapshot()
+			continue
 		case <-n.stop:
 			n.applyQueued(&batch)
 			return
@@ -509,6 +644,31 @@ func (n *RaftNode) runApplier() {
 		n.applyQueued(&batch)
 	}
 }
+
+// takeSnapshot writes the state machine at the applier's position. Applying stops
+// meanwhile (commits and blind-write replies do not): the stall is measured.
+func (n *RaftNode) takeSnapshot() snapResult {
+	e := n.lastApplied
+	if e.Index == 0 {
+		return snapResult{err: errors.New("snapshot: nothing applied yet")}
+	}
+	start := time.Now()
+	size, err := writeSnapshotFile(n.cfg.Dir, e.Index, n.snapshotter)
+	stall := time.Since(start)
+	if err != nil {
+		return snapResult{err: err}
+	}
+	n.stats.Snapshots.Add(1)
+	n.stats.SnapshotBytes.Store(size)
+	if int64(stall) > n.stats.SnapshotMaxStall.Load() {
+		n.stats.SnapshotMaxStall.Store(int64(stall))
+	}
+	n.cfg.Logf("consensus: member %d wrote a snapshot at index %d (%d bytes in %v)", n.cfg.ID, e.Index, size, stall)
+	return snapResult{meta: raft.SnapshotMeta{Index: e.Index, Term: e.Term, Time: e.Time}}
+}
+
+// Stats exposes the snapshot counters.
+func (n *RaftNode) Stats() *RaftStats { return &n.stats }
 
 func (n *RaftNode) applyQueued(batch *[]pending) {
 	for {
@@ -524,6 +684,7 @@ func (n *RaftNode) applyQueued(batch *[]pending) {
 				n.cfg.SM.Apply(p.e, p.local)
 			}
 			p.local, p.e.Data = nil, nil
+			n.lastApplied = p.e
 		}
 		n.applied.advance((*batch)[len(*batch)-1].e.Index)
 	}

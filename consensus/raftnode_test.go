@@ -2,8 +2,12 @@ package consensus
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
+	"os"
+	"path/filepath"
 	"slices"
 	"sync"
 	"testing"
@@ -60,6 +64,24 @@ func (s *kvSM) Apply(e Entry, _ any) {
 	s.applied = append(s.applied, e)
 }
 
+// Snapshot and Restore make kvSM a Snapshotter (JSON of the map).
+func (s *kvSM) Snapshot(w io.Writer) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return json.NewEncoder(w).Encode(s.kv)
+}
+
+func (s *kvSM) Restore(r io.Reader) error {
+	kv := map[string]string{}
+	if err := json.NewDecoder(r).Decode(&kv); err != nil {
+		return err
+	}
+	s.mu.Lock()
+	s.kv = kv
+	s.mu.Unlock()
+	return nil
+}
+
 func (s *kvSM) get(k string) string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -76,12 +98,13 @@ func cutKV(s string) (string, string, bool) {
 }
 
 type testCluster struct {
-	t     *testing.T
-	net   *memNet
-	sms   map[uint64]*kvSM
-	dirs  map[uint64]string
-	boot  raft.Membership
-	lease bool
+	t         *testing.T
+	snapBytes int64 // SnapshotLogBytes for every member (0: the default)
+	net       *memNet
+	sms       map[uint64]*kvSM
+	dirs      map[uint64]string
+	boot      raft.Membership
+	lease     bool
 }
 
 func newTestCluster(t *testing.T, n int, lease bool) *testCluster {
@@ -108,7 +131,8 @@ func (c *testCluster) start(id uint64) {
 	c.t.Helper()
 	sm := &kvSM{kv: map[string]string{}}
 	node, err := StartRaft(RaftConfig{ID: id, Bootstrap: c.boot, SM: sm, Send: c.net.send, Dir: c.dirs[id],
-		Fsync: FsyncNo, TickInterval: 2 * time.Millisecond, ElectionTicks: 10, LeaseReads: c.lease})
+		Fsync: FsyncNo, TickInterval: 2 * time.Millisecond, ElectionTicks: 10, LeaseReads: c.lease,
+		SnapshotLogBytes: c.snapBytes, SnapshotTrailing: 5})
 	if err != nil {
 		c.t.Fatal(err)
 	}
@@ -247,6 +271,86 @@ func TestRaftNodeRestartsFromWAL(t *testing.T) {
 		sm.mu.Unlock()
 		if got != 21 || c.sm(id).get("k") != "after" {
 			t.Fatalf("member %d applied %d entries, k=%q", id, got, c.sm(id).get("k"))
+		}
+	}
+}
+
+// Members snapshot their state machine and compact their log and WAL as the log grows;
+// a restart loads the snapshot and replays only what follows it.
+func TestRaftNodeSnapshotsAndCompacts(t *testing.T) {
+	c := &testCluster{t: t, net: &memNet{nodes: map[uint64]*RaftNode{}, cut: map[uint64]bool{}},
+		sms: map[uint64]*kvSM{}, dirs: map[uint64]string{}, snapBytes: 300}
+	for id := uint64(1); id <= 3; id++ {
+		c.boot.Voters = append(c.boot.Voters, id)
+		c.dirs[id] = t.TempDir()
+	}
+	for _, id := range c.boot.Voters {
+		c.start(id)
+	}
+	t.Cleanup(func() {
+		for _, n := range c.nodes() {
+			n.Close()
+		}
+	})
+	lead := c.leader()
+	ctx := ctxT(t)
+	var last uint64
+	for i := range 300 {
+		idx, err := lead.Propose(ctx, fmt.Appendf(nil, "k%d=%d", i%7, i), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		last = idx
+	}
+	for id, n := range c.nodes() {
+		if err := n.WaitApplied(ctx, last); err != nil {
+			t.Fatal(err)
+		}
+		deadline := time.Now().Add(10 * time.Second)
+		for n.Stats().Snapshots.Load() == 0 {
+			if time.Now().After(deadline) {
+				t.Fatalf("member %d took no snapshot", id)
+			}
+			time.Sleep(time.Millisecond)
+		}
+	}
+	for _, n := range c.nodes() {
+		n.Close()
+	}
+	for id, dir := range c.dirs {
+		segs, _ := filepath.Glob(filepath.Join(dir, "raft-*.log"))
+		snaps, _ := filepath.Glob(filepath.Join(dir, "snap-*.snap"))
+		if len(snaps) != 1 {
+			t.Fatalf("member %d keeps snapshots %v", id, snaps)
+		}
+		// The log was rewritten at the snapshot: far less than the 300 entries remain.
+		size := int64(0)
+		for _, seg := range segs {
+			if fi, err := os.Stat(seg); err == nil {
+				size += fi.Size()
+			}
+		}
+		if size > 4096 {
+			t.Fatalf("member %d WAL still holds %d bytes in %v after compaction", id, size, segs)
+		}
+	}
+	for _, id := range c.boot.Voters {
+		c.start(id)
+	}
+	lead = c.leader()
+	idx, err := lead.Propose(ctx, []byte("k0=after"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for id, n := range c.nodes() {
+		if err := n.WaitApplied(ctx, idx); err != nil {
+			t.Fatal(err)
+		}
+		if got := c.sm(id).get("k6"); got != "293" {
+			t.Fatalf("member %d after restart: k6=%q", id, got)
+		}
+		if got := c.sm(id).get("k0"); got != "after" {
+			t.Fatalf("member %d after restart: k0=%q", id, got)
 		}
 	}
 }

@@ -121,6 +121,20 @@ func (s *raftStorage) save(rd *raft.Ready) error {
 	if !rd.MustSync() {
 		return nil
 	}
+	b := s.encode(rd)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err := s.w.write(b, 0); err != nil {
+		return err
+	}
+	if s.fsync == FsyncAlways {
+		return s.w.sync()
+	}
+	return nil
+}
+
+// encode appends the records of step 1 of rd to the storage's buffer and returns it.
+func (s *raftStorage) encode(rd *raft.Ready) []byte {
 	b := s.buf[:0]
 	if rd.Snapshot != nil {
 		b = appendFrame(b, func(dst []byte) []byte {
@@ -148,15 +162,7 @@ func (s *raftStorage) save(rd *raft.Ready) error {
 		})
 	}
 	s.buf = b
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if err := s.w.write(b, 0); err != nil {
-		return err
-	}
-	if s.fsync == FsyncAlways {
-		return s.w.sync()
-	}
-	return nil
+	return b
 }
 
 func (s *raftStorage) sync() error {

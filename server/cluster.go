@@ -74,7 +74,7 @@ func (s *Server) startCluster(redisAddr string) error {
 	rn, err := consensus.StartRaft(consensus.RaftConfig{
 		ID: cfg.NodeID, Bootstrap: boot, Dir: cfg.DataDir, MemoryOnly: cfg.MemoryOnly, Fsync: cfg.Fsync,
 		SM: &fsm{store: s.store, logf: s.logf}, Send: tr.Send,
-		TickInterval: cfg.TickInterval, ElectionTicks: cfg.ElectionTicks,
+		TickInterval: cfg.TickInterval, ElectionTicks: cfg.ElectionTicks, SnapshotLogBytes: cfg.SnapshotLogBytes,
 		LeaseReads: cfg.ReadConsistency != "strict", Logf: s.logf,
 	})
 	if err != nil {
@@ -162,6 +162,10 @@ func (c *cluster) info(w func(k string, v any)) {
 	w("raft_current_index", st.LastIndex)
 	w("raft_commit_index", st.CommitIndex)
 	w("raft_last_applied_index", st.AppliedIndex)
+	stats := c.raft.Stats()
+	w("raft_snapshots", stats.Snapshots.Load())
+	w("raft_snapshot_bytes", stats.SnapshotBytes.Load())
+	w("raft_snapshot_max_apply_stall_ms", time.Duration(stats.SnapshotMaxStall.Load()).Milliseconds())
 }
 
 // Replicas implements resp.Replicator for WAIT: a node that is not a cluster member has

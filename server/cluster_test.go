@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"fmt"
 	"net"
 	"strings"
 	"testing"
@@ -275,5 +276,65 @@ func TestWaitOnASingleNode(t *testing.T) {
 		if err := c.Do(ctx, "WAIT", args[0], args[1]).Err(); err == nil || err.Error() != want {
 			t.Fatalf("WAIT %v: %v, want %s", args, err, want)
 		}
+	}
+}
+
+// Members snapshot the store and compact as the log grows, and a member restarted
+// from its snapshot serves the same data.
+func TestClusterSnapshotsTheStore(t *testing.T) {
+	lns := map[uint64]net.Listener{}
+	peers := map[uint64]string{}
+	for id := uint64(1); id <= 3; id++ {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		lns[id], peers[id] = ln, ln.Addr().String()
+	}
+	dirs := map[uint64]string{}
+	servers := map[uint64]*Server{}
+	for id := uint64(1); id <= 3; id++ {
+		dirs[id] = t.TempDir()
+		s := startServer(t, Config{NodeID: id, Peers: peers, ClusterListener: lns[id], DataDir: dirs[id],
+			TickInterval: 5 * time.Millisecond, SnapshotLogBytes: 4096})
+		servers[id] = s
+		t.Cleanup(func() { s.Close() })
+	}
+	ctx := context.Background()
+	_, lead := leaderOf(t, servers, 0)
+	c := client(t, lead)
+	for i := range 500 {
+		if err := c.Set(ctx, fmt.Sprintf("key:%d", i), fmt.Sprintf("value-%d", i), 0).Err(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	info := c.Info(ctx, "raft").Val()
+	if strings.Contains(info, "raft_snapshots:0") {
+		t.Fatalf("no snapshot after 500 writes:\n%s", info)
+	}
+	// Restart every member on its directory: each loads its snapshot.
+	for id, s := range servers {
+		s.Close()
+		ln, err := net.Listen("tcp", peers[id])
+		if err != nil {
+			t.Fatal(err)
+		}
+		lns[id] = ln
+	}
+	for id := uint64(1); id <= 3; id++ {
+		s := startServer(t, Config{NodeID: id, Peers: peers, ClusterListener: lns[id], DataDir: dirs[id],
+			TickInterval: 5 * time.Millisecond, SnapshotLogBytes: 4096})
+		servers[id] = s
+		t.Cleanup(func() { s.Close() })
+	}
+	_, lead = leaderOf(t, servers, 0)
+	c = client(t, lead)
+	for _, i := range []int{0, 250, 499} {
+		if got := c.Get(ctx, fmt.Sprintf("key:%d", i)).Val(); got != fmt.Sprintf("value-%d", i) {
+			t.Fatalf("key:%d = %q after restart", i, got)
+		}
+	}
+	if n := c.DBSize(ctx).Val(); n != 500 {
+		t.Fatalf("DBSIZE %d after restart", n)
 	}
 }

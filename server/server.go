@@ -7,6 +7,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log"
 	"net"
 	"os"
@@ -58,6 +59,8 @@ type Config struct {
 	// TickInterval and ElectionTicks tune failure detection (default 10 ms × 10).
 	TickInterval  time.Duration
 	ElectionTicks int
+	// SnapshotLogBytes is how much the Raft log grows before a snapshot (default 64 MiB).
+	SnapshotLogBytes int64
 }
 
 // Server is a running node.
@@ -103,6 +106,12 @@ func (f *fsm) Apply(e consensus.Entry, local any) {
 		sink.Applied()
 	}
 }
+
+// Snapshot and Restore let a Raft member compact its log (consensus.Snapshotter).
+func (f *fsm) Snapshot(w io.Writer) error { return f.store.Snapshot(w) }
+
+// Restore loads a snapshot written by Snapshot.
+func (f *fsm) Restore(r io.Reader) error { return f.store.Restore(r) }
 
 // Start opens the node and starts its listeners.
 func Start(cfg Config) (*Server, error) {

@@ -1077,6 +1077,10 @@ func (r *Raft) LeaseValid() bool { return r.leaseValid() }
 
 // --- Ready / Advance -------------------------------------------------------------------
 
+// HardState is the current term, vote and commit index (what the next Ready persists, or
+// has persisted once Ready reports nothing more to do).
+func (r *Raft) HardState() HardState { return r.hardState() }
+
 func (r *Raft) hardState() HardState {
 	return HardState{Term: r.term, Vote: r.vote, Commit: r.log.committed}
 }

@@ -1,0 +1,120 @@
+package consensus
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/nanokv/nanokv/consensus/raft"
+)
+
+// Snapshotter is a state machine that can write its whole state and load it back. A
+// RaftNode whose state machine is one compacts its log: once the log has grown by
+// SnapshotLogBytes since the last snapshot, the applier writes a snapshot at its applied
+// index, and the WAL is rewritten to start there.
+type Snapshotter interface {
+	Snapshot(w io.Writer) error
+	Restore(r io.Reader) error
+}
+
+// Snapshot files are snap-<index, 16 hex digits>.snap, written as .tmp, fsynced and
+// renamed, so a crash leaves either the old snapshot or the new one, never half of one.
+func snapshotPath(dir string, index uint64) string {
+	return filepath.Join(dir, fmt.Sprintf("snap-%016x.snap", index))
+}
+
+// writeSnapshotFile writes sm's state to the snapshot file for index.
+func writeSnapshotFile(dir string, index uint64, sm Snapshotter) (int64, error) {
+	final := snapshotPath(dir, index)
+	tmp := final + ".tmp"
+	f, err := os.Create(tmp)
+	if err != nil {
+		return 0, fmt.Errorf("snapshot: %w", err)
+	}
+	bw := bufio.NewWriterSize(f, 1<<20)
+	err = sm.Snapshot(bw)
+	if err == nil {
+		err = bw.Flush()
+	}
+	if err == nil {
+		err = f.Sync()
+	}
+	size, _ := f.Seek(0, io.SeekCurrent)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp, final)
+	}
+	if err == nil {
+		err = syncDir(dir)
+	}
+	if err != nil {
+		os.Remove(tmp)
+		return 0, fmt.Errorf("snapshot %d: %w", index, err)
+	}
+	return size, nil
+}
+
+// loadSnapshotFile restores sm from the snapshot file for index.
+func loadSnapshotFile(dir string, index uint64, sm Snapshotter) error {
+	f, err := os.Open(snapshotPath(dir, index))
+	if err != nil {
+		return fmt.Errorf("snapshot %d: %w", index, err)
+	}
+	defer f.Close()
+	if err := sm.Restore(f); err != nil {
+		return fmt.Errorf("snapshot %d: %w", index, err)
+	}
+	return nil
+}
+
+// removeOldSnapshots deletes snapshot files (and leftover .tmp files) other than keep's.
+func removeOldSnapshots(dir string, keep uint64) {
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return
+	}
+	want := filepath.Base(snapshotPath(dir, keep))
+	for _, e := range ents {
+		name := e.Name()
+		if strings.HasPrefix(name, "snap-") && name != want {
+			os.Remove(filepath.Join(dir, name))
+		}
+	}
+}
+
+// compact rewrites the WAL to start at a snapshot: a new segment holds the snapshot
+// record, the hard state and the entries after the snapshot, is synced, and only then
+// are the older segments deleted. A crash in between leaves both, and replay of the old
+// segments followed by the new one ends in the same state.
+func (s *raftStorage) compact(meta raft.SnapshotMeta, hs raft.HardState, after []raft.Entry) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	old, err := listPrefixed(s.w.dir, s.w.prefix)
+	if err != nil {
+		return err
+	}
+	if err := s.w.rotate(s.w.seq + 1); err != nil {
+		return err
+	}
+	rd := raft.Ready{Snapshot: &meta, Entries: after, HardState: hs, HardStateChanged: true}
+	if err := s.w.write(s.encode(&rd), 0); err != nil {
+		return err
+	}
+	if err := s.w.sync(); err != nil {
+		return err
+	}
+	current := filepath.Base(s.w.f.Name())
+	for _, name := range old {
+		if name != current {
+			if err := os.Remove(filepath.Join(s.w.dir, name)); err != nil {
+				return fmt.Errorf("wal: %w", err)
+			}
+		}
+	}
+	return syncDir(s.w.dir)
+}
