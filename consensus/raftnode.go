@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"os"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -58,16 +60,27 @@ type RaftNode struct {
 	snapshotting bool
 	logBytes     int64 // entry data persisted since the last snapshot
 	warnedSnap   map[uint64]bool
-	lastApplied  Entry // the applier's last entry (data dropped)
+	snapReports  chan snapReport // results of snapshot transfers to followers
+	lastApplied  Entry           // the applier's last entry (data dropped)
 	stats        RaftStats
 }
 
 // RaftStats counts snapshot work for INFO.
 type RaftStats struct {
 	Snapshots        atomic.Uint64
-	SnapshotBytes    atomic.Int64 // size of the last snapshot
-	SnapshotMaxStall atomic.Int64 // longest time the applier spent writing one, ns
+	Installed        atomic.Uint64 // snapshots received from a leader and installed
+	Sent             atomic.Uint64 // snapshots sent to followers
+	SnapshotBytes    atomic.Int64  // size of the last snapshot
+	SnapshotMaxStall atomic.Int64  // longest time the applier spent writing one, ns
 }
+
+type snapReport struct {
+	to     uint64
+	failed bool
+}
+
+// restoreMarker in a queued item's local makes the applier load a received snapshot.
+type restoreMarker struct{ meta raft.SnapshotMeta }
 
 type snapResult struct {
 	meta raft.SnapshotMeta
@@ -85,6 +98,10 @@ type RaftConfig struct {
 	// Send hands messages to the transport. It must not block: a transport queues per
 	// peer and drops what does not fit; Raft retransmits.
 	Send func(msgs []raft.Message)
+	// SendSnapshot streams a snapshot to m.To followed by m (a MsgSnap), and returns once
+	// the member has it (the transport's SendSnapshot). nil: followers that need a
+	// snapshot stay behind.
+	SendSnapshot func(m raft.Message, data io.Reader) error
 	// TickInterval is the core's tick; ElectionTicks and HeartbeatTicks count in it.
 	TickInterval                  time.Duration
 	ElectionTicks, HeartbeatTicks int
@@ -159,18 +176,19 @@ func StartRaft(cfg RaftConfig) (*RaftNode, error) {
 		cfg.SnapshotTrailing = 10000
 	}
 	n := &RaftNode{
-		cfg:        cfg,
-		recvc:      make(chan raft.Message, 4096),
-		propc:      make(chan *proposal, 1024),
-		readc:      make(chan *readRequest, 1024),
-		ctrlc:      make(chan ctrlRequest),
-		stop:       make(chan struct{}),
-		pending:    map[uint64]*proposal{},
-		reads:      map[uint64]*readRequest{},
-		qsignal:    make(chan struct{}, 1),
-		snapReq:    make(chan struct{}, 1),
-		snapDone:   make(chan snapResult, 1),
-		warnedSnap: map[uint64]bool{},
+		cfg:         cfg,
+		recvc:       make(chan raft.Message, 4096),
+		propc:       make(chan *proposal, 1024),
+		readc:       make(chan *readRequest, 1024),
+		ctrlc:       make(chan ctrlRequest),
+		stop:        make(chan struct{}),
+		pending:     map[uint64]*proposal{},
+		reads:       map[uint64]*readRequest{},
+		qsignal:     make(chan struct{}, 1),
+		snapReq:     make(chan struct{}, 1),
+		snapDone:    make(chan snapResult, 1),
+		warnedSnap:  map[uint64]bool{},
+		snapReports: make(chan snapReport, 64),
 	}
 	n.snapshotter, _ = cfg.SM.(Snapshotter)
 	st := raft.State{}
@@ -437,6 +455,8 @@ func (n *RaftNode) run() {
 			n.read(rq)
 		case c := <-n.ctrlc:
 			c.errc <- c.f(n.r)
+		case rep := <-n.snapReports:
+			n.r.ReportSnapshot(rep.to, rep.failed)
 		case res := <-n.snapDone:
 			if err := n.handleReady(); err != nil {
 				n.stopOnError(err)
@@ -451,6 +471,69 @@ func (n *RaftNode) run() {
 		n.maybeSnapshot()
 		n.publishStatus()
 	}
+}
+
+// sendSnapshot starts streaming the snapshot m announces to its member; the loop hears
+// of the outcome on snapReports. It reports false when it cannot even start.
+func (n *RaftNode) sendSnapshot(m raft.Message) bool {
+	if n.cfg.SendSnapshot == nil || n.storage == nil {
+		if !n.warnedSnap[m.To] {
+			n.cfg.Logf("consensus: member %d needs a snapshot to catch up, and this member cannot send one", m.To)
+			n.warnedSnap[m.To] = true
+		}
+		return false
+	}
+	// Opened now: a newer snapshot may replace the file while it is being sent, and an
+	// open file outlives its name.
+	f, err := os.Open(snapshotPath(n.cfg.Dir, m.Snapshot.Index))
+	if err != nil {
+		n.cfg.Logf("consensus: snapshot for member %d: %v", m.To, err)
+		return false
+	}
+	n.cfg.Logf("consensus: sending the snapshot at %d to member %d", m.Snapshot.Index, m.To)
+	go func() {
+		err := n.cfg.SendSnapshot(m, f)
+		f.Close()
+		if err != nil {
+			n.cfg.Logf("consensus: snapshot to member %d: %v", m.To, err)
+		} else {
+			n.stats.Sent.Add(1)
+		}
+		select {
+		case n.snapReports <- snapReport{to: m.To, failed: err != nil}:
+		case <-n.stop:
+		}
+	}()
+	return true
+}
+
+// installSnapshot persists a snapshot received from the leader: the file the transport
+// wrote becomes this member's snapshot, the WAL is rewritten to start at it, and the
+// applier is told to load it after the entries it has queued.
+func (n *RaftNode) installSnapshot(rd *raft.Ready) error {
+	meta := *rd.Snapshot
+	if n.storage == nil || n.snapshotter == nil {
+		return fmt.Errorf("snapshot %d: this member cannot install snapshots", meta.Index)
+	}
+	if err := os.Rename(receivedSnapshotPath(n.cfg.Dir, meta.Index), snapshotPath(n.cfg.Dir, meta.Index)); err != nil {
+		return fmt.Errorf("snapshot %d: %w", meta.Index, err)
+	}
+	if err := n.storage.compact(meta, rd.HardState, rd.Entries); err != nil {
+		return err
+	}
+	removeOldSnapshots(n.cfg.Dir, meta.Index)
+	n.logBytes = 0
+	n.stats.Installed.Add(1)
+	n.cfg.Logf("consensus: member %d installs the leader's snapshot at %d", n.cfg.ID, meta.Index)
+	n.qmu.Lock()
+	n.queue = append(n.queue, pending{e: Entry{Index: meta.Index, Term: meta.Term, Time: meta.Time}, local: restoreMarker{meta}})
+	n.qmu.Unlock()
+	n.commit.advance(meta.Index)
+	select {
+	case n.qsignal <- struct{}{}:
+	default:
+	}
+	return nil
 }
 
 // stopOnError takes the member out: without its WAL it cannot keep its promises (votes,
@@ -490,18 +573,7 @@ func (n *RaftNode) compact(res snapResult) {
 		n.cfg.Logf("consensus: member %d: compaction: %v", n.cfg.ID, err)
 		return
 	}
-	// Until snapshots can be shipped, a leader keeps every entry a member still lacks: a
-	// member behind the compaction point could never catch up.
 	trailing := n.cfg.SnapshotTrailing
-	if n.r.Role() == raft.Leader {
-		for _, ids := range [][]uint64{meta.Membership.Voters, meta.Membership.Learners} {
-			for _, id := range ids {
-				if m := n.r.MatchIndex(id); id != n.cfg.ID && m < meta.Index && meta.Index-m > trailing {
-					trailing = meta.Index - m
-				}
-			}
-		}
-	}
 	n.r.Compact(meta, trailing)
 	removeOldSnapshots(n.cfg.Dir, meta.Index)
 	n.logBytes = 0
@@ -548,8 +620,12 @@ func (n *RaftNode) handleReady() error {
 		if rd.SoftState != nil {
 			n.cfg.Logf("raft: member %d is %v in term %d, leader %d", n.cfg.ID, rd.SoftState.Role, n.r.Term(), rd.SoftState.Lead)
 		}
-		// 1. persist
-		if n.storage != nil {
+		// 1. persist (a received snapshot first: it replaces the log)
+		if rd.Snapshot != nil {
+			if err := n.installSnapshot(&rd); err != nil {
+				return err
+			}
+		} else if n.storage != nil {
 			if err := n.storage.save(&rd); err != nil {
 				return err
 			}
@@ -557,15 +633,12 @@ func (n *RaftNode) handleReady() error {
 				n.logBytes += int64(len(rd.Entries[i].Data))
 			}
 		}
-		// 2. send. Shipping snapshots to followers is not built yet: a follower that
-		// needs one is reported as failed, and stays behind until it is.
+		// 2. send; snapshots go on a connection of their own, in the background
 		msgs := rd.Messages
 		for i := 0; i < len(msgs); i++ {
 			if msgs[i].Type == raft.MsgSnap {
-				snapFailed = append(snapFailed, msgs[i].To)
-				if !n.warnedSnap[msgs[i].To] {
-					n.cfg.Logf("consensus: member %d needs a snapshot to catch up, and sending snapshots is not in this build", msgs[i].To)
-					n.warnedSnap[msgs[i].To] = true
+				if !n.sendSnapshot(msgs[i]) {
+					snapFailed = append(snapFailed, msgs[i].To)
 				}
 				msgs = append(msgs[:i:i], msgs[i+1:]...)
 				i--
@@ -680,7 +753,12 @@ func (n *RaftNode) applyQueued(batch *[]pending) {
 		}
 		for i := range *batch {
 			p := &(*batch)[i]
-			if p.e.Data != nil {
+			if rm, ok := p.local.(restoreMarker); ok {
+				if err := loadSnapshotFile(n.cfg.Dir, rm.meta.Index, n.snapshotter); err != nil {
+					// The file was complete and synced when received: a broken invariant.
+					panic(fmt.Sprintf("consensus: member %d: %v", n.cfg.ID, err))
+				}
+			} else if p.e.Data != nil {
 				n.cfg.SM.Apply(p.e, p.local)
 			}
 			p.local, p.e.Data = nil, nil

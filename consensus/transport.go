@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"os"
+	"path/filepath"
 	"sync"
 	"time"
 
@@ -19,14 +21,24 @@ import (
 // is read.
 //
 //	hello := magic "NKVR" version:u8 clusterID:u64 from:u64 metaLen:u16 meta
-//	frame := len:u32 message (raft.AppendMessage)
+//	frame := len:u32 kind:u8 body             (len counts kind and body)
+//	  kind 0: a message (raft.AppendMessage)
+//	  kind 1: a snapshot chunk: index:u64 last:u8 data
+//
+// Snapshots travel on a connection of their own (SendSnapshot), so that a large transfer
+// never queues heartbeats behind it: its chunks, then the MsgSnap that announces it. The
+// receiver writes the chunks to <SnapshotDir>/snap-<index>.recv and delivers the MsgSnap
+// only once the file is complete.
 //
 // meta is the sender's own description (the node puts its client addresses there, so a
 // follower can redirect clients to the leader it hears from).
 
 const (
 	transportMagic   = "NKVR"
-	transportVersion = 1
+	transportVersion = 2
+	frameMsg         = 0
+	frameSnapChunk   = 1
+	snapChunkSize    = 1 << 20
 	helloSize        = 4 + 1 + 8 + 8 + 2
 	maxMeta          = 4096
 	// maxFrame bounds one message: MsgApp batches are capped well below this by the
@@ -45,6 +57,7 @@ type TCPTransport struct {
 	id        uint64
 	clusterID uint64
 	meta      string
+	snapDir   string
 	deliver   func(raft.Message)
 	logf      func(format string, args ...any)
 	ln        net.Listener
@@ -72,8 +85,10 @@ type TransportConfig struct {
 	Listen    string       // host:port; port 0 picks one (see Addr)
 	Listener  net.Listener // if set, used instead of Listen
 	Meta      string       // sent to every peer in the hello (at most 4096 bytes)
-	Deliver   func(raft.Message)
-	Logf      func(format string, args ...any)
+	// SnapshotDir is where received snapshots are written; "" refuses them.
+	SnapshotDir string
+	Deliver     func(raft.Message)
+	Logf        func(format string, args ...any)
 }
 
 // ListenTransport starts listening. Add peers with SetPeer.
@@ -92,7 +107,7 @@ func ListenTransport(cfg TransportConfig) (*TCPTransport, error) {
 		ln.Close()
 		return nil, fmt.Errorf("consensus: transport meta of %d bytes", len(cfg.Meta))
 	}
-	t := &TCPTransport{id: cfg.ID, clusterID: cfg.ClusterID, meta: cfg.Meta, deliver: cfg.Deliver, logf: cfg.Logf, ln: ln,
+	t := &TCPTransport{id: cfg.ID, clusterID: cfg.ClusterID, meta: cfg.Meta, snapDir: cfg.SnapshotDir, deliver: cfg.Deliver, logf: cfg.Logf, ln: ln,
 		peers: map[uint64]*peer{}, conns: map[net.Conn]struct{}{}, metas: map[uint64]string{}, stop: make(chan struct{})}
 	t.wg.Add(1)
 	go t.accept()
@@ -228,16 +243,19 @@ func (t *TCPTransport) runPeer(p *peer) {
 	}
 }
 
-func (t *TCPTransport) writeLoop(c net.Conn, p *peer) error {
-	w := bufio.NewWriterSize(c, 64<<10)
-	hello := make([]byte, 0, helloSize)
+func (t *TCPTransport) hello() []byte {
+	hello := make([]byte, 0, helloSize+len(t.meta))
 	hello = append(hello, transportMagic...)
 	hello = append(hello, transportVersion)
 	hello = binary.BigEndian.AppendUint64(hello, t.clusterID)
 	hello = binary.BigEndian.AppendUint64(hello, t.id)
 	hello = binary.BigEndian.AppendUint16(hello, uint16(len(t.meta)))
-	hello = append(hello, t.meta...)
-	if _, err := w.Write(hello); err != nil {
+	return append(hello, t.meta...)
+}
+
+func (t *TCPTransport) writeLoop(c net.Conn, p *peer) error {
+	w := bufio.NewWriterSize(c, 64<<10)
+	if _, err := w.Write(t.hello()); err != nil {
 		return err
 	}
 	var buf []byte
@@ -266,9 +284,82 @@ func (t *TCPTransport) writeLoop(c net.Conn, p *peer) error {
 	}
 }
 
+// SendSnapshot streams a snapshot to m.To on a connection of its own, then sends m (the
+// MsgSnap that announces it). It returns once the peer has it all, or with the error that
+// stopped the transfer.
+func (t *TCPTransport) SendSnapshot(m raft.Message, data io.Reader) error {
+	t.mu.Lock()
+	p := t.peers[m.To]
+	t.mu.Unlock()
+	if p == nil || m.Snapshot == nil {
+		return fmt.Errorf("consensus: no peer %d to send a snapshot to", m.To)
+	}
+	c, err := net.DialTimeout("tcp", p.addr, time.Second)
+	if err != nil {
+		return err
+	}
+	if !t.track(c, true) {
+		c.Close()
+		return net.ErrClosed
+	}
+	defer t.track(c, false)
+	defer c.Close()
+	w := bufio.NewWriterSize(c, 64<<10)
+	if _, err := w.Write(t.hello()); err != nil {
+		return err
+	}
+	chunk := make([]byte, snapChunkSize)
+	var frame []byte
+	for {
+		n, rerr := io.ReadFull(data, chunk)
+		if rerr != nil && rerr != io.EOF && rerr != io.ErrUnexpectedEOF {
+			return rerr
+		}
+		last := rerr != nil
+		frame = appendChunkFrame(frame[:0], m.Snapshot.Index, last, chunk[:n])
+		if _, err := w.Write(frame); err != nil {
+			return err
+		}
+		if last {
+			break
+		}
+	}
+	if _, err := w.Write(appendMsgFrame(frame[:0], &m)); err != nil {
+		return err
+	}
+	if err := w.Flush(); err != nil {
+		return err
+	}
+	// The peer closes the connection once it has delivered the message: wait for that,
+	// so that success means it arrived.
+	c.SetReadDeadline(time.Now().Add(time.Minute))
+	_, err = c.Read(make([]byte, 1))
+	if errors.Is(err, io.EOF) {
+		return nil
+	}
+	return fmt.Errorf("consensus: snapshot to %d: %w", m.To, err)
+}
+
+func appendChunkFrame(dst []byte, index uint64, last bool, data []byte) []byte {
+	start := len(dst)
+	dst = append(dst, 0, 0, 0, 0, frameSnapChunk)
+	dst = binary.BigEndian.AppendUint64(dst, index)
+	dst = append(dst, boolByte(last))
+	dst = append(dst, data...)
+	binary.BigEndian.PutUint32(dst[start:], uint32(len(dst)-start-4))
+	return dst
+}
+
+func boolByte(b bool) byte {
+	if b {
+		return 1
+	}
+	return 0
+}
+
 func appendMsgFrame(dst []byte, m *raft.Message) []byte {
 	start := len(dst)
-	dst = append(dst, 0, 0, 0, 0)
+	dst = append(dst, 0, 0, 0, 0, frameMsg)
 	dst = raft.AppendMessage(dst, m)
 	binary.BigEndian.PutUint32(dst[start:], uint32(len(dst)-start-4))
 	return dst
@@ -322,29 +413,102 @@ func (t *TCPTransport) readLoop(c net.Conn) error {
 	t.mu.Lock()
 	t.metas[from] = string(meta)
 	t.mu.Unlock()
-	var buf []byte
+	var recv snapReceiver
+	defer recv.abort()
 	for {
 		var hdr [4]byte
 		if _, err := io.ReadFull(r, hdr[:]); err != nil {
 			return err
 		}
 		n := binary.BigEndian.Uint32(hdr[:])
-		if n > maxFrame {
+		if n == 0 || n > maxFrame {
 			return fmt.Errorf("consensus: frame of %d bytes from member %d", n, from)
 		}
 		// A fresh buffer per frame: entries in the message alias it and live on in the
 		// core's log.
-		buf = make([]byte, n)
+		buf := make([]byte, n)
 		if _, err := io.ReadFull(r, buf); err != nil {
 			return err
 		}
-		m, err := raft.ParseMessage(buf)
+		switch buf[0] {
+		case frameMsg:
+			m, err := raft.ParseMessage(buf[1:])
+			if err != nil {
+				return fmt.Errorf("consensus: member %d: %w", from, err)
+			}
+			if m.From != from || m.To != t.id {
+				return fmt.Errorf("consensus: member %d sent a message from %d to %d", from, m.From, m.To)
+			}
+			if m.Type == raft.MsgSnap {
+				if m.Snapshot == nil || recv.done != m.Snapshot.Index || recv.done == 0 {
+					return fmt.Errorf("consensus: member %d announced a snapshot it did not send", from)
+				}
+				t.deliver(m)
+				return nil // closing tells the sender it arrived
+			}
+			t.deliver(m)
+		case frameSnapChunk:
+			if len(buf) < 10 {
+				return fmt.Errorf("consensus: short snapshot chunk from member %d", from)
+			}
+			if t.snapDir == "" {
+				return fmt.Errorf("consensus: member %d sent a snapshot; this member keeps none", from)
+			}
+			index, last := binary.BigEndian.Uint64(buf[1:]), buf[9] == 1
+			if err := recv.write(t.snapDir, index, last, buf[10:]); err != nil {
+				return err
+			}
+		default:
+			return fmt.Errorf("consensus: frame kind %d from member %d", buf[0], from)
+		}
+	}
+}
+
+// snapReceiver writes one incoming snapshot to <dir>/snap-<index>.recv.
+type snapReceiver struct {
+	f     *os.File
+	index uint64
+	done  uint64 // index of the snapshot completely received
+}
+
+func receivedSnapshotPath(dir string, index uint64) string {
+	return filepath.Join(dir, fmt.Sprintf("snap-%016x.recv", index))
+}
+
+func (s *snapReceiver) write(dir string, index uint64, last bool, data []byte) error {
+	if s.f == nil || s.index != index {
+		s.abort()
+		f, err := os.Create(receivedSnapshotPath(dir, index) + ".tmp")
 		if err != nil {
-			return fmt.Errorf("consensus: member %d: %w", from, err)
+			return err
 		}
-		if m.From != from || m.To != t.id {
-			return fmt.Errorf("consensus: member %d sent a message from %d to %d", from, m.From, m.To)
-		}
-		t.deliver(m)
+		s.f, s.index = f, index
+	}
+	if _, err := s.f.Write(data); err != nil {
+		return err
+	}
+	if !last {
+		return nil
+	}
+	err := s.f.Sync()
+	if cerr := s.f.Close(); err == nil {
+		err = cerr
+	}
+	s.f = nil
+	if err == nil {
+		err = os.Rename(receivedSnapshotPath(dir, index)+".tmp", receivedSnapshotPath(dir, index))
+	}
+	if err != nil {
+		return err
+	}
+	s.done = index
+	return nil
+}
+
+func (s *snapReceiver) abort() {
+	if s.f != nil {
+		s.f.Close()
+		os.Remove(s.f.Name())
+		s.f = nil
 	}
 }

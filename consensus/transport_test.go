@@ -1,9 +1,12 @@
 package consensus
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"net"
+	"os"
 	"strings"
 	"sync"
 	"testing"
@@ -196,5 +199,49 @@ func TestRaftNodeOverTCP(t *testing.T) {
 	}
 	if got := sms[next.Status().ID].get("k"); got != "2" {
 		t.Fatalf("k=%q", got)
+	}
+}
+
+// A snapshot arrives whole or not at all: the MsgSnap is delivered only after every chunk
+// is on disk, and an announcement without its chunks is refused.
+func TestTransportSnapshots(t *testing.T) {
+	in := make(chan raft.Message, 4)
+	dir := t.TempDir()
+	b, err := ListenTransport(TransportConfig{ID: 2, ClusterID: 7, Listen: "127.0.0.1:0", SnapshotDir: dir,
+		Deliver: func(m raft.Message) { in <- m }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	a := listenT(t, 1, 7, "", func(raft.Message) {}, nil)
+	a.SetPeer(2, b.Addr())
+	data := bytes.Repeat([]byte("snapshot!"), 300000) // several chunks
+	m := raft.Message{Type: raft.MsgSnap, From: 1, To: 2, Term: 3, Snapshot: &raft.SnapshotMeta{Index: 42, Term: 3}}
+	if err := a.SendSnapshot(m, bytes.NewReader(data)); err != nil {
+		t.Fatal(err)
+	}
+	if got := recvWithin(t, in); got.Type != raft.MsgSnap || got.Snapshot.Index != 42 {
+		t.Fatalf("delivered %+v", got)
+	}
+	if got, err := os.ReadFile(receivedSnapshotPath(dir, 42)); err != nil || !bytes.Equal(got, data) {
+		t.Fatalf("received file: %d bytes, %v", len(got), err)
+	}
+	// A MsgSnap with no chunks before it.
+	c, err := net.Dial("tcp", b.Addr())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	c.Write(a.hello())
+	m.Snapshot = &raft.SnapshotMeta{Index: 43, Term: 3}
+	c.Write(appendMsgFrame(nil, &m))
+	c.SetReadDeadline(time.Now().Add(10 * time.Second))
+	if _, err := c.Read(make([]byte, 1)); err == nil {
+		t.Fatal("connection kept open after a bogus snapshot announcement")
+	}
+	select {
+	case got := <-in:
+		t.Fatalf("bogus announcement delivered: %+v", got)
+	default:
 	}
 }

@@ -53,9 +53,13 @@ func (s *Server) startCluster(redisAddr string) error {
 		listen = cfg.Peers[cfg.NodeID]
 	}
 	var node atomic.Pointer[consensus.RaftNode]
+	snapDir := cfg.DataDir
+	if cfg.MemoryOnly {
+		snapDir = ""
+	}
 	tr, err := consensus.ListenTransport(consensus.TransportConfig{
 		ID: cfg.NodeID, ClusterID: ClusterID(cfg.Peers), Listen: listen, Listener: cfg.ClusterListener,
-		Meta: redisAddr, Logf: s.logf,
+		Meta: redisAddr, Logf: s.logf, SnapshotDir: snapDir,
 		Deliver: func(m raft.Message) {
 			if n := node.Load(); n != nil {
 				n.Step(m)
@@ -73,9 +77,10 @@ func (s *Server) startCluster(redisAddr string) error {
 	sort.Slice(boot.Voters, func(i, j int) bool { return boot.Voters[i] < boot.Voters[j] })
 	rn, err := consensus.StartRaft(consensus.RaftConfig{
 		ID: cfg.NodeID, Bootstrap: boot, Dir: cfg.DataDir, MemoryOnly: cfg.MemoryOnly, Fsync: cfg.Fsync,
-		SM: &fsm{store: s.store, logf: s.logf}, Send: tr.Send,
+		SM: &fsm{store: s.store, logf: s.logf}, Send: tr.Send, SendSnapshot: tr.SendSnapshot,
 		TickInterval: cfg.TickInterval, ElectionTicks: cfg.ElectionTicks, SnapshotLogBytes: cfg.SnapshotLogBytes,
-		LeaseReads: cfg.ReadConsistency != "strict", Logf: s.logf,
+		SnapshotTrailing: cfg.SnapshotTrailing,
+		LeaseReads:       cfg.ReadConsistency != "strict", Logf: s.logf,
 	})
 	if err != nil {
 		tr.Close()
@@ -165,6 +170,8 @@ func (c *cluster) info(w func(k string, v any)) {
 	stats := c.raft.Stats()
 	w("raft_snapshots", stats.Snapshots.Load())
 	w("raft_snapshot_bytes", stats.SnapshotBytes.Load())
+	w("raft_snapshots_sent", stats.Sent.Load())
+	w("raft_snapshots_installed", stats.Installed.Load())
 	w("raft_snapshot_max_apply_stall_ms", time.Duration(stats.SnapshotMaxStall.Load()).Milliseconds())
 }
 

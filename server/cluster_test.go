@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -336,5 +337,65 @@ func TestClusterSnapshotsTheStore(t *testing.T) {
 	}
 	if n := c.DBSize(ctx).Val(); n != 500 {
 		t.Fatalf("DBSIZE %d after restart", n)
+	}
+}
+
+// A member that was down while the others compacted past its position catches up from
+// a snapshot the leader sends it.
+func TestClusterCatchUpBySnapshot(t *testing.T) {
+	lns := map[uint64]net.Listener{}
+	peers := map[uint64]string{}
+	for id := uint64(1); id <= 3; id++ {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		lns[id], peers[id] = ln, ln.Addr().String()
+	}
+	dirs := map[uint64]string{}
+	servers := map[uint64]*Server{}
+	start := func(id uint64) {
+		s := startServer(t, Config{NodeID: id, Peers: peers, ClusterListener: lns[id], DataDir: dirs[id],
+			TickInterval: 5 * time.Millisecond, SnapshotLogBytes: 2048, SnapshotTrailing: 10})
+		servers[id] = s
+		t.Cleanup(func() { s.Close() })
+	}
+	for id := uint64(1); id <= 3; id++ {
+		dirs[id] = t.TempDir()
+		start(id)
+	}
+	ctx := context.Background()
+	leadID, lead := leaderOf(t, servers, 0)
+	lagger := leadID%3 + 1
+	servers[lagger].Close()
+	c := client(t, lead)
+	for i := range 2000 {
+		if err := c.Set(ctx, fmt.Sprintf("key:%d", i), "v", 0).Err(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ln, err := net.Listen("tcp", peers[lagger])
+	if err != nil {
+		t.Fatal(err)
+	}
+	lns[lagger] = ln
+	start(lagger)
+	lc := client(t, servers[lagger])
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		n, err := lc.Do(ctx, "RAFT.DEBUG", "EXEC", "DBSIZE").Int64()
+		if err == nil && n == 2000 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("lagging member has %d keys (%v)", n, err)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	if snaps, _ := filepath.Glob(filepath.Join(dirs[lagger], "snap-*.snap")); len(snaps) != 1 {
+		t.Fatalf("lagging member's snapshots: %v", snaps)
+	}
+	if info := lc.Info(ctx, "raft").Val(); !strings.Contains(info, "raft_snapshots_installed:1") {
+		t.Fatalf("the lagging member did not catch up through a snapshot:\n%s", info)
 	}
 }

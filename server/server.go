@@ -61,6 +61,9 @@ type Config struct {
 	ElectionTicks int
 	// SnapshotLogBytes is how much the Raft log grows before a snapshot (default 64 MiB).
 	SnapshotLogBytes int64
+	// SnapshotTrailing is how many entries before a snapshot stay in the log for slow
+	// followers (default 10000); one further behind is sent the snapshot.
+	SnapshotTrailing uint64
 }
 
 // Server is a running node.
