@@ -268,6 +268,9 @@ func (c *conn) flushBatch() {
 	} else if err = c.s.b.Propose(data, c); err == nil {
 		<-c.applied
 	}
+	// The entry was stamped after this network read's clock: reads behind it must not see
+	// a time before their own write (a TTL longer than the one just set).
+	c.now = max(c.now, time.Now().UnixMilli())
 	ri := 0
 	for i := range c.pend {
 		p := &c.pend[i]

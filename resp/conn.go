@@ -244,6 +244,9 @@ func (c *conn) flushBatch() {
 }
 
 func (c *conn) propose(data []byte, n int, blind bool) {
+	// The entry is stamped after this network read's clock: reads behind it must not see
+	// a time before their own write (a PTTL longer than the one just set).
+	defer func() { c.now = max(c.now, time.Now().UnixMilli()) }()
 	if blind {
 		if err := c.s.b.Propose(data, nil); err != nil {
 			c.replyErrN(err, n)

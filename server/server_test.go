@@ -438,3 +438,23 @@ func (r *raw) expect(t *testing.T, want string, args ...string) {
 		t.Fatalf("%q:\n got %q\nwant %q", args, got, want)
 	}
 }
+
+// A read pipelined behind a write never sees a clock earlier than the write's: PTTL right
+// after SET ... PX n is at most n.
+func TestPipelinedTTLNeverExceedsWhatWasSet(t *testing.T) {
+	s := startServer(t, Config{MemoryOnly: true})
+	defer s.Close()
+	c := client(t, s)
+	ctx := context.Background()
+	for i := range 200 {
+		pipe := c.Pipeline()
+		pipe.Set(ctx, "k", i, 100*time.Second)
+		pttl := pipe.PTTL(ctx, "k")
+		if _, err := pipe.Exec(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if d := pttl.Val(); d > 100*time.Second || d <= 0 {
+			t.Fatalf("PTTL %v right after SET PX 100000", d)
+		}
+	}
+}
