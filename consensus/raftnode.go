@@ -217,7 +217,16 @@ func StartRaft(cfg RaftConfig) (*RaftNode, error) {
 				cfg.ID, len(st.Entries), st.HardState.Term, st.HardState.Commit)
 		}
 	}
-	st.Membership = cfg.Bootstrap
+	if fresh := st.Snapshot == nil && len(st.Entries) == 0 && st.HardState == (raft.HardState{}); fresh && len(cfg.Bootstrap.Voters) > 0 {
+		st = bootstrapState(cfg.Bootstrap)
+		if n.storage != nil {
+			rd := raft.Ready{Entries: st.Entries, HardState: st.HardState, HardStateChanged: true}
+			if err := n.storage.save(&rd); err != nil {
+				n.storage.close()
+				return nil, err
+			}
+		}
+	}
 	n.r = raft.New(raft.Config{ID: cfg.ID, ElectionTicks: cfg.ElectionTicks, HeartbeatTicks: cfg.HeartbeatTicks}, st)
 	n.publishStatus()
 	n.done.Add(2)
@@ -228,6 +237,19 @@ func StartRaft(cfg RaftConfig) (*RaftNode, error) {
 		go n.runSyncer()
 	}
 	return n, nil
+}
+
+// bootstrapState is a new cluster's first log: one committed membership entry per
+// initial voter, identical on every member (term 1, indexes 1..n). Putting the initial
+// membership in the log, rather than only in each member's configuration, is what lets a
+// member that joins later learn it (with every address) from the log or a snapshot.
+func bootstrapState(m raft.Membership) raft.State {
+	ents := make([]raft.Entry, len(m.Voters))
+	for i, id := range m.Voters {
+		cc := raft.ConfChange{Type: raft.PromoteVoter, Node: id, Addr: m.Addrs[id]}
+		ents[i] = raft.Entry{Index: uint64(i + 1), Term: 1, Type: raft.EntryConf, Data: raft.EncodeConfChange(cc)}
+	}
+	return raft.State{HardState: raft.HardState{Term: 1, Commit: uint64(len(ents))}, Entries: ents}
 }
 
 // Step delivers a message from another member. It never blocks: when the loop is
@@ -343,6 +365,26 @@ func (n *RaftNode) Replicas(ctx context.Context) (int, error) {
 		return nil
 	})
 	return count, err
+}
+
+// Progress reports, on the leader, what each member is known to hold and the commit
+// index; elsewhere ErrNotLeader.
+func (n *RaftNode) Progress(ctx context.Context) (match map[uint64]uint64, commit uint64, err error) {
+	err = n.do(ctx, func(r *raft.Raft) error {
+		if r.Role() != raft.Leader {
+			return raft.ErrNotLeader
+		}
+		m := r.Membership()
+		match = map[uint64]uint64{}
+		for _, ids := range [][]uint64{m.Voters, m.Learners} {
+			for _, id := range ids {
+				match[id] = r.MatchIndex(id)
+			}
+		}
+		commit = r.Committed()
+		return nil
+	})
+	return match, commit, err
 }
 
 // Campaign makes this member start an election now.

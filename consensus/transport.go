@@ -20,7 +20,7 @@ import (
 // sender; a member of another cluster (or a stray client) is refused before any message
 // is read.
 //
-//	hello := magic "NKVR" version:u8 clusterID:u64 from:u64 metaLen:u16 meta
+//	hello := magic "NKVR" version:u8 clusterID:u64 from:u64 metaLen:u16 meta advLen:u16 advertise
 //	frame := len:u32 kind:u8 body             (len counts kind and body)
 //	  kind 0: a message (raft.AppendMessage)
 //	  kind 1: a snapshot chunk: index:u64 last:u8 data
@@ -30,7 +30,9 @@ import (
 // receiver writes the chunks to <SnapshotDir>/snap-<index>.recv and delivers the MsgSnap
 // only once the file is complete.
 //
-// meta is the sender's own description (the node puts its client addresses there, so a
+// advertise is the sender's own member address: a member that hears from a peer it has
+// no address for (a new member hears from the leader before it knows the membership)
+// answers there. meta is the sender's own description (the node puts its client addresses there, so a
 // follower can redirect clients to the leader it hears from).
 
 const (
@@ -57,6 +59,7 @@ type TCPTransport struct {
 	id        uint64
 	clusterID uint64
 	meta      string
+	advertise string
 	snapDir   string
 	deliver   func(raft.Message)
 	logf      func(format string, args ...any)
@@ -87,8 +90,10 @@ type TransportConfig struct {
 	Meta      string       // sent to every peer in the hello (at most 4096 bytes)
 	// SnapshotDir is where received snapshots are written; "" refuses them.
 	SnapshotDir string
-	Deliver     func(raft.Message)
-	Logf        func(format string, args ...any)
+	// Advertise is the address other members reach this one on; default the listener\'s.
+	Advertise string
+	Deliver   func(raft.Message)
+	Logf      func(format string, args ...any)
 }
 
 // ListenTransport starts listening. Add peers with SetPeer.
@@ -107,7 +112,10 @@ func ListenTransport(cfg TransportConfig) (*TCPTransport, error) {
 		ln.Close()
 		return nil, fmt.Errorf("consensus: transport meta of %d bytes", len(cfg.Meta))
 	}
-	t := &TCPTransport{id: cfg.ID, clusterID: cfg.ClusterID, meta: cfg.Meta, snapDir: cfg.SnapshotDir, deliver: cfg.Deliver, logf: cfg.Logf, ln: ln,
+	if cfg.Advertise == "" {
+		cfg.Advertise = ln.Addr().String()
+	}
+	t := &TCPTransport{id: cfg.ID, clusterID: cfg.ClusterID, meta: cfg.Meta, advertise: cfg.Advertise, snapDir: cfg.SnapshotDir, deliver: cfg.Deliver, logf: cfg.Logf, ln: ln,
 		peers: map[uint64]*peer{}, conns: map[net.Conn]struct{}{}, metas: map[uint64]string{}, stop: make(chan struct{})}
 	t.wg.Add(1)
 	go t.accept()
@@ -244,18 +252,25 @@ func (t *TCPTransport) runPeer(p *peer) {
 }
 
 func (t *TCPTransport) hello() []byte {
-	hello := make([]byte, 0, helloSize+len(t.meta))
+	hello := make([]byte, 0, helloSize+len(t.meta)+2+len(t.advertise))
 	hello = append(hello, transportMagic...)
 	hello = append(hello, transportVersion)
 	hello = binary.BigEndian.AppendUint64(hello, t.clusterID)
 	hello = binary.BigEndian.AppendUint64(hello, t.id)
 	hello = binary.BigEndian.AppendUint16(hello, uint16(len(t.meta)))
-	return append(hello, t.meta...)
+	hello = append(hello, t.meta...)
+	hello = binary.BigEndian.AppendUint16(hello, uint16(len(t.advertise)))
+	return append(hello, t.advertise...)
 }
 
 func (t *TCPTransport) writeLoop(c net.Conn, p *peer) error {
 	w := bufio.NewWriterSize(c, 64<<10)
+	// The hello goes out at once: a peer we have nothing to say to yet (a learner we
+	// know of but do not lead) must not time out waiting for it.
 	if _, err := w.Write(t.hello()); err != nil {
+		return err
+	}
+	if err := w.Flush(); err != nil {
 		return err
 	}
 	var buf []byte
@@ -409,10 +424,25 @@ func (t *TCPTransport) readLoop(c net.Conn) error {
 	if _, err := io.ReadFull(r, meta); err != nil {
 		return err
 	}
+	var advLen [2]byte
+	if _, err := io.ReadFull(r, advLen[:]); err != nil {
+		return err
+	}
+	adv := make([]byte, binary.BigEndian.Uint16(advLen[:]))
+	if len(adv) > maxMeta {
+		return fmt.Errorf("consensus: member %d: address of %d bytes", from, len(adv))
+	}
+	if _, err := io.ReadFull(r, adv); err != nil {
+		return err
+	}
 	c.SetReadDeadline(time.Time{})
 	t.mu.Lock()
 	t.metas[from] = string(meta)
+	_, known := t.peers[from]
 	t.mu.Unlock()
+	if !known && len(adv) > 0 && from != t.id {
+		t.SetPeer(from, string(adv))
+	}
 	var recv snapReceiver
 	defer recv.abort()
 	for {

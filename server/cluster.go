@@ -4,11 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"sort"
 	"strconv"
 	"strings"
 	"sync/atomic"
 	"time"
+
+	"math/rand/v2"
 
 	"github.com/cespare/xxhash/v2"
 	"github.com/nanokv/nanokv/consensus"
@@ -26,6 +29,7 @@ type cluster struct {
 	raft    *consensus.RaftNode
 	tr      *consensus.TCPTransport
 	timeout time.Duration
+	id      uint64 // the cluster id (RedisRaft's dbid), 16 hex digits on the wire
 }
 
 // ClusterID derives the id every member of a static cluster agrees on from its member
@@ -45,12 +49,55 @@ func ClusterID(peers map[uint64]string) uint64 {
 
 func (s *Server) startCluster(redisAddr string) error {
 	cfg := s.cfg
-	if _, ok := cfg.Peers[cfg.NodeID]; !ok {
-		return fmt.Errorf("server: node id %d is not among the peers", cfg.NodeID)
+	var clusterID uint64
+	var boot raft.Membership
+	nodeID := cfg.NodeID
+	ln := cfg.ClusterListener
+	switch {
+	case cfg.JoinAddr != "":
+		if cfg.MemoryOnly {
+			return errors.New("server: a joining member needs a data dir (not --memory-only) to remember its cluster")
+		}
+		id, cid, ok, err := readClusterMeta(cfg.DataDir)
+		if err != nil {
+			return err
+		}
+		if ln == nil {
+			if cfg.ClusterAddr == "" {
+				return errors.New("server: joining needs --cluster, the address other members reach this one on")
+			}
+			if ln, err = net.Listen("tcp", cfg.ClusterAddr); err != nil {
+				return fmt.Errorf("server: cluster listener: %w", err)
+			}
+		}
+		if ok {
+			nodeID, clusterID = id, cid // a restart: already a member
+			break
+		}
+		nodeID, clusterID, err = joinCluster(cfg.JoinAddr, cfg.NodeID, ln.Addr().String(), s.logf)
+		if err == nil {
+			err = writeClusterMeta(cfg.DataDir, nodeID, clusterID)
+		}
+		if err != nil {
+			ln.Close()
+			return err
+		}
+		s.logf("server: joined cluster %016x as member %d", clusterID, nodeID)
+	default:
+		if _, ok := cfg.Peers[nodeID]; !ok {
+			return fmt.Errorf("server: node id %d is not among the peers", nodeID)
+		}
+		clusterID = ClusterID(cfg.Peers)
+		boot.Addrs = map[uint64]string{}
+		for id, addr := range cfg.Peers {
+			boot.Voters = append(boot.Voters, id)
+			boot.Addrs[id] = addr
+		}
+		sort.Slice(boot.Voters, func(i, j int) bool { return boot.Voters[i] < boot.Voters[j] })
 	}
 	listen := cfg.ClusterAddr
 	if listen == "" {
-		listen = cfg.Peers[cfg.NodeID]
+		listen = cfg.Peers[nodeID]
 	}
 	var node atomic.Pointer[consensus.RaftNode]
 	snapDir := cfg.DataDir
@@ -58,7 +105,7 @@ func (s *Server) startCluster(redisAddr string) error {
 		snapDir = ""
 	}
 	tr, err := consensus.ListenTransport(consensus.TransportConfig{
-		ID: cfg.NodeID, ClusterID: ClusterID(cfg.Peers), Listen: listen, Listener: cfg.ClusterListener,
+		ID: nodeID, ClusterID: clusterID, Listen: listen, Listener: ln,
 		Meta: redisAddr, Logf: s.logf, SnapshotDir: snapDir,
 		Deliver: func(m raft.Message) {
 			if n := node.Load(); n != nil {
@@ -69,14 +116,11 @@ func (s *Server) startCluster(redisAddr string) error {
 	if err != nil {
 		return err
 	}
-	var boot raft.Membership
-	for id, addr := range cfg.Peers {
-		boot.Voters = append(boot.Voters, id)
+	for id, addr := range boot.Addrs {
 		tr.SetPeer(id, addr)
 	}
-	sort.Slice(boot.Voters, func(i, j int) bool { return boot.Voters[i] < boot.Voters[j] })
 	rn, err := consensus.StartRaft(consensus.RaftConfig{
-		ID: cfg.NodeID, Bootstrap: boot, Dir: cfg.DataDir, MemoryOnly: cfg.MemoryOnly, Fsync: cfg.Fsync,
+		ID: nodeID, Bootstrap: boot, Dir: cfg.DataDir, MemoryOnly: cfg.MemoryOnly, Fsync: cfg.Fsync,
 		SM: &fsm{store: s.store, logf: s.logf}, Send: tr.Send, SendSnapshot: tr.SendSnapshot,
 		TickInterval: cfg.TickInterval, ElectionTicks: cfg.ElectionTicks, SnapshotLogBytes: cfg.SnapshotLogBytes,
 		SnapshotTrailing: cfg.SnapshotTrailing,
@@ -91,7 +135,9 @@ func (s *Server) startCluster(redisAddr string) error {
 	if timeout <= 0 {
 		timeout = 2 * time.Second
 	}
-	s.cluster = &cluster{raft: rn, tr: tr, timeout: timeout}
+	s.cluster = &cluster{raft: rn, tr: tr, timeout: timeout, id: clusterID}
+	s.wg.Add(1)
+	go s.runMembership()
 	return nil
 }
 
@@ -269,7 +315,7 @@ func (s *Server) RaftCommand(ctx context.Context, args [][]byte, w kvstore.Reply
 			c.tr.RemovePeer(id)
 			w.Status("OK")
 		case "add":
-			w.Error("ERR RAFT.NODE ADD: adding members to a running cluster is not in this build yet")
+			s.raftNodeAdd(ctx, args, w)
 		default:
 			w.Error("RAFT.NODE supports ADD / REMOVE only")
 		}
@@ -309,4 +355,43 @@ func errLine(err error) string {
 		return re.RedisError()
 	}
 	return "ERR " + err.Error()
+}
+
+// raftNodeAdd is RAFT.NODE ADD <id|0> <host:port>: the leader adds a learner (promoted
+// once caught up) and answers [id, cluster id].
+func (s *Server) raftNodeAdd(ctx context.Context, args [][]byte, w kvstore.ReplyWriter) {
+	c := s.cluster
+	if len(args) != 4 {
+		w.Error(kvstore.WrongArgs("raft.node"))
+		return
+	}
+	id, err := strconv.ParseUint(string(args[2]), 10, 64)
+	if err != nil {
+		w.Error("invalid node id")
+		return
+	}
+	addr := string(args[3])
+	if _, port, err := net.SplitHostPort(addr); err != nil || port == "" || port == "0" {
+		w.Error("invalid node address")
+		return
+	}
+	if !c.isLeader() {
+		w.Error(errLine(c.clientError(raft.ErrNotLeader)))
+		return
+	}
+	m := c.raft.Status().Membership
+	if id != 0 && (m.IsVoter(id) || m.IsLearner(id)) {
+		w.Error("node id has already been used in this cluster")
+		return
+	}
+	for id == 0 || m.IsVoter(id) || m.IsLearner(id) {
+		id = uint64(rand.Int32N(1<<30)) + 1 // RedisRaft's ids are positive 32-bit ints
+	}
+	if err := c.raft.ChangeMembership(ctx, raft.ConfChange{Type: raft.AddLearner, Node: id, Addr: addr}); err != nil {
+		w.Error(errLine(c.clientError(err)))
+		return
+	}
+	w.Array(2)
+	w.Int(int64(id))
+	w.BulkString(fmt.Sprintf("%016x", c.id))
 }

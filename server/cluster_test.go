@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"fmt"
+	"log"
 	"net"
 	"path/filepath"
 	"strings"
@@ -398,4 +399,85 @@ func TestClusterCatchUpBySnapshot(t *testing.T) {
 	if info := lc.Info(ctx, "raft").Val(); !strings.Contains(info, "raft_snapshots_installed:1") {
 		t.Fatalf("the lagging member did not catch up through a snapshot:\n%s", info)
 	}
+}
+
+// A new node joins a running cluster through a follower's redis address (following the
+// redirect), catches up, is promoted to voter, and after a restart is still a member
+// without joining again.
+func TestClusterJoin(t *testing.T) {
+	servers := startCluster(t, 3)
+	ctx := context.Background()
+	leadID, lead := leaderOf(t, servers, 0)
+	c := client(t, lead)
+	for i := range 100 {
+		if err := c.Set(ctx, fmt.Sprintf("key:%d", i), "v", 0).Err(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	follower := servers[leadID%3+1]
+	dir := t.TempDir()
+	addr := "127.0.0.1:0" // then the same address again: the cluster knows it by it
+	join := func() *Server {
+		ln, err := net.Listen("tcp", addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		addr = ln.Addr().String()
+		s := startServer(t, Config{JoinAddr: follower.RedisAddr(), ClusterListener: ln, DataDir: dir,
+			TickInterval: 5 * time.Millisecond, Logger: log.New(tlogWriter{t}, "", 0)})
+		t.Cleanup(func() { s.Close() })
+		return s
+	}
+	newbie := join()
+	waitFor := func(what string, cond func() bool) {
+		t.Helper()
+		deadline := time.Now().Add(20 * time.Second)
+		for !cond() {
+			if time.Now().After(deadline) {
+				info, err := c.Info(ctx, "raft").Result()
+				t.Fatalf("timed out waiting for %s; newbie %+v; leader says (%v):\n%s", what, newbie.cluster.raft.Status(), err, info)
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+	}
+	nc := client(t, newbie)
+	waitFor("the new member to vote", func() bool {
+		return strings.Contains(c.Info(ctx, "raft").Val(), "raft_num_voting_nodes:4")
+	})
+	waitFor("the new member to hold the data", func() bool {
+		n, err := nc.Do(ctx, "RAFT.DEBUG", "EXEC", "DBSIZE").Int64()
+		return err == nil && n == 100
+	})
+	id := newbie.cluster.raft.Status().ID
+	// Its member id and the cluster id survive a restart; it does not join twice.
+	newbie.Close()
+	again := join()
+	if got := again.cluster.raft.Status().ID; got != id {
+		t.Fatalf("restarted as member %d, was %d", got, id)
+	}
+	if err := c.Set(ctx, "after", "1", 0).Err(); err != nil {
+		t.Fatal(err)
+	}
+	ac := client(t, again)
+	waitFor("the restarted member to catch up", func() bool {
+		v, err := ac.Do(ctx, "RAFT.DEBUG", "EXEC", "GET", "after").Text()
+		return err == nil && v == "1"
+	})
+	if info := c.Info(ctx, "raft").Val(); !strings.Contains(info, "raft_num_nodes:4") {
+		t.Fatalf("membership after the restart:\n%s", info)
+	}
+	// Adding an id that is taken, or a bad address, is refused.
+	if err := c.Do(ctx, "RAFT.NODE", "ADD", id, "127.0.0.1:1").Err(); err == nil || err.Error() != "node id has already been used in this cluster" {
+		t.Fatalf("duplicate id: %v", err)
+	}
+	if err := c.Do(ctx, "RAFT.NODE", "ADD", 0, "nowhere").Err(); err == nil || err.Error() != "invalid node address" {
+		t.Fatalf("bad address: %v", err)
+	}
+}
+
+type tlogWriter struct{ t *testing.T }
+
+func (w tlogWriter) Write(p []byte) (int, error) {
+	w.t.Log(strings.TrimRight(string(p), "\n"))
+	return len(p), nil
 }

@@ -45,9 +45,12 @@ type Config struct {
 
 	// Cluster membership (static bootstrap). With no Peers the node runs the
 	// single-member pipeline; with Peers (this node's id included) it is a Raft member.
-	NodeID      uint64
-	Peers       map[uint64]string // member id → member transport address
-	ClusterAddr string            // where this member listens for members; default its Peers entry
+	NodeID uint64
+	Peers  map[uint64]string // member id → member transport address
+	// JoinAddr, instead of Peers, joins a running cluster through any member's redis
+	// address (RAFT.NODE ADD); NodeID 0 lets the leader pick the id.
+	JoinAddr    string
+	ClusterAddr string // where this member listens for members; default its Peers entry
 	// ClusterListener, when set, is used instead of listening on ClusterAddr (tests hand
 	// in listeners on port 0 so that the peer list is known before anything starts).
 	ClusterListener net.Listener
@@ -170,7 +173,7 @@ func Start(cfg Config) (*Server, error) {
 }
 
 func (s *Server) startConsensus() error {
-	if len(s.cfg.Peers) > 0 {
+	if len(s.cfg.Peers) > 0 || s.cfg.JoinAddr != "" {
 		redisAddr := ""
 		if s.ln != nil {
 			redisAddr = s.ln.Addr().String()

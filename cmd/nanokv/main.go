@@ -60,7 +60,7 @@ func newFlagSet(o *options, stderr io.Writer) *flag.FlagSet {
 	fs.StringVar(&o.mcItemMax, "memcache-item-size-max", "1m", "largest memcached item, as memcached's -I (bytes, or with k/m suffix)")
 	fs.StringVar(&o.dataDir, "data-dir", "nanokv-data", "directory for the WAL")
 	fs.StringVar(&o.peers, "peers", "", "static cluster members: id=host:port,...")
-	fs.StringVar(&o.join, "join", "", "join a cluster through a member's redis address")
+	fs.StringVar(&o.join, "join", "", "join a running cluster through any member's redis address (needs --cluster)")
 	fs.StringVar(&o.mode, "mode", "raft", "consensus mode: raft|offload|lowi (a single node commits locally in every mode)")
 	fs.StringVar(&o.fsync, "fsync", "everysec", "WAL fsync policy: always|everysec|no")
 	fs.BoolVar(&o.memoryOnly, "memory-only", false, "keep no WAL: nothing survives a restart")
@@ -107,8 +107,25 @@ func run(args []string, stdout, stderr io.Writer) error {
 	default:
 		return fmt.Errorf("--mode %q: want raft, offload or lowi", o.mode)
 	}
+	idSet := false
+	fs.Visit(func(f *flag.Flag) { idSet = idSet || f.Name == "id" })
+	if o.id < 0 {
+		return fmt.Errorf("--id %d: want a positive member id", o.id)
+	}
 	if o.join != "" {
-		return errors.New("joining a running cluster (--join) is not in this build yet: start every member with the same --peers")
+		switch {
+		case o.peers != "":
+			return errors.New("--join and --peers: a node either joins a running cluster or starts one")
+		case o.cluster == "":
+			return errors.New("--join needs --cluster, the address the other members reach this node on")
+		case o.memoryOnly:
+			return errors.New("--join needs a WAL (no --memory-only): the node must remember the cluster it joined")
+		case o.mode != "raft":
+			return fmt.Errorf("--mode %s: clusters run --mode raft in this build", o.mode)
+		}
+		if !idSet {
+			o.id = 0 // the leader picks one
+		}
 	}
 	peers, err := parsePeers(o.peers)
 	if err != nil {
@@ -160,6 +177,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 		NodeID:              uint64(o.id),
 		Peers:               peers,
 		ClusterAddr:         o.cluster,
+		JoinAddr:            o.join,
 		ReadConsistency:     o.readCons,
 	})
 	if err != nil {

@@ -250,6 +250,8 @@ func TestConfigFileAndBadFlags(t *testing.T) {
 		{"--peers", "1=127.0.0.1:1,2=127.0.0.1:2", "--id", "3"},
 		{"--peers", "1=127.0.0.1:1,2=127.0.0.1:2", "--mode", "offload"},
 		{"--join", "127.0.0.1:6379"},
+		{"--join", "127.0.0.1:6379", "--cluster", "127.0.0.1:7999", "--peers", "1=127.0.0.1:7999"},
+		{"--join", "127.0.0.1:6379", "--cluster", "127.0.0.1:7999", "--memory-only"},
 		{"local", "--nodes", "0"},
 		{"frobnicate"},
 	} {

@@ -1,0 +1,212 @@
+package server
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/nanokv/nanokv/consensus/raft"
+)
+
+// Growing a running cluster, as RedisRaft does it: the new node asks any member (its
+// redis port) to RAFT.NODE ADD it, following -MOVED to the leader; the leader adds it as
+// a learner with its member address, replication (or a snapshot) brings it up to date,
+// and the leader promotes it to voter once it has caught up. The new node keeps its id
+// and the cluster id in <data-dir>/cluster.meta, so a restart rejoins nothing.
+
+const clusterMetaFile = "cluster.meta"
+
+func readClusterMeta(dir string) (id, clusterID uint64, ok bool, err error) {
+	b, err := os.ReadFile(filepath.Join(dir, clusterMetaFile))
+	if errors.Is(err, os.ErrNotExist) {
+		return 0, 0, false, nil
+	}
+	if err != nil {
+		return 0, 0, false, err
+	}
+	if _, err := fmt.Sscanf(string(b), "id %d\ncluster %x\n", &id, &clusterID); err != nil || id == 0 {
+		return 0, 0, false, fmt.Errorf("server: %s: unreadable (%v)", clusterMetaFile, err)
+	}
+	return id, clusterID, true, nil
+}
+
+func writeClusterMeta(dir string, id, clusterID uint64) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	path := filepath.Join(dir, clusterMetaFile)
+	f, err := os.Create(path + ".tmp")
+	if err != nil {
+		return err
+	}
+	_, err = fmt.Fprintf(f, "id %d\ncluster %016x\n", id, clusterID)
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(path+".tmp", path)
+	}
+	return err
+}
+
+// joinCluster asks the cluster behind addr (any member's redis address) to add this node
+// with member address self, and returns the id it got and the cluster's id. It follows
+// -MOVED to the leader and retries while the cluster has no leader, for up to a minute.
+func joinCluster(addr string, id uint64, self string, logf func(string, ...any)) (uint64, uint64, error) {
+	deadline := time.Now().Add(time.Minute)
+	for hops := 0; ; hops++ {
+		gotID, cid, err := raftNodeAdd(addr, id, self)
+		if err == nil {
+			return gotID, cid, nil
+		}
+		msg := err.Error()
+		switch {
+		case strings.HasPrefix(msg, "MOVED ") && hops < 16:
+			f := strings.Fields(msg)
+			addr = f[len(f)-1]
+			continue
+		case strings.HasPrefix(msg, "CLUSTERDOWN"), strings.HasPrefix(msg, "TIMEOUT"), isNetErr(err):
+			if time.Now().After(deadline) {
+				return 0, 0, fmt.Errorf("server: join through %s: %w", addr, err)
+			}
+			logf("server: join through %s: %v; retrying", addr, err)
+			time.Sleep(200 * time.Millisecond)
+			continue
+		}
+		return 0, 0, fmt.Errorf("server: join through %s: %w", addr, err)
+	}
+}
+
+func isNetErr(err error) bool {
+	var ne net.Error
+	return errors.As(err, &ne) || errors.Is(err, io.EOF)
+}
+
+// raftNodeAdd sends RAFT.NODE ADD <id> <self> and reads the [id, cluster id] reply.
+func raftNodeAdd(addr string, id uint64, self string) (uint64, uint64, error) {
+	c, err := net.DialTimeout("tcp", addr, 5*time.Second)
+	if err != nil {
+		return 0, 0, err
+	}
+	defer c.Close()
+	c.SetDeadline(time.Now().Add(30 * time.Second))
+	args := []string{"RAFT.NODE", "ADD", strconv.FormatUint(id, 10), self}
+	var req strings.Builder
+	fmt.Fprintf(&req, "*%d\r\n", len(args))
+	for _, a := range args {
+		fmt.Fprintf(&req, "$%d\r\n%s\r\n", len(a), a)
+	}
+	if _, err := io.WriteString(c, req.String()); err != nil {
+		return 0, 0, err
+	}
+	r := bufio.NewReader(c)
+	line, err := readReplyLine(r)
+	if err != nil {
+		return 0, 0, err
+	}
+	switch {
+	case strings.HasPrefix(line, "-"):
+		return 0, 0, errors.New(line[1:])
+	case line != "*2":
+		return 0, 0, fmt.Errorf("unexpected reply %q", line)
+	}
+	idLine, err := readReplyLine(r)
+	if err != nil {
+		return 0, 0, err
+	}
+	gotID, err := strconv.ParseUint(strings.TrimPrefix(idLine, ":"), 10, 64)
+	if err != nil || !strings.HasPrefix(idLine, ":") {
+		return 0, 0, fmt.Errorf("unexpected node id %q", idLine)
+	}
+	if _, err := readReplyLine(r); err != nil { // $16
+		return 0, 0, err
+	}
+	dbid, err := readReplyLine(r)
+	if err != nil {
+		return 0, 0, err
+	}
+	cid, err := strconv.ParseUint(dbid, 16, 64)
+	if err != nil {
+		return 0, 0, fmt.Errorf("unexpected cluster id %q", dbid)
+	}
+	return gotID, cid, nil
+}
+
+func readReplyLine(r *bufio.Reader) (string, error) {
+	line, err := r.ReadString('\n')
+	if err != nil {
+		return "", err
+	}
+	return strings.TrimRight(line, "\r\n"), nil
+}
+
+// runMembership keeps the transport's peers in step with the membership, and on the
+// leader promotes learners that have caught up.
+func (s *Server) runMembership() {
+	defer s.wg.Done()
+	c := s.cluster
+	known := map[uint64]string{}
+	t := time.NewTicker(20 * time.Millisecond)
+	defer t.Stop()
+	for {
+		st := c.raft.Status()
+		m := st.Membership
+		for id, addr := range m.Addrs {
+			if id != st.ID && known[id] != addr {
+				c.tr.SetPeer(id, addr)
+				known[id] = addr
+			}
+		}
+		for id := range known {
+			if !m.IsVoter(id) && !m.IsLearner(id) {
+				c.tr.RemovePeer(id)
+				delete(known, id)
+			}
+		}
+		if st.Role == raft.Leader && len(m.Learners) > 0 {
+			s.promoteCaughtUp(m.Learners)
+		}
+		select {
+		case <-s.stop:
+			return
+		case <-t.C:
+		}
+	}
+}
+
+// promoteCaughtUp makes a learner a voter once it holds everything but the last few
+// entries: promoting a member far behind would make it a voter that cannot yet vote
+// usefully, and with an even split could stall commits until it catches up.
+func (s *Server) promoteCaughtUp(learners []uint64) {
+	const slack = 64
+	c := s.cluster
+	ctx, cancel := context.WithTimeout(context.Background(), c.timeout)
+	defer cancel()
+	match, commit, err := c.raft.Progress(ctx)
+	if err != nil {
+		return
+	}
+	for _, id := range learners {
+		if match[id]+slack >= commit && match[id] > 0 {
+			if err := c.raft.ChangeMembership(ctx, raft.ConfChange{Type: raft.PromoteVoter, Node: id}); err != nil {
+				if !errors.Is(err, raft.ErrConfPending) {
+					s.logf("server: promoting member %d: %v", id, err)
+				}
+				return
+			}
+			s.logf("server: member %d caught up and now votes", id)
+			return // one change at a time
+		}
+	}
+}
