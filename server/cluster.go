@@ -49,52 +49,58 @@ func ClusterID(peers map[uint64]string) uint64 {
 
 func (s *Server) startCluster(redisAddr string) error {
 	cfg := s.cfg
-	var clusterID uint64
-	var boot raft.Membership
-	nodeID := cfg.NodeID
 	ln := cfg.ClusterListener
-	switch {
-	case cfg.JoinAddr != "":
-		if cfg.MemoryOnly {
-			return errors.New("server: a joining member needs a data dir (not --memory-only) to remember its cluster")
-		}
+	// A member that joined or was initialized earlier comes back from cluster.meta.
+	if !cfg.MemoryOnly {
 		id, cid, ok, err := readClusterMeta(cfg.DataDir)
 		if err != nil {
 			return err
 		}
-		if ln == nil {
-			if cfg.ClusterAddr == "" {
-				return errors.New("server: joining needs --cluster, the address other members reach this one on")
-			}
-			if ln, err = net.Listen("tcp", cfg.ClusterAddr); err != nil {
-				return fmt.Errorf("server: cluster listener: %w", err)
-			}
-		}
 		if ok {
-			nodeID, clusterID = id, cid // a restart: already a member
-			break
+			return s.launchCluster(redisAddr, id, cid, raft.Membership{}, ln)
 		}
-		nodeID, clusterID, err = joinCluster(cfg.JoinAddr, cfg.NodeID, ln.Addr().String(), s.logf)
-		if err == nil {
-			err = writeClusterMeta(cfg.DataDir, nodeID, clusterID)
-		}
-		if err != nil {
-			ln.Close()
-			return err
-		}
-		s.logf("server: joined cluster %016x as member %d", clusterID, nodeID)
-	default:
+	}
+	if cfg.JoinAddr == "" {
+		nodeID := cfg.NodeID
 		if _, ok := cfg.Peers[nodeID]; !ok {
 			return fmt.Errorf("server: node id %d is not among the peers", nodeID)
 		}
-		clusterID = ClusterID(cfg.Peers)
-		boot.Addrs = map[uint64]string{}
+		boot := raft.Membership{Addrs: map[uint64]string{}}
 		for id, addr := range cfg.Peers {
 			boot.Voters = append(boot.Voters, id)
 			boot.Addrs[id] = addr
 		}
 		sort.Slice(boot.Voters, func(i, j int) bool { return boot.Voters[i] < boot.Voters[j] })
+		return s.launchCluster(redisAddr, nodeID, ClusterID(cfg.Peers), boot, ln)
 	}
+	if cfg.MemoryOnly {
+		return errors.New("server: a joining member needs a data dir (not --memory-only) to remember its cluster")
+	}
+	if ln == nil {
+		if cfg.ClusterAddr == "" {
+			return errors.New("server: joining needs --cluster, the address other members reach this one on")
+		}
+		var err error
+		if ln, err = net.Listen("tcp", cfg.ClusterAddr); err != nil {
+			return fmt.Errorf("server: cluster listener: %w", err)
+		}
+	}
+	nodeID, clusterID, err := joinCluster(cfg.JoinAddr, cfg.NodeID, ln.Addr().String(), s.logf)
+	if err == nil {
+		err = writeClusterMeta(cfg.DataDir, nodeID, clusterID)
+	}
+	if err != nil {
+		ln.Close()
+		return err
+	}
+	s.logf("server: joined cluster %016x as member %d", clusterID, nodeID)
+	return s.launchCluster(redisAddr, nodeID, clusterID, raft.Membership{}, ln)
+}
+
+// launchCluster starts this node's Raft member: the transport (on ln, or on the
+// configured address) and the RaftNode.
+func (s *Server) launchCluster(redisAddr string, nodeID, clusterID uint64, boot raft.Membership, ln net.Listener) error {
+	cfg := s.cfg
 	listen := cfg.ClusterAddr
 	if listen == "" {
 		listen = cfg.Peers[nodeID]
@@ -135,7 +141,7 @@ func (s *Server) startCluster(redisAddr string) error {
 	if timeout <= 0 {
 		timeout = 2 * time.Second
 	}
-	s.cluster = &cluster{raft: rn, tr: tr, timeout: timeout, id: clusterID}
+	s.clusterP.Store(&cluster{raft: rn, tr: tr, timeout: timeout, id: clusterID})
 	s.wg.Add(1)
 	go s.runMembership()
 	return nil
@@ -224,20 +230,28 @@ func (c *cluster) info(w func(k string, v any)) {
 // Replicas implements resp.Replicator for WAIT: a node that is not a cluster member has
 // none, like a standalone Redis.
 func (s *Server) Replicas(ctx context.Context) (int64, error) {
-	if s.cluster == nil {
+	c := s.cl()
+	if c == nil {
+		if s.pending != nil {
+			return 0, errNoCluster
+		}
 		return 0, nil
 	}
-	n, err := s.cluster.raft.Replicas(ctx)
+	n, err := c.raft.Replicas(ctx)
 	if err != nil {
-		return 0, s.cluster.clientError(err)
+		return 0, c.clientError(err)
 	}
 	return int64(n), nil
 }
 
 // RaftCommand answers RedisRaft's administration commands (resp.RaftAdmin).
 func (s *Server) RaftCommand(ctx context.Context, args [][]byte, w kvstore.ReplyWriter) {
-	c := s.cluster
+	c := s.cl()
 	if c == nil {
+		if s.pending != nil && strings.EqualFold(string(args[0]), "raft.cluster") {
+			s.pending.command(s, args, w)
+			return
+		}
 		w.Error("NOCLUSTER No Raft Cluster")
 		return
 	}
@@ -360,7 +374,7 @@ func errLine(err error) string {
 // raftNodeAdd is RAFT.NODE ADD <id|0> <host:port>: the leader adds a learner (promoted
 // once caught up) and answers [id, cluster id].
 func (s *Server) raftNodeAdd(ctx context.Context, args [][]byte, w kvstore.ReplyWriter) {
-	c := s.cluster
+	c := s.cl()
 	if len(args) != 4 {
 		w.Error(kvstore.WrongArgs("raft.node"))
 		return

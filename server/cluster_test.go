@@ -43,7 +43,7 @@ func leaderOf(t *testing.T, servers map[uint64]*Server, exclude uint64) (uint64,
 	deadline := time.Now().Add(10 * time.Second)
 	for time.Now().Before(deadline) {
 		for id, s := range servers {
-			if id != exclude && s.cluster.isLeader() {
+			if id != exclude && s.cl().isLeader() {
 				return id, s
 			}
 		}
@@ -87,8 +87,8 @@ func TestClusterReplicatesAndRedirects(t *testing.T) {
 		}
 		deadline := time.Now().Add(10 * time.Second)
 		for {
-			st := s.cluster.raft.Status()
-			if st.AppliedIndex >= lead.cluster.raft.Status().CommitIndex {
+			st := s.cl().raft.Status()
+			if st.AppliedIndex >= lead.cl().raft.Status().CommitIndex {
 				break
 			}
 			if time.Now().After(deadline) {
@@ -166,7 +166,7 @@ func TestRaftAdminCommands(t *testing.T) {
 	if err := lc.Do(ctx, "RAFT.TRANSFER_LEADER", target).Err(); err != nil {
 		t.Fatal(err)
 	}
-	if st := servers[target].cluster.raft.Status(); st.Role.String() != "leader" {
+	if st := servers[target].cl().raft.Status(); st.Role.String() != "leader" {
 		t.Fatalf("member %d is %v after the transfer", target, st.Role)
 	}
 	for _, bad := range [][]any{{"RAFT.TRANSFER_LEADER", "x"}, {"RAFT.TRANSFER_LEADER", 1, 2}} {
@@ -180,7 +180,7 @@ func TestRaftAdminCommands(t *testing.T) {
 		t.Fatal(err)
 	}
 	deadline := time.Now().Add(10 * time.Second)
-	for !servers[other].cluster.isLeader() {
+	for !servers[other].cl().isLeader() {
 		if time.Now().After(deadline) {
 			t.Fatalf("member %d did not take over after RAFT.TIMEOUT_NOW", other)
 		}
@@ -435,7 +435,7 @@ func TestClusterJoin(t *testing.T) {
 		for !cond() {
 			if time.Now().After(deadline) {
 				info, err := c.Info(ctx, "raft").Result()
-				t.Fatalf("timed out waiting for %s; newbie %+v; leader says (%v):\n%s", what, newbie.cluster.raft.Status(), err, info)
+				t.Fatalf("timed out waiting for %s; newbie %+v; leader says (%v):\n%s", what, newbie.cl().raft.Status(), err, info)
 			}
 			time.Sleep(5 * time.Millisecond)
 		}
@@ -448,11 +448,11 @@ func TestClusterJoin(t *testing.T) {
 		n, err := nc.Do(ctx, "RAFT.DEBUG", "EXEC", "DBSIZE").Int64()
 		return err == nil && n == 100
 	})
-	id := newbie.cluster.raft.Status().ID
+	id := newbie.cl().raft.Status().ID
 	// Its member id and the cluster id survive a restart; it does not join twice.
 	newbie.Close()
 	again := join()
-	if got := again.cluster.raft.Status().ID; got != id {
+	if got := again.cl().raft.Status().ID; got != id {
 		t.Fatalf("restarted as member %d, was %d", got, id)
 	}
 	if err := c.Set(ctx, "after", "1", 0).Err(); err != nil {
@@ -480,4 +480,62 @@ type tlogWriter struct{ t *testing.T }
 func (w tlogWriter) Write(p []byte) (int, error) {
 	w.t.Log(strings.TrimRight(string(p), "\n"))
 	return len(p), nil
+}
+
+// RedisRaft's way to form a cluster: nodes start uninitialized (NOCLUSTER), one runs
+// RAFT.CLUSTER INIT, the others RAFT.CLUSTER JOIN it.
+func TestClusterInitAndJoin(t *testing.T) {
+	ctx := context.Background()
+	start := func(dir string, addr string) (*Server, string) {
+		ln, err := net.Listen("tcp", addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s := startServer(t, Config{ClusterListener: ln, DataDir: dir, NodeID: 0, TickInterval: 5 * time.Millisecond})
+		t.Cleanup(func() { s.Close() })
+		return s, ln.Addr().String()
+	}
+	dirA := t.TempDir()
+	a, addrA := start(dirA, "127.0.0.1:0")
+	b, _ := start(t.TempDir(), "127.0.0.1:0")
+	ca, cb := client(t, a), client(t, b)
+	if err := ca.Set(ctx, "k", "v", 0).Err(); err == nil || err.Error() != "NOCLUSTER No Raft Cluster" {
+		t.Fatalf("SET before INIT: %v", err)
+	}
+	if info := ca.Info(ctx, "raft").Val(); !strings.Contains(info, "raft_state:uninitialized") {
+		t.Fatalf("INFO raft before INIT:\n%s", info)
+	}
+	reply, err := ca.Do(ctx, "RAFT.CLUSTER", "INIT").Text()
+	if err != nil || !strings.HasPrefix(reply, "OK ") || len(reply) != 3+16 {
+		t.Fatalf("RAFT.CLUSTER INIT: %q %v", reply, err)
+	}
+	if err := ca.Do(ctx, "RAFT.CLUSTER", "INIT").Err(); err == nil || err.Error() != "ERR Already cluster member" {
+		t.Fatalf("second INIT: %v", err)
+	}
+	deadline := time.Now().Add(20 * time.Second)
+	for ca.Set(ctx, "k", "v", 0).Err() != nil {
+		if time.Now().After(deadline) {
+			t.Fatal("the initialized node never accepted a write")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	if err := cb.Do(ctx, "RAFT.CLUSTER", "JOIN", a.RedisAddr()).Err(); err != nil {
+		t.Fatalf("RAFT.CLUSTER JOIN: %v", err)
+	}
+	for {
+		v, _ := cb.Do(ctx, "RAFT.DEBUG", "EXEC", "GET", "k").Text()
+		if v == "v" && strings.Contains(ca.Info(ctx, "raft").Val(), "raft_num_voting_nodes:2") {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("B did not join and catch up:\n%s", ca.Info(ctx, "raft").Val())
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	// A restarted member rejoins from cluster.meta instead of waiting for INIT again.
+	a.Close()
+	a2, _ := start(dirA, addrA)
+	if a2.cl() == nil {
+		t.Fatal("a restarted member came back uninitialized")
+	}
 }

@@ -6,14 +6,17 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"net"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/nanokv/nanokv/consensus/raft"
+	"github.com/nanokv/nanokv/kvstore"
 )
 
 // Growing a running cluster, as RedisRaft does it: the new node asks any member (its
@@ -155,7 +158,7 @@ func readReplyLine(r *bufio.Reader) (string, error) {
 // leader promotes learners that have caught up.
 func (s *Server) runMembership() {
 	defer s.wg.Done()
-	c := s.cluster
+	c := s.cl()
 	known := map[uint64]string{}
 	t := time.NewTicker(20 * time.Millisecond)
 	defer t.Stop()
@@ -190,7 +193,7 @@ func (s *Server) runMembership() {
 // usefully, and with an even split could stall commits until it catches up.
 func (s *Server) promoteCaughtUp(learners []uint64) {
 	const slack = 64
-	c := s.cluster
+	c := s.cl()
 	ctx, cancel := context.WithTimeout(context.Background(), c.timeout)
 	defer cancel()
 	match, commit, err := c.raft.Progress(ctx)
@@ -209,4 +212,117 @@ func (s *Server) promoteCaughtUp(learners []uint64) {
 			return // one change at a time
 		}
 	}
+}
+
+// errNoCluster answers everything on a node that waits for RAFT.CLUSTER INIT or JOIN.
+var errNoCluster = redisError("NOCLUSTER No Raft Cluster")
+
+// pendingCluster is a node started with --cluster alone, as a RedisRaft node starts:
+// uninitialized, answering NOCLUSTER until RAFT.CLUSTER INIT creates a cluster of one
+// or RAFT.CLUSTER JOIN joins a running one. It holds the member listener meanwhile, so
+// the address stays this node's.
+type pendingCluster struct {
+	mu        sync.Mutex // one INIT or JOIN at a time
+	ln        net.Listener
+	redisAddr string
+}
+
+func (s *Server) startPending(redisAddr string) error {
+	if !s.cfg.MemoryOnly {
+		if _, _, ok, err := readClusterMeta(s.cfg.DataDir); err != nil {
+			return err
+		} else if ok {
+			return s.startCluster(redisAddr) // initialized or joined before: rejoin
+		}
+	}
+	ln := s.cfg.ClusterListener
+	if ln == nil {
+		var err error
+		if ln, err = net.Listen("tcp", s.cfg.ClusterAddr); err != nil {
+			return fmt.Errorf("server: cluster listener: %w", err)
+		}
+	}
+	s.pending = &pendingCluster{ln: ln, redisAddr: redisAddr}
+	s.logf("server: waiting for RAFT.CLUSTER INIT or RAFT.CLUSTER JOIN (member address %s)", ln.Addr())
+	return nil
+}
+
+func (p *pendingCluster) close() error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.ln.Close()
+}
+
+// command runs RAFT.CLUSTER INIT [dbid] or RAFT.CLUSTER JOIN addr... on a pending node.
+func (p *pendingCluster) command(s *Server, args [][]byte, w kvstore.ReplyWriter) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if s.cl() != nil {
+		w.Error("ERR Already cluster member")
+		return
+	}
+	if len(args) < 2 {
+		w.Error(kvstore.WrongArgs("raft.cluster"))
+		return
+	}
+	self := p.ln.Addr().String()
+	var id, cid uint64
+	switch strings.ToLower(string(args[1])) {
+	case "init":
+		if len(args) > 3 {
+			w.Error(kvstore.WrongArgs("raft.cluster"))
+			return
+		}
+		if len(args) == 3 {
+			v, err := strconv.ParseUint(string(args[2]), 16, 64)
+			if err != nil || len(args[2]) != 16 || v == 0 {
+				w.Error("ERR invalid dbid: want 16 hex digits")
+				return
+			}
+			cid = v
+		}
+		for cid == 0 {
+			cid = rand.Uint64()
+		}
+		if id = s.cfg.NodeID; id == 0 {
+			id = uint64(rand.Int32N(1<<30)) + 1
+		}
+	case "join":
+		if len(args) < 3 {
+			w.Error(kvstore.WrongArgs("raft.cluster"))
+			return
+		}
+		var err error
+		for _, a := range args[2:] {
+			if id, cid, err = joinCluster(string(a), s.cfg.NodeID, self, s.logf); err == nil {
+				break
+			}
+		}
+		if err != nil {
+			w.Error("ERR " + err.Error())
+			return
+		}
+	default:
+		w.Error("ERR RAFT.CLUSTER supports INIT / JOIN only")
+		return
+	}
+	if !s.cfg.MemoryOnly {
+		if err := writeClusterMeta(s.cfg.DataDir, id, cid); err != nil {
+			w.Error("ERR " + err.Error())
+			return
+		}
+	}
+	var boot raft.Membership
+	if strings.EqualFold(string(args[1]), "init") {
+		boot = raft.Membership{Voters: []uint64{id}, Addrs: map[uint64]string{id: self}}
+	}
+	if err := s.launchCluster(p.redisAddr, id, cid, boot, p.ln); err != nil {
+		w.Error("ERR " + err.Error())
+		return
+	}
+	if boot.Voters != nil {
+		w.Status(fmt.Sprintf("OK %016x", cid))
+		return
+	}
+	w.Status("OK")
 }

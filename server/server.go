@@ -14,6 +14,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/nanokv/nanokv/consensus"
@@ -71,15 +72,19 @@ type Config struct {
 
 // Server is a running node.
 type Server struct {
-	cfg     Config
-	store   *kvstore.Store
-	node    *consensus.Node // the single-member pipeline, when not clustered
-	cluster *cluster        // the Raft member, when clustered
-	redis   *resp.Server
-	ln      net.Listener
-	mc      *mcproto.Server
-	mcln    net.Listener
-	logf    func(string, ...any)
+	cfg   Config
+	store *kvstore.Store
+	node  *consensus.Node // the single-member pipeline, when not clustered
+	// clusterP is the Raft member once the node is one: set at start, or later by
+	// RAFT.CLUSTER INIT/JOIN on a node started with --cluster alone (then pending holds
+	// what it waits with).
+	clusterP atomic.Pointer[cluster]
+	pending  *pendingCluster
+	redis    *resp.Server
+	ln       net.Listener
+	mc       *mcproto.Server
+	mcln     net.Listener
+	logf     func(string, ...any)
 
 	stop     chan struct{}
 	wg       sync.WaitGroup
@@ -173,12 +178,15 @@ func Start(cfg Config) (*Server, error) {
 }
 
 func (s *Server) startConsensus() error {
-	if len(s.cfg.Peers) > 0 || s.cfg.JoinAddr != "" {
-		redisAddr := ""
-		if s.ln != nil {
-			redisAddr = s.ln.Addr().String()
-		}
+	redisAddr := ""
+	if s.ln != nil {
+		redisAddr = s.ln.Addr().String()
+	}
+	switch {
+	case len(s.cfg.Peers) > 0 || s.cfg.JoinAddr != "":
 		return s.startCluster(redisAddr)
+	case s.cfg.ClusterAddr != "" || s.cfg.ClusterListener != nil:
+		return s.startPending(redisAddr)
 	}
 	node, err := consensus.Open(consensus.Config{
 		Dir:        s.cfg.DataDir,
@@ -194,9 +202,15 @@ func (s *Server) startConsensus() error {
 	return nil
 }
 
+// cl is the Raft member, or nil when the node is not (yet) one.
+func (s *Server) cl() *cluster { return s.clusterP.Load() }
+
 func (s *Server) closeConsensus() error {
-	if s.cluster != nil {
-		return s.cluster.close()
+	if c := s.cl(); c != nil {
+		return c.close()
+	}
+	if s.pending != nil {
+		return s.pending.close()
 	}
 	return s.node.Close()
 }
@@ -265,8 +279,11 @@ func (s *Server) Propose(batch []byte, sink kvstore.Sink) error {
 	if sink != nil {
 		local = sink
 	}
-	if s.cluster != nil {
-		return s.cluster.propose(batch, local)
+	if c := s.cl(); c != nil {
+		return c.propose(batch, local)
+	}
+	if s.pending != nil {
+		return errNoCluster
 	}
 	_, err := s.node.Propose(batch, local)
 	return err
@@ -274,8 +291,11 @@ func (s *Server) Propose(batch []byte, sink kvstore.Sink) error {
 
 // ReadBarrier implements resp.Backend.
 func (s *Server) ReadBarrier(ctx context.Context) error {
-	if s.cluster != nil {
-		return s.cluster.readBarrier(ctx)
+	if c := s.cl(); c != nil {
+		return c.readBarrier(ctx)
+	}
+	if s.pending != nil {
+		return errNoCluster
 	}
 	return s.node.ReadBarrier(ctx)
 }
@@ -283,7 +303,16 @@ func (s *Server) ReadBarrier(ctx context.Context) error {
 // Info implements resp.Backend: the persistence and raft sections.
 func (s *Server) Info(b *strings.Builder, section string) bool {
 	w := func(k string, v any) { fmt.Fprintf(b, "%s:%v\r\n", k, v) }
-	if s.cluster != nil {
+	if s.pending != nil && s.cl() == nil {
+		if section != "raft" {
+			return false
+		}
+		b.WriteString("# Raft\r\n")
+		w("raft_node_id", s.cfg.NodeID)
+		w("raft_state", "uninitialized")
+		return true
+	}
+	if c := s.cl(); c != nil {
 		switch section {
 		case "persistence":
 			b.WriteString("# Persistence\r\n")
@@ -296,7 +325,7 @@ func (s *Server) Info(b *strings.Builder, section string) bool {
 			w("wal_fsync", s.cfg.Fsync)
 		case "raft":
 			b.WriteString("# Raft\r\n")
-			s.cluster.info(w)
+			c.info(w)
 		default:
 			return false
 		}
@@ -382,11 +411,14 @@ func (s *Server) runExpiry() {
 		for db, keys := range byDB {
 			batch = kvstore.AppendExpire(batch, db, keys)
 		}
-		if s.cluster != nil {
-			if !s.cluster.isLeader() {
+		if s.pending != nil && s.cl() == nil {
+			continue
+		}
+		if c := s.cl(); c != nil {
+			if !c.isLeader() {
 				continue // only the leader decides expiry; followers read such keys as absent
 			}
-			if err := s.cluster.propose(batch, nil); err != nil {
+			if err := c.propose(batch, nil); err != nil {
 				s.logf("server: expiry: %v", err)
 			}
 			continue

@@ -123,9 +123,9 @@ func run(args []string, stdout, stderr io.Writer) error {
 		case o.mode != "raft":
 			return fmt.Errorf("--mode %s: clusters run --mode raft in this build", o.mode)
 		}
-		if !idSet {
-			o.id = 0 // the leader picks one
-		}
+	}
+	if (o.join != "" || o.cluster != "" && o.peers == "") && !idSet {
+		o.id = 0 // a joining or uninitialized node gets its id from the cluster (or INIT)
 	}
 	peers, err := parsePeers(o.peers)
 	if err != nil {
