@@ -68,6 +68,7 @@ type RaftNode struct {
 // RaftStats counts snapshot work for INFO.
 type RaftStats struct {
 	Snapshots        atomic.Uint64
+	Compactions      atomic.Uint64 // log and WAL compactions done after a snapshot
 	Installed        atomic.Uint64 // snapshots received from a leader and installed
 	Sent             atomic.Uint64 // snapshots sent to followers
 	SnapshotBytes    atomic.Int64  // size of the last snapshot
@@ -208,8 +209,12 @@ func StartRaft(cfg RaftConfig) (*RaftNode, error) {
 			}
 			n.commit.advance(snap.Index)
 			n.applied.advance(snap.Index)
+			removeOldSnapshots(cfg.Dir, snap.Index) // one written but not yet recorded when we stopped
 			n.lastApplied = Entry{Index: snap.Index, Term: snap.Term, Time: snap.Time}
 			cfg.Logf("consensus: member %d loaded its snapshot at index %d", cfg.ID, snap.Index)
+		}
+		if replayed.Snapshot == nil {
+			removeOldSnapshots(cfg.Dir, 0)
 		}
 		n.storage, st = storage, replayed
 		if len(st.Entries) > 0 {
@@ -617,6 +622,7 @@ func (n *RaftNode) compact(res snapResult) {
 	}
 	trailing := n.cfg.SnapshotTrailing
 	n.r.Compact(meta, trailing)
+	n.stats.Compactions.Add(1)
 	removeOldSnapshots(n.cfg.Dir, meta.Index)
 	n.logBytes = 0
 	for i := range after {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"net"
 	"sort"
 	"strconv"
@@ -11,16 +12,15 @@ import (
 	"sync/atomic"
 	"time"
 
-	"math/rand/v2"
-
 	"github.com/cespare/xxhash/v2"
 	"github.com/nanokv/nanokv/consensus"
 	"github.com/nanokv/nanokv/consensus/raft"
 	"github.com/nanokv/nanokv/kvstore"
 )
 
-// A node with peers runs a consensus.RaftNode and a member transport instead of the
-// single-member pipeline. Clients of a follower are redirected to the leader as
+// A cluster member (started with --peers, with --join, or by RAFT.CLUSTER INIT/JOIN;
+// join.go) runs a consensus.RaftNode and a member transport instead of the single-member
+// pipeline. Clients of a follower are redirected to the leader as
 // RedisRaft does: -MOVED 0 <leader's redis address>, or -CLUSTERDOWN when no leader is
 // known. Each member learns the others' redis addresses from the transport's hello.
 
