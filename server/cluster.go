@@ -26,11 +26,15 @@ import (
 
 // cluster is the replicated side of a node.
 type cluster struct {
-	raft    *consensus.RaftNode
-	tr      *consensus.TCPTransport
-	timeout time.Duration
-	id      uint64 // the cluster id (RedisRaft's dbid), 16 hex digits on the wire
+	raft      *consensus.RaftNode
+	tr        *consensus.TCPTransport
+	timeoutNs atomic.Int64 // request timeout (CONFIG SET raft.request-timeout)
+	id        uint64       // the cluster id (RedisRaft's dbid), 16 hex digits on the wire
+	nodeID    uint64
+	addr      string // this member's address
 }
+
+func (c *cluster) timeout() time.Duration { return time.Duration(c.timeoutNs.Load()) }
 
 // ClusterID derives the id every member of a static cluster agrees on from its member
 // list, so that members started with different --peers refuse each other.
@@ -141,7 +145,9 @@ func (s *Server) launchCluster(redisAddr string, nodeID, clusterID uint64, boot 
 	if timeout <= 0 {
 		timeout = 2 * time.Second
 	}
-	s.clusterP.Store(&cluster{raft: rn, tr: tr, timeout: timeout, id: clusterID})
+	c := &cluster{raft: rn, tr: tr, id: clusterID, nodeID: nodeID, addr: tr.Addr()}
+	c.timeoutNs.Store(int64(timeout))
+	s.clusterP.Store(c)
 	s.wg.Add(1)
 	go s.runMembership()
 	return nil
@@ -180,7 +186,7 @@ func (c *cluster) clientError(err error) error {
 }
 
 func (c *cluster) propose(data []byte, local any) error {
-	ctx, cancel := context.WithTimeout(context.Background(), c.timeout)
+	ctx, cancel := context.WithTimeout(context.Background(), c.timeout())
 	defer cancel()
 	_, err := c.raft.Propose(ctx, data, local)
 	if err != nil {
@@ -190,7 +196,7 @@ func (c *cluster) propose(data []byte, local any) error {
 }
 
 func (c *cluster) readBarrier(ctx context.Context) error {
-	ctx, cancel := context.WithTimeout(ctx, c.timeout)
+	ctx, cancel := context.WithTimeout(ctx, c.timeout())
 	defer cancel()
 	if err := c.raft.ReadBarrier(ctx); err != nil {
 		return c.clientError(err)
@@ -255,7 +261,7 @@ func (s *Server) RaftCommand(ctx context.Context, args [][]byte, w kvstore.Reply
 		w.Error("NOCLUSTER No Raft Cluster")
 		return
 	}
-	ctx, cancel := context.WithTimeout(ctx, c.timeout)
+	ctx, cancel := context.WithTimeout(ctx, c.timeout())
 	defer cancel()
 	sub := func(i int) string {
 		if i < len(args) {

@@ -539,3 +539,32 @@ func TestClusterInitAndJoin(t *testing.T) {
 		t.Fatal("a restarted member came back uninitialized")
 	}
 }
+
+// CONFIG GET/SET raft.*: what RedisRaft users read and set.
+func TestClusterConfig(t *testing.T) {
+	servers := startCluster(t, 3)
+	_, lead := leaderOf(t, servers, 0)
+	c := client(t, lead)
+	ctx := context.Background()
+	got := c.ConfigGet(ctx, "raft.*").Val()
+	for k, want := range map[string]string{"raft.election-timeout": "50", "raft.follower-proxy": "no",
+		"raft.quorum-reads": "yes", "raft.request-timeout": "2000", "raft.log-fsync": "no"} {
+		if got[k] != want {
+			t.Fatalf("CONFIG GET %s = %q, want %q (all: %v)", k, got[k], want, got)
+		}
+	}
+	if got["raft.id"] == "" || got["raft.addr"] == "" {
+		t.Fatalf("CONFIG GET raft.*: %v", got)
+	}
+	if err := c.ConfigSet(ctx, "raft.request-timeout", "500").Err(); err != nil {
+		t.Fatal(err)
+	}
+	if v := c.ConfigGet(ctx, "raft.request-timeout").Val()["raft.request-timeout"]; v != "500" {
+		t.Fatalf("request-timeout after SET: %q", v)
+	}
+	for name, val := range map[string]string{"raft.follower-proxy": "yes", "raft.election-timeout": "100", "raft.request-timeout": "-1"} {
+		if err := c.ConfigSet(ctx, name, val).Err(); err == nil || !strings.HasPrefix(err.Error(), "ERR CONFIG SET failed (possibly related to argument '"+name+"')") {
+			t.Fatalf("CONFIG SET %s %s: %v", name, val, err)
+		}
+	}
+}

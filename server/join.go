@@ -194,7 +194,7 @@ func (s *Server) runMembership() {
 func (s *Server) promoteCaughtUp(learners []uint64) {
 	const slack = 64
 	c := s.cl()
-	ctx, cancel := context.WithTimeout(context.Background(), c.timeout)
+	ctx, cancel := context.WithTimeout(context.Background(), c.timeout())
 	defer cancel()
 	match, commit, err := c.raft.Progress(ctx)
 	if err != nil {

@@ -367,21 +367,91 @@ func (s *Server) Info(b *strings.Builder, section string) bool {
 	return true
 }
 
-// ConfigGet implements resp.Backend.
+// ConfigGet implements resp.Backend: persistence settings, and for a cluster member the
+// raft.* settings RedisRaft users read.
 func (s *Server) ConfigGet() map[string]string {
 	aof := "yes"
 	if s.cfg.MemoryOnly {
 		aof = "no"
 	}
-	return map[string]string{
+	out := map[string]string{
 		"appendonly":  aof,
 		"appendfsync": s.cfg.Fsync.String(),
 		"dir":         s.cfg.DataDir,
 	}
+	c := s.cl()
+	if c == nil && s.pending == nil {
+		return out
+	}
+	yesNo := func(b bool) string {
+		if b {
+			return "yes"
+		}
+		return "no"
+	}
+	tick, ticks := s.cfg.TickInterval, s.cfg.ElectionTicks
+	if tick <= 0 {
+		tick = 10 * time.Millisecond
+	}
+	if ticks <= 0 {
+		ticks = 10
+	}
+	logMax := s.cfg.SnapshotLogBytes
+	if logMax <= 0 {
+		logMax = 64 << 20
+	}
+	out["raft.election-timeout"] = strconv.FormatInt((tick * time.Duration(ticks)).Milliseconds(), 10)
+	out["raft.follower-proxy"] = "no"
+	out["raft.quorum-reads"] = "yes" // lease and ReadIndex reads are both linearizable
+	out["raft.log-fsync"] = yesNo(s.cfg.Fsync == consensus.FsyncAlways)
+	out["raft.log-max-file-size"] = strconv.FormatInt(logMax, 10)
+	out["raft.request-timeout"] = strconv.FormatInt(s.requestTimeout().Milliseconds(), 10)
+	if c != nil {
+		out["raft.id"] = strconv.FormatUint(c.nodeID, 10)
+		out["raft.addr"] = c.addr
+	} else {
+		out["raft.id"] = strconv.FormatUint(s.cfg.NodeID, 10)
+		out["raft.addr"] = s.pending.ln.Addr().String()
+	}
+	return out
 }
 
-// ConfigSet implements resp.Backend. The node's persistence settings are fixed at start.
-func (s *Server) ConfigSet(name, _ string) (bool, error) {
+func (s *Server) requestTimeout() time.Duration {
+	if c := s.cl(); c != nil {
+		return c.timeout()
+	}
+	if s.cfg.RequestTimeout > 0 {
+		return s.cfg.RequestTimeout
+	}
+	return 2 * time.Second
+}
+
+// ConfigSet implements resp.Backend. raft.request-timeout changes at run time;
+// follower-proxy and stale reads are refused (not built); the rest is fixed at start.
+func (s *Server) ConfigSet(name, value string) (bool, error) {
+	c := s.cl()
+	switch name {
+	case "raft.request-timeout":
+		ms, err := strconv.ParseInt(value, 10, 64)
+		if err != nil || ms <= 0 {
+			return true, errors.New("argument must be a positive number of milliseconds")
+		}
+		if c == nil {
+			return true, errors.New("not a cluster member yet")
+		}
+		c.timeoutNs.Store(int64(time.Duration(ms) * time.Millisecond))
+		return true, nil
+	case "raft.follower-proxy":
+		if value == "no" {
+			return true, nil
+		}
+		return true, errors.New("follower-proxy is not in this build: followers answer -MOVED")
+	case "raft.quorum-reads":
+		if value == "yes" {
+			return true, nil
+		}
+		return true, errors.New("stale reads are not in this build: reads are always linearizable")
+	}
 	return true, errors.New("can't set immutable config")
 }
 
