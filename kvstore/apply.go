@@ -152,6 +152,8 @@ func (s *Store) Apply(e Entry, w ReplyWriter) error {
 	if w == nil {
 		w = Discard
 	}
+	s.entryMu.RLock()
+	defer s.entryMu.RUnlock()
 	if e.Index <= s.applied && s.applied != 0 {
 		return fmt.Errorf("kvstore: apply %d after %d", e.Index, s.applied)
 	}

@@ -213,6 +213,8 @@ func (s *Store) Restore(rd io.Reader) error {
 	if r.err != nil {
 		return r.err
 	}
+	s.entryMu.RLock()
+	defer s.entryMu.RUnlock()
 	s.lockAll(true)
 	for i := range s.shards {
 		s.shards[i].dbs = fresh.shards[i].dbs

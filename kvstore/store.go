@@ -114,6 +114,9 @@ type Store struct {
 	ver uint64
 	// applied is the index of the last entry applied (only the applier touches it).
 	applied uint64
+	// entryMu is read-held by the applier for each whole entry (Apply, Restore), so that
+	// AppliedDigest, holding it exclusively, sees a state between two entries.
+	entryMu sync.RWMutex
 	// stats counted by the applier for INFO.
 	stats Stats
 }
@@ -144,6 +147,15 @@ func shardOfString(key string) int { return int(xxhash.Sum64String(key) % numSha
 // AppliedIndex is the index of the last applied entry. Only the applier may call it
 // without synchronisation; others learn the applied index from consensus.
 func (s *Store) AppliedIndex() uint64 { return s.applied }
+
+// AppliedDigest returns the index of the last entry applied and the Digest of the state
+// it left, as one consistent pair, from any goroutine: no entry is applied meanwhile.
+// Members of a cluster compare it (RAFT.DEBUG DIGEST).
+func (s *Store) AppliedDigest() (uint64, uint64) {
+	s.entryMu.Lock()
+	defer s.entryMu.Unlock()
+	return s.applied, s.Digest()
+}
 
 func (s *Store) lockAll(write bool) {
 	for i := range s.shards {

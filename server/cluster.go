@@ -347,8 +347,16 @@ func (s *Server) RaftCommand(ctx context.Context, args [][]byte, w kvstore.Reply
 			w.Error("ERR RAFT.CLUSTER supports INIT / JOIN only")
 		}
 	case "raft.debug":
+		if sub(1) == "digest" && len(args) == 2 {
+			// [applied index, kvstore digest]: equal on every member at equal index.
+			idx, sum := s.appliedDigest()
+			w.Array(2)
+			w.Int(int64(idx))
+			w.BulkString(fmt.Sprintf("%016x", sum))
+			return
+		}
 		if sub(1) != "exec" || len(args) < 3 {
-			w.Error("ERR RAFT.DEBUG supports EXEC only")
+			w.Error("ERR RAFT.DEBUG supports EXEC and DIGEST only")
 			return
 		}
 		// A local, unreplicated read: on a follower it may be stale, which is the point.
@@ -414,4 +422,11 @@ func (s *Server) raftNodeAdd(ctx context.Context, args [][]byte, w kvstore.Reply
 	w.Array(2)
 	w.Int(int64(id))
 	w.BulkString(fmt.Sprintf("%016x", c.id))
+}
+
+// appliedDigest is the applied index and the store's digest, read together: the applier
+// cannot move between the two (the store's digest and its applied index are taken under
+// the same read of the store).
+func (s *Server) appliedDigest() (uint64, uint64) {
+	return s.store.AppliedDigest()
 }

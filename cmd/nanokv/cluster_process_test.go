@@ -1,0 +1,316 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/anishathalye/porcupine"
+	"github.com/redis/go-redis/v9"
+)
+
+// member is one nanokv process of a test cluster.
+type member struct {
+	id     int
+	args   []string
+	redis  string
+	cmd    *exec.Cmd
+	stderr *bytes.Buffer
+}
+
+func (m *member) start(t *testing.T) {
+	t.Helper()
+	m.cmd = exec.Command(os.Args[0], m.args...)
+	m.cmd.Env = append(os.Environ(), childEnv+"=1")
+	m.stderr = &bytes.Buffer{}
+	m.cmd.Stderr = m.stderr
+	if err := m.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	p := &proc{cmd: m.cmd, addr: m.redis}
+	t.Cleanup(p.kill)
+	if !p.waitReady(20 * time.Second) {
+		t.Fatalf("member %d did not come up:\n%s", m.id, m.stderr)
+	}
+}
+
+func (m *member) signal(t *testing.T, sig syscall.Signal) {
+	t.Helper()
+	if err := m.cmd.Process.Signal(sig); err != nil {
+		t.Fatal(err)
+	}
+	if sig == syscall.SIGKILL || sig == syscall.SIGTERM {
+		m.cmd.Wait()
+	}
+}
+
+// kvCall is one client operation for porcupine.
+type kvCall struct {
+	put      bool
+	key, val string
+}
+
+var kvModel = porcupine.Model{
+	Partition: func(h []porcupine.Operation) [][]porcupine.Operation {
+		by := map[string][]porcupine.Operation{}
+		var keys []string
+		for _, op := range h {
+			k := op.Input.(kvCall).key
+			if by[k] == nil {
+				keys = append(keys, k)
+			}
+			by[k] = append(by[k], op)
+		}
+		out := make([][]porcupine.Operation, 0, len(keys))
+		for _, k := range keys {
+			out = append(out, by[k])
+		}
+		return out
+	},
+	Init: func() any { return "" },
+	Step: func(state, input, output any) (bool, any) {
+		in := input.(kvCall)
+		if in.put {
+			return true, in.val
+		}
+		return output.(string) == state.(string), state
+	},
+}
+
+// history records client calls; a write whose outcome is unknown returns at the end of
+// time, never dropped.
+type history struct {
+	mu    sync.Mutex
+	start time.Time
+	ops   []porcupine.Operation
+}
+
+func (h *history) now() int64 { return int64(time.Since(h.start)) }
+
+func (h *history) add(client int, in kvCall, out string, call, ret int64) {
+	h.mu.Lock()
+	h.ops = append(h.ops, porcupine.Operation{ClientId: client, Input: in, Output: out, Call: call, Return: ret})
+	h.mu.Unlock()
+}
+
+// notExecuted reports replies that prove a command was not run: a redirect, no leader, no
+// cluster. Anything else that fails (a timeout, a dropped connection) leaves it unknown.
+func notExecuted(err error) bool {
+	msg := err.Error()
+	return strings.HasPrefix(msg, "MOVED ") || strings.HasPrefix(msg, "CLUSTERDOWN") || strings.HasPrefix(msg, "NOCLUSTER")
+}
+
+// TestClusterProcessesUnderFaults runs three nanokv processes under a load of reads and
+// writes and, meanwhile, kills the leader with SIGKILL and restarts it, stops a follower
+// with SIGSTOP and resumes it, adds a fourth member with --join and removes it again. At
+// the end every member has applied the same entries with the same kvstore digest, and
+// the clients' history (with a final read of every key) is linearizable: no
+// acknowledged write was lost.
+func TestClusterProcessesUnderFaults(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts processes")
+	}
+	redisBase, clusterBase := freeRange(t, 4), freeRange(t, 4)
+	var peers []string
+	for i := 1; i <= 3; i++ {
+		peers = append(peers, fmt.Sprintf("%d=127.0.0.1:%d", i, clusterBase+i-1))
+	}
+	base := t.TempDir()
+	members := map[int]*member{}
+	for i := 1; i <= 4; i++ {
+		m := &member{id: i, redis: fmt.Sprintf("127.0.0.1:%d", redisBase+i-1)}
+		m.args = []string{"--id", fmt.Sprint(i), "--redis", m.redis, "--cluster", fmt.Sprintf("127.0.0.1:%d", clusterBase+i-1),
+			"--data-dir", filepath.Join(base, fmt.Sprint(i)), "--memcache", "", "--fsync", "always"}
+		if i <= 3 {
+			m.args = append(m.args, "--peers", strings.Join(peers, ","))
+		}
+		members[i] = m
+	}
+	for i := 1; i <= 3; i++ {
+		members[i].start(t)
+	}
+	clients := map[string]*redis.Client{}
+	var cmu sync.Mutex
+	clientFor := func(addr string) *redis.Client {
+		cmu.Lock()
+		defer cmu.Unlock()
+		if c := clients[addr]; c != nil {
+			return c
+		}
+		c := redis.NewClient(&redis.Options{Addr: addr, DisableIdentity: true, MaxRetries: -1,
+			DialTimeout: 500 * time.Millisecond, ReadTimeout: 2 * time.Second, WriteTimeout: time.Second, PoolSize: 8})
+		clients[addr] = c
+		return c
+	}
+	defer func() {
+		for _, c := range clients {
+			c.Close()
+		}
+	}()
+	ctx := context.Background()
+	leader := func(exclude int) int {
+		deadline := time.Now().Add(20 * time.Second)
+		for time.Now().Before(deadline) {
+			for id, m := range members {
+				if id == exclude || m.cmd == nil || m.cmd.ProcessState != nil {
+					continue
+				}
+				info, err := clientFor(m.redis).Info(ctx, "raft").Result()
+				if err == nil && strings.Contains(info, "raft_role:leader") {
+					return id
+				}
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+		t.Fatal("no leader")
+		return 0
+	}
+
+	h := &history{start: time.Now()}
+	keys := []string{"a", "b", "c"}
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	var acked sync.Map
+	for cl := 0; cl < 4; cl++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			rng := rand.New(rand.NewPCG(uint64(cl), 7))
+			target := members[1].redis
+			for i := 0; ; i++ {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				key := keys[rng.IntN(len(keys))]
+				c := clientFor(target)
+				call := h.now()
+				if rng.IntN(2) == 0 {
+					val := fmt.Sprintf("%d-%d", cl, i)
+					err := c.Set(ctx, key, val, 0).Err()
+					ret := h.now()
+					switch {
+					case err == nil:
+						acked.Store(val, key)
+					case notExecuted(err):
+						if f := strings.Fields(err.Error()); f[0] == "MOVED" {
+							target = f[len(f)-1]
+						} else {
+							time.Sleep(10 * time.Millisecond)
+						}
+						continue
+					default:
+						ret = 1 << 62 // unknown: it may still have happened
+						target = members[1+rng.IntN(3)].redis
+					}
+					h.add(cl, kvCall{true, key, val}, "", call, ret)
+					continue
+				}
+				v, err := c.Get(ctx, key).Result()
+				switch {
+				case err == nil || errors.Is(err, redis.Nil):
+					h.add(cl, kvCall{false, key, ""}, v, call, h.now())
+				case notExecuted(err):
+					if f := strings.Fields(err.Error()); f[0] == "MOVED" {
+						target = f[len(f)-1]
+					} else {
+						time.Sleep(10 * time.Millisecond)
+					}
+				default:
+					target = members[1+rng.IntN(3)].redis
+				}
+			}
+		}()
+	}
+	load := func() { time.Sleep(700 * time.Millisecond) }
+
+	load()
+	// 1. kill -9 the leader, let the others elect, bring it back
+	l := leader(0)
+	members[l].signal(t, syscall.SIGKILL)
+	killedAt := time.Now()
+	next := leader(l)
+	t.Logf("leader %d killed; member %d leads after %v", l, next, time.Since(killedAt))
+	members[l].start(t)
+	load()
+	// 2. stop a follower for a while, then let it go on
+	l = leader(0)
+	f := l%3 + 1
+	members[f].signal(t, syscall.SIGSTOP)
+	load()
+	members[f].signal(t, syscall.SIGCONT)
+	load()
+	// 3. a fourth member joins, catches up and votes; then it is removed
+	l = leader(0)
+	members[4].args = append(members[4].args, "--join", members[l].redis)
+	members[4].start(t)
+	deadline := time.Now().Add(20 * time.Second)
+	for !strings.Contains(clientFor(members[leader(0)].redis).Info(ctx, "raft").Val(), "raft_num_voting_nodes:4") {
+		if time.Now().After(deadline) {
+			t.Fatalf("member 4 never became a voter:\n%s", members[4].stderr)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	load()
+	l = leader(4)
+	if err := clientFor(members[l].redis).Do(ctx, "RAFT.NODE", "REMOVE", 4).Err(); err != nil {
+		t.Fatalf("RAFT.NODE REMOVE 4: %v", err)
+	}
+	members[4].signal(t, syscall.SIGTERM)
+	load()
+	close(stop)
+	wg.Wait()
+
+	// A final read of every key through the leader belongs to the history too: it is what
+	// proves acknowledged writes were kept.
+	l = leader(0)
+	for _, k := range keys {
+		call := h.now()
+		v, err := clientFor(members[l].redis).Get(ctx, k).Result()
+		if err != nil && !errors.Is(err, redis.Nil) {
+			t.Fatalf("final GET %s: %v", k, err)
+		}
+		h.add(99, kvCall{false, k, ""}, v, call, h.now())
+	}
+	// Every member ends with the same entries applied and the same digest.
+	deadline = time.Now().Add(20 * time.Second)
+	for {
+		var digests []string
+		for i := 1; i <= 3; i++ {
+			r, err := clientFor(members[i].redis).Do(ctx, "RAFT.DEBUG", "DIGEST").Slice()
+			if err == nil && len(r) == 2 {
+				digests = append(digests, fmt.Sprint(r[0], "/", r[1]))
+			}
+		}
+		if len(digests) == 3 && digests[0] == digests[1] && digests[1] == digests[2] {
+			t.Logf("every member at applied/digest %s", digests[0])
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("members disagree: %v", digests)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	n := 0
+	acked.Range(func(any, any) bool { n++; return true })
+	if n < 100 {
+		t.Fatalf("only %d writes acknowledged under load", n)
+	}
+	res := porcupine.CheckOperationsTimeout(kvModel, h.ops, 60*time.Second)
+	if res != porcupine.Ok {
+		t.Fatalf("history of %d operations is %s", len(h.ops), res)
+	}
+	t.Logf("%d operations (%d acknowledged writes) linearizable", len(h.ops), n)
+
+}
