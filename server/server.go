@@ -60,7 +60,7 @@ type Config struct {
 	// RequestTimeout bounds how long a client waits for a write to commit (RedisRaft's
 	// request-timeout); the client then gets -TIMEOUT. Default 2 s.
 	RequestTimeout time.Duration
-	// TickInterval and ElectionTicks tune failure detection (default 10 ms × 10).
+	// TickInterval and ElectionTicks tune failure detection (default 10 ms × 8).
 	TickInterval  time.Duration
 	ElectionTicks int
 	// SnapshotLogBytes is how much the Raft log grows before a snapshot (default 64 MiB).
@@ -391,10 +391,10 @@ func (s *Server) ConfigGet() map[string]string {
 	}
 	tick, ticks := s.cfg.TickInterval, s.cfg.ElectionTicks
 	if tick <= 0 {
-		tick = 10 * time.Millisecond
+		tick = consensus.DefaultTickInterval
 	}
 	if ticks <= 0 {
-		ticks = 10
+		ticks = consensus.DefaultElectionTicks
 	}
 	logMax := s.cfg.SnapshotLogBytes
 	if logMax <= 0 {

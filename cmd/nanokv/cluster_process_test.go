@@ -6,9 +6,11 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -313,4 +315,105 @@ func TestClusterProcessesUnderFaults(t *testing.T) {
 	}
 	t.Logf("%d operations (%d acknowledged writes) linearizable", len(h.ops), n)
 
+}
+
+// BenchmarkFailover measures, over 20 trials on a three-process cluster, the time from
+// kill -9 of the leader to the next acknowledged write (a client writing in a loop to
+// every member in turn, following redirects), and reports the median and the worst.
+// Run: go test ./cmd/nanokv -run '^$' -bench Failover -benchtime 1x
+func BenchmarkFailover(b *testing.B) {
+	const trials = 20
+	redisBase, clusterBase := freeRangeB(b, 3), freeRangeB(b, 3)
+	var peers []string
+	for i := 1; i <= 3; i++ {
+		peers = append(peers, fmt.Sprintf("%d=127.0.0.1:%d", i, clusterBase+i-1))
+	}
+	base := b.TempDir()
+	members := map[int]*member{}
+	for i := 1; i <= 3; i++ {
+		m := &member{id: i, redis: fmt.Sprintf("127.0.0.1:%d", redisBase+i-1)}
+		m.args = []string{"--id", fmt.Sprint(i), "--redis", m.redis, "--cluster", fmt.Sprintf("127.0.0.1:%d", clusterBase+i-1),
+			"--data-dir", filepath.Join(base, fmt.Sprint(i)), "--memcache", "", "--peers", strings.Join(peers, ",")}
+		members[i] = m
+		m.startB(b)
+	}
+	clients := map[string]*redis.Client{}
+	for _, m := range members {
+		clients[m.redis] = redis.NewClient(&redis.Options{Addr: m.redis, DisableIdentity: true, MaxRetries: -1,
+			DialTimeout: 100 * time.Millisecond, ReadTimeout: 500 * time.Millisecond})
+		defer clients[m.redis].Close()
+	}
+	ctx := context.Background()
+	leader := func() int {
+		for {
+			for id, m := range members {
+				if info, err := clients[m.redis].Info(ctx, "raft").Result(); err == nil && strings.Contains(info, "raft_role:leader") {
+					return id
+				}
+			}
+			time.Sleep(time.Millisecond)
+		}
+	}
+	var times []time.Duration
+	b.ResetTimer()
+	for range b.N {
+		times = times[:0]
+		for trial := 0; trial < trials; trial++ {
+			l := leader()
+			members[l].cmd.Process.Signal(syscall.SIGKILL)
+			members[l].cmd.Wait()
+			start := time.Now()
+			for done := false; !done; {
+				for id, m := range members {
+					if id != l && clients[m.redis].Set(ctx, "failover", trial, 0).Err() == nil {
+						done = true
+						break
+					}
+				}
+			}
+			times = append(times, time.Since(start))
+			members[l].startB(b)
+		}
+	}
+	b.StopTimer()
+	sorted := append([]time.Duration(nil), times...)
+	slices.Sort(sorted)
+	b.ReportMetric(float64(sorted[len(sorted)/2].Milliseconds()), "median-ms")
+	b.ReportMetric(float64(sorted[len(sorted)-1].Milliseconds()), "max-ms")
+	b.Logf("failover times: %v", sorted)
+}
+
+func freeRangeB(b *testing.B, n int) int {
+	for attempt := 0; attempt < 50; attempt++ {
+		base := 20000 + rand.IntN(30000)
+		ok := true
+		for i := 0; i < n && ok; i++ {
+			ln, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", base+i))
+			if err != nil {
+				ok = false
+				continue
+			}
+			ln.Close()
+		}
+		if ok {
+			return base
+		}
+	}
+	b.Fatal("no free port range")
+	return 0
+}
+
+func (m *member) startB(b *testing.B) {
+	m.cmd = exec.Command(os.Args[0], m.args...)
+	m.cmd.Env = append(os.Environ(), childEnv+"=1")
+	m.stderr = &bytes.Buffer{}
+	m.cmd.Stderr = m.stderr
+	if err := m.cmd.Start(); err != nil {
+		b.Fatal(err)
+	}
+	p := &proc{cmd: m.cmd, addr: m.redis}
+	b.Cleanup(p.kill)
+	if !p.waitReady(20 * time.Second) {
+		b.Fatalf("member %d did not come up:\n%s", m.id, m.stderr)
+	}
 }
