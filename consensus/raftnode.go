@@ -578,7 +578,10 @@ func (n *RaftNode) installSnapshot(rd *raft.Ready) error {
 	if err := os.Rename(receivedSnapshotPath(n.cfg.Dir, meta.Index), snapshotPath(n.cfg.Dir, meta.Index)); err != nil {
 		return fmt.Errorf("snapshot %d: %w", meta.Index, err)
 	}
-	if err := n.storage.compact(meta, rd.HardState, rd.Entries); err != nil {
+	if err := n.storage.compact(meta, rd.HardState, true); err != nil {
+		return err
+	}
+	if err := n.storage.save(&raft.Ready{Entries: rd.Entries}); err != nil {
 		return err
 	}
 	removeOldSnapshots(n.cfg.Dir, meta.Index)
@@ -615,7 +618,7 @@ func (n *RaftNode) maybeSnapshot() {
 }
 
 // compact records a snapshot the applier wrote: the core drops the entries it covers
-// (but a trailing few) and the WAL is rewritten to start at it. Called with every Ready
+// (but a trailing few) and the WAL drops the segments it covers. Called with every Ready
 // handled, so everything in the log is persisted.
 func (n *RaftNode) compact(res snapResult) {
 	n.snapshotting = false
@@ -625,11 +628,7 @@ func (n *RaftNode) compact(res snapResult) {
 	}
 	meta := res.meta
 	meta.Membership = n.r.MembershipAt(meta.Index).Clone()
-	var after []raft.Entry
-	if last := n.r.LastIndex(); last > meta.Index {
-		after = n.r.Entries(meta.Index+1, last, int(^uint(0)>>1))
-	}
-	if err := n.storage.compact(meta, n.r.HardState(), after); err != nil {
+	if err := n.storage.compact(meta, n.r.HardState(), false); err != nil {
 		n.cfg.Logf("consensus: member %d: compaction: %v", n.cfg.ID, err)
 		return
 	}
@@ -638,9 +637,6 @@ func (n *RaftNode) compact(res snapResult) {
 	n.stats.Compactions.Add(1)
 	removeOldSnapshots(n.cfg.Dir, meta.Index)
 	n.logBytes = 0
-	for i := range after {
-		n.logBytes += int64(len(after[i].Data))
-	}
 }
 
 func (n *RaftNode) propose(batch []*proposal) {

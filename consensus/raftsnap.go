@@ -87,11 +87,15 @@ func removeOldSnapshots(dir string, keep uint64) {
 	}
 }
 
-// compact rewrites the WAL to start at a snapshot: a new segment holds the snapshot
-// record, the hard state and the entries after the snapshot, is synced, and only then
-// are the older segments deleted. A crash in between leaves both, and replay of the old
-// segments followed by the new one ends in the same state.
-func (s *raftStorage) compact(meta raft.SnapshotMeta, hs raft.HardState, after []raft.Entry) error {
+// compact records a snapshot in the WAL and drops the segments it makes useless. It
+// starts a new segment holding the snapshot record and the hard state, syncs it, then
+// deletes every older segment whose entries the snapshot covers entirely. Entries after
+// the snapshot stay where they are, so the member's loop never rewrites its log (that
+// would hold heartbeats back under load). With dropAll (a snapshot received from the
+// leader, which replaces the whole log) every older segment goes. A crash at any point
+// replays to the same state: old segments first, then the snapshot record, which drops
+// what it covers.
+func (s *raftStorage) compact(meta raft.SnapshotMeta, hs raft.HardState, dropAll bool) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	old, err := listPrefixed(s.w.dir, s.w.prefix)
@@ -101,20 +105,23 @@ func (s *raftStorage) compact(meta raft.SnapshotMeta, hs raft.HardState, after [
 	if err := s.w.rotate(s.w.seq + 1); err != nil {
 		return err
 	}
-	rd := raft.Ready{Snapshot: &meta, Entries: after, HardState: hs, HardStateChanged: true}
+	rd := raft.Ready{Snapshot: &meta, HardState: hs, HardStateChanged: true}
 	if err := s.w.write(s.encode(&rd), 0); err != nil {
 		return err
 	}
 	if err := s.w.sync(); err != nil {
 		return err
 	}
-	current := filepath.Base(s.w.f.Name())
 	for _, name := range old {
-		if name != current {
-			if err := os.Remove(filepath.Join(s.w.dir, name)); err != nil {
-				return fmt.Errorf("wal: %w", err)
-			}
+		var seq uint64
+		fmt.Sscanf(strings.TrimPrefix(name, s.w.prefix+"-"), "%x", &seq)
+		if seq == s.w.seq || (!dropAll && s.last[seq] > meta.Index) {
+			continue
 		}
+		if err := os.Remove(filepath.Join(s.w.dir, name)); err != nil {
+			return fmt.Errorf("wal: %w", err)
+		}
+		delete(s.last, seq)
 	}
 	return syncDir(s.w.dir)
 }

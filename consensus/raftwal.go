@@ -24,6 +24,9 @@ type raftStorage struct {
 	w     *wal
 	fsync FsyncPolicy
 	buf   []byte
+	// last is the highest entry index each segment holds: compaction deletes the
+	// segments whose entries a snapshot covers entirely.
+	last map[uint64]uint64
 }
 
 const (
@@ -34,9 +37,21 @@ const (
 
 // openRaftStorage replays dir into the state a core restarts from (without the bootstrap
 // membership, which the caller supplies).
+//
+// Replay takes two steps. Reading finds the records (and a torn tail). Applying them
+// starts from the newest snapshot record. Compaction deletes only the segments a snapshot
+// covers entirely, so an older segment that is kept may follow a deleted one with a gap.
+// That gap lies wholly below a later snapshot, and the entries in it are skipped.
 func openRaftStorage(dir string, fsync FsyncPolicy, logf func(string, ...any)) (*raftStorage, raft.State, error) {
-	var st raft.State
-	w, err := openSegments(dir, "raft", logf, func(p []byte) error {
+	type record struct {
+		kind  byte
+		entry raft.Entry
+		hs    raft.HardState
+	}
+	var recs []record
+	var snap *raft.SnapshotMeta
+	last := map[uint64]uint64{}
+	w, err := openSegments(dir, "raft", logf, func(seq uint64, p []byte) error {
 		if len(p) < 2 || p[0] != 0 {
 			return fmt.Errorf("%w: not a raft record", ErrCorruptWAL)
 		}
@@ -48,24 +63,25 @@ func openRaftStorage(dir string, fsync FsyncPolicy, logf func(string, ...any)) (
 			if r.err != nil {
 				return r.err
 			}
-			return replayEntry(&st, e)
+			if e.Index == 0 {
+				return fmt.Errorf("%w: entry index 0", ErrCorruptWAL)
+			}
+			last[seq] = max(last[seq], e.Index)
+			recs = append(recs, record{kind: recEntry, entry: e})
 		case recHardState:
 			hs := raft.HardState{Term: r.uvarint(), Vote: r.uvarint(), Commit: r.uvarint()}
 			if r.err != nil {
 				return r.err
 			}
-			st.HardState = hs
+			recs = append(recs, record{kind: recHardState, hs: hs})
 		case recSnapshot:
 			meta, _, err := raft.ParseSnapshotMeta(p[2:])
 			if err != nil {
 				return fmt.Errorf("%w: snapshot record: %v", ErrCorruptWAL, err)
 			}
-			st.Snapshot = &meta
-			i := 0
-			for i < len(st.Entries) && st.Entries[i].Index <= meta.Index {
-				i++
+			if snap == nil || meta.Index >= snap.Index {
+				snap = &meta
 			}
-			st.Entries = st.Entries[i:]
 		default:
 			return fmt.Errorf("%w: record kind %d", ErrCorruptWAL, p[1])
 		}
@@ -73,6 +89,18 @@ func openRaftStorage(dir string, fsync FsyncPolicy, logf func(string, ...any)) (
 	})
 	if err != nil {
 		return nil, raft.State{}, err
+	}
+	st := raft.State{Snapshot: snap}
+	for _, rec := range recs {
+		switch rec.kind {
+		case recHardState:
+			st.HardState = rec.hs
+		case recEntry:
+			if err := replayEntry(&st, rec.entry); err != nil {
+				w.close()
+				return nil, raft.State{}, fmt.Errorf("wal: %s: %w", dir, err)
+			}
+		}
 	}
 	if w.f == nil {
 		if err := w.rotate(1); err != nil {
@@ -82,9 +110,10 @@ func openRaftStorage(dir string, fsync FsyncPolicy, logf func(string, ...any)) (
 	// Entry data aliases the segment bytes read at open; they stay alive with the log.
 	if last := lastIndex(&st); st.HardState.Commit > last {
 		// A commit index is only persisted with (or after) the entries it covers.
+		w.close()
 		return nil, raft.State{}, fmt.Errorf("%w: commit %d beyond last entry %d", ErrCorruptWAL, st.HardState.Commit, last)
 	}
-	return &raftStorage{w: w, fsync: fsync}, st, nil
+	return &raftStorage{w: w, fsync: fsync, last: last}, st, nil
 }
 
 func lastIndex(st *raft.State) uint64 {
@@ -126,6 +155,9 @@ func (s *raftStorage) save(rd *raft.Ready) error {
 	defer s.mu.Unlock()
 	if err := s.w.write(b, 0); err != nil {
 		return err
+	}
+	if n := len(rd.Entries); n > 0 {
+		s.last[s.w.seq] = max(s.last[s.w.seq], rd.Entries[n-1].Index)
 	}
 	if s.fsync == FsyncAlways {
 		return s.w.sync()

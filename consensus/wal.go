@@ -143,7 +143,7 @@ func listPrefixed(dir, prefix string) ([]string, error) {
 // strict index order.
 func openWAL(dir string, logf func(string, ...any), fn func(Entry) error) (*wal, error) {
 	var prev uint64
-	w, err := openSegments(dir, "wal", logf, func(payload []byte) error {
+	w, err := openSegments(dir, "wal", logf, func(_ uint64, payload []byte) error {
 		e, err := decodeEntryPayload(payload)
 		if err != nil {
 			return err
@@ -170,7 +170,7 @@ func openWAL(dir string, logf func(string, ...any), fn func(Entry) error) (*wal,
 // record's payload, truncates a torn tail, and leaves the last segment open for appends
 // (w.f is nil when there was none). An error from fn that is ErrCorruptWAL is treated
 // like a damaged record; any other error stops the open.
-func openSegments(dir, prefix string, logf func(string, ...any), fn func(payload []byte) error) (*wal, error) {
+func openSegments(dir, prefix string, logf func(string, ...any), fn func(seq uint64, payload []byte) error) (*wal, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("wal: %w", err)
 	}
@@ -181,6 +181,8 @@ func openSegments(dir, prefix string, logf func(string, ...any), fn func(payload
 	w := &wal{dir: dir, prefix: prefix, logf: logf}
 	for i, name := range names {
 		path := filepath.Join(dir, name)
+		var seq uint64
+		fmt.Sscanf(strings.TrimPrefix(name, prefix+"-"), "%x", &seq)
 		b, err := os.ReadFile(path)
 		if err != nil {
 			return nil, fmt.Errorf("wal: %w", err)
@@ -189,7 +191,7 @@ func openSegments(dir, prefix string, logf func(string, ...any), fn func(payload
 		for off < len(b) {
 			payload, n, err := parseFrame(b[off:])
 			if err == nil {
-				if err = fn(payload); err != nil && !errors.Is(err, ErrCorruptWAL) {
+				if err = fn(seq, payload); err != nil && !errors.Is(err, ErrCorruptWAL) {
 					return nil, err
 				}
 			}
@@ -217,8 +219,7 @@ func openSegments(dir, prefix string, logf func(string, ...any), fn func(payload
 			if err != nil {
 				return nil, fmt.Errorf("wal: %w", err)
 			}
-			w.f, w.size = f, int64(off)
-			fmt.Sscanf(strings.TrimPrefix(name, prefix+"-"), "%x", &w.seq)
+			w.f, w.size, w.seq = f, int64(off), seq
 		}
 	}
 	return w, nil
