@@ -23,8 +23,10 @@ import (
 // Propose call, so a burst of clients costs one MsgApp per follower, not one each.
 //
 // Unless MemoryOnly, the log and hard state go to a WAL under Dir before the messages
-// that depend on them are sent (raftwal.go), and a restarted member replays it: the
-// state machine gets every committed entry again, in order.
+// that depend on them are sent (raftwal.go), the state machine is snapshotted as the log
+// grows (raftsnap.go), and a restarted member loads its snapshot and replays the
+// committed entries after it. A MemoryOnly member keeps its whole log in memory: it
+// takes no snapshots, so it cannot compact or send one.
 type RaftNode struct {
 	cfg     RaftConfig
 	r       *raft.Raft // owned by run
@@ -473,21 +475,27 @@ func (n *RaftNode) run() {
 	ticker := time.NewTicker(n.cfg.TickInterval)
 	defer ticker.Stop()
 	lastTick := time.Now()
+	// catchUp ticks the core once per interval that really elapsed. It runs before
+	// every event, not only on the ticker: a loop kept busy (or a process stalled by GC
+	// or SIGSTOP) must not judge its lease on a clock that stopped when it last ticked —
+	// that would serve a lease read after the lease ran out.
+	catchUp := func() {
+		now := time.Now()
+		for now.Sub(lastTick) >= n.cfg.TickInterval {
+			n.r.Tick()
+			lastTick = lastTick.Add(n.cfg.TickInterval)
+		}
+	}
 	var batch []*proposal
 	for {
 		select {
 		case <-n.stop:
 			n.failAll(ErrClosed)
 			return
-		case now := <-ticker.C:
-			// Tick once per interval that really elapsed: a stalled process (GC, SIGSTOP)
-			// catches up before it handles anything else, so its lease and check-quorum
-			// see the time that passed.
-			for now.Sub(lastTick) >= n.cfg.TickInterval {
-				n.r.Tick()
-				lastTick = lastTick.Add(n.cfg.TickInterval)
-			}
+		case <-ticker.C:
+			catchUp()
 		case m := <-n.recvc:
+			catchUp()
 			n.r.Step(m)
 			// Drain what else arrived, so one Ready covers many messages.
 		recv:
@@ -500,6 +508,7 @@ func (n *RaftNode) run() {
 				}
 			}
 		case p := <-n.propc:
+			catchUp()
 			batch = append(batch[:0], p)
 		prop:
 			for len(batch) < 1024 {
@@ -512,8 +521,10 @@ func (n *RaftNode) run() {
 			}
 			n.propose(batch)
 		case rq := <-n.readc:
+			catchUp()
 			n.read(rq)
 		case c := <-n.ctrlc:
+			catchUp()
 			c.errc <- c.f(n.r)
 		case rep := <-n.snapReports:
 			n.r.ReportSnapshot(rep.to, rep.failed)

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -30,7 +29,7 @@ type member struct {
 	stderr *bytes.Buffer
 }
 
-func (m *member) start(t *testing.T) {
+func (m *member) start(t testing.TB) {
 	t.Helper()
 	m.cmd = exec.Command(os.Args[0], m.args...)
 	m.cmd.Env = append(os.Environ(), childEnv+"=1")
@@ -323,7 +322,7 @@ func TestClusterProcessesUnderFaults(t *testing.T) {
 // Run: go test ./cmd/nanokv -run '^$' -bench Failover -benchtime 1x
 func BenchmarkFailover(b *testing.B) {
 	const trials = 20
-	redisBase, clusterBase := freeRangeB(b, 3), freeRangeB(b, 3)
+	redisBase, clusterBase := freeRange(b, 3), freeRange(b, 3)
 	var peers []string
 	for i := 1; i <= 3; i++ {
 		peers = append(peers, fmt.Sprintf("%d=127.0.0.1:%d", i, clusterBase+i-1))
@@ -335,7 +334,7 @@ func BenchmarkFailover(b *testing.B) {
 		m.args = []string{"--id", fmt.Sprint(i), "--redis", m.redis, "--cluster", fmt.Sprintf("127.0.0.1:%d", clusterBase+i-1),
 			"--data-dir", filepath.Join(base, fmt.Sprint(i)), "--memcache", "", "--peers", strings.Join(peers, ",")}
 		members[i] = m
-		m.startB(b)
+		m.start(b)
 	}
 	clients := map[string]*redis.Client{}
 	for _, m := range members {
@@ -372,7 +371,7 @@ func BenchmarkFailover(b *testing.B) {
 				}
 			}
 			times = append(times, time.Since(start))
-			members[l].startB(b)
+			members[l].start(b)
 		}
 	}
 	b.StopTimer()
@@ -381,39 +380,4 @@ func BenchmarkFailover(b *testing.B) {
 	b.ReportMetric(float64(sorted[len(sorted)/2].Milliseconds()), "median-ms")
 	b.ReportMetric(float64(sorted[len(sorted)-1].Milliseconds()), "max-ms")
 	b.Logf("failover times: %v", sorted)
-}
-
-func freeRangeB(b *testing.B, n int) int {
-	for attempt := 0; attempt < 50; attempt++ {
-		base := 20000 + rand.IntN(30000)
-		ok := true
-		for i := 0; i < n && ok; i++ {
-			ln, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", base+i))
-			if err != nil {
-				ok = false
-				continue
-			}
-			ln.Close()
-		}
-		if ok {
-			return base
-		}
-	}
-	b.Fatal("no free port range")
-	return 0
-}
-
-func (m *member) startB(b *testing.B) {
-	m.cmd = exec.Command(os.Args[0], m.args...)
-	m.cmd.Env = append(os.Environ(), childEnv+"=1")
-	m.stderr = &bytes.Buffer{}
-	m.cmd.Stderr = m.stderr
-	if err := m.cmd.Start(); err != nil {
-		b.Fatal(err)
-	}
-	p := &proc{cmd: m.cmd, addr: m.redis}
-	b.Cleanup(p.kill)
-	if !p.waitReady(20 * time.Second) {
-		b.Fatalf("member %d did not come up:\n%s", m.id, m.stderr)
-	}
 }

@@ -263,7 +263,7 @@ func TestConfigFileAndBadFlags(t *testing.T) {
 }
 
 // freeRange finds n consecutive loopback ports nobody listens on right now.
-func freeRange(t *testing.T, n int) int {
+func freeRange(t testing.TB, n int) int {
 	t.Helper()
 	for attempt := 0; attempt < 50; attempt++ {
 		base := 20000 + rand.IntN(30000)
