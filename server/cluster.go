@@ -211,6 +211,7 @@ func (c *cluster) info(w func(k string, v any)) {
 	st := c.raft.Status()
 	m := st.Membership
 	w("raft_node_id", st.ID)
+	w("raft_dbid", fmt.Sprintf("%016x", c.id))
 	w("raft_state", "up")
 	w("raft_role", st.Role)
 	w("raft_leader_id", st.Lead)

@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"fmt"
+	"io"
 	"log"
 	"net"
 	"path/filepath"
@@ -566,5 +567,51 @@ func TestClusterConfig(t *testing.T) {
 		if err := c.ConfigSet(ctx, name, val).Err(); err == nil || !strings.HasPrefix(err.Error(), "ERR CONFIG SET failed (possibly related to argument '"+name+"')") {
 			t.Fatalf("CONFIG SET %s %s: %v", name, val, err)
 		}
+	}
+}
+
+// A join whose answer is lost is retried without adding the node twice: the retry with
+// the same id hears "already used" and takes the membership it already has.
+func TestJoinRetryAfterALostAnswer(t *testing.T) {
+	servers := startCluster(t, 3)
+	_, lead := leaderOf(t, servers, 0)
+	// A proxy in front of the leader that swallows the first answer.
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	go func() {
+		for first := true; ; first = false {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			up, err := net.Dial("tcp", lead.RedisAddr())
+			if err != nil {
+				c.Close()
+				return
+			}
+			go func() { io.Copy(up, c); up.Close() }()
+			if first {
+				// Wait until the leader answered, then drop the answer.
+				buf := make([]byte, 1)
+				up.Read(buf)
+				c.Close()
+				continue
+			}
+			go func() { io.Copy(c, up); c.Close() }()
+		}
+	}()
+	id, cid, err := joinCluster(ln.Addr().String(), 0, "127.0.0.1:9", t.Logf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := lead.cl().id; cid != want {
+		t.Fatalf("cluster id %016x, want %016x", cid, want)
+	}
+	m := lead.cl().raft.Status().Membership
+	if !m.IsLearner(id) || len(m.Learners) != 1 {
+		t.Fatalf("membership after a retried join: %+v (id %d)", m, id)
 	}
 }

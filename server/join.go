@@ -66,8 +66,17 @@ func writeClusterMeta(dir string, id, clusterID uint64) error {
 // joinCluster asks the cluster behind addr (any member's redis address) to add this node
 // with member address self, and returns the id it got and the cluster's id. It follows
 // -MOVED to the leader and retries while the cluster has no leader, for up to a minute.
+//
+// A retry must not add the node twice. So the node picks its id itself when none is
+// configured, and a request whose answer was lost (a timeout, a dropped connection) is
+// retried with the same id. If the retry hears "node id has already been used", the first
+// request was applied: the node is a member, and it reads the cluster id from INFO raft.
 func joinCluster(addr string, id uint64, self string, logf func(string, ...any)) (uint64, uint64, error) {
+	if id == 0 {
+		id = uint64(rand.Int32N(1<<30)) + 1 // RedisRaft's ids are positive 32-bit ints
+	}
 	deadline := time.Now().Add(time.Minute)
+	uncertain := false
 	for hops := 0; ; hops++ {
 		gotID, cid, err := raftNodeAdd(addr, id, self)
 		if err == nil {
@@ -75,6 +84,12 @@ func joinCluster(addr string, id uint64, self string, logf func(string, ...any))
 		}
 		msg := err.Error()
 		switch {
+		case uncertain && msg == "node id has already been used in this cluster":
+			if cid, err := clusterIDOf(addr); err == nil {
+				return id, cid, nil
+			}
+			time.Sleep(200 * time.Millisecond)
+			continue
 		case strings.HasPrefix(msg, "MOVED ") && hops < 16:
 			f := strings.Fields(msg)
 			addr = f[len(f)-1]
@@ -83,12 +98,27 @@ func joinCluster(addr string, id uint64, self string, logf func(string, ...any))
 			if time.Now().After(deadline) {
 				return 0, 0, fmt.Errorf("server: join through %s: %w", addr, err)
 			}
+			uncertain = uncertain || !strings.HasPrefix(msg, "CLUSTERDOWN")
 			logf("server: join through %s: %v; retrying", addr, err)
 			time.Sleep(200 * time.Millisecond)
 			continue
 		}
 		return 0, 0, fmt.Errorf("server: join through %s: %w", addr, err)
 	}
+}
+
+// clusterIDOf reads raft_dbid from a member's INFO raft.
+func clusterIDOf(addr string) (uint64, error) {
+	reply, err := call(addr, "INFO", "raft")
+	if err != nil {
+		return 0, err
+	}
+	for _, line := range strings.Split(reply, "\r\n") {
+		if v, ok := strings.CutPrefix(line, "raft_dbid:"); ok {
+			return strconv.ParseUint(v, 16, 64)
+		}
+	}
+	return 0, errors.New("no raft_dbid in INFO raft")
 }
 
 func isNetErr(err error) bool {
@@ -104,13 +134,7 @@ func raftNodeAdd(addr string, id uint64, self string) (uint64, uint64, error) {
 	}
 	defer c.Close()
 	c.SetDeadline(time.Now().Add(30 * time.Second))
-	args := []string{"RAFT.NODE", "ADD", strconv.FormatUint(id, 10), self}
-	var req strings.Builder
-	fmt.Fprintf(&req, "*%d\r\n", len(args))
-	for _, a := range args {
-		fmt.Fprintf(&req, "$%d\r\n%s\r\n", len(a), a)
-	}
-	if _, err := io.WriteString(c, req.String()); err != nil {
+	if _, err := io.WriteString(c, encodeCommand([]string{"RAFT.NODE", "ADD", strconv.FormatUint(id, 10), self})); err != nil {
 		return 0, 0, err
 	}
 	r := bufio.NewReader(c)
@@ -144,6 +168,49 @@ func raftNodeAdd(addr string, id uint64, self string) (uint64, uint64, error) {
 		return 0, 0, fmt.Errorf("unexpected cluster id %q", dbid)
 	}
 	return gotID, cid, nil
+}
+
+// call sends one command and returns a bulk or status reply as text (errors as errors).
+func call(addr string, args ...string) (string, error) {
+	c, err := net.DialTimeout("tcp", addr, 5*time.Second)
+	if err != nil {
+		return "", err
+	}
+	defer c.Close()
+	c.SetDeadline(time.Now().Add(10 * time.Second))
+	if _, err := io.WriteString(c, encodeCommand(args)); err != nil {
+		return "", err
+	}
+	r := bufio.NewReader(c)
+	line, err := readReplyLine(r)
+	switch {
+	case err != nil:
+		return "", err
+	case strings.HasPrefix(line, "-"):
+		return "", errors.New(line[1:])
+	case strings.HasPrefix(line, "+"):
+		return line[1:], nil
+	case strings.HasPrefix(line, "$"):
+		n, err := strconv.Atoi(line[1:])
+		if err != nil || n < 0 || n > 1<<20 {
+			return "", fmt.Errorf("unexpected reply %q", line)
+		}
+		b := make([]byte, n+2)
+		if _, err := io.ReadFull(r, b); err != nil {
+			return "", err
+		}
+		return string(b[:n]), nil
+	}
+	return "", fmt.Errorf("unexpected reply %q", line)
+}
+
+func encodeCommand(args []string) string {
+	var req strings.Builder
+	fmt.Fprintf(&req, "*%d\r\n", len(args))
+	for _, a := range args {
+		fmt.Fprintf(&req, "$%d\r\n%s\r\n", len(a), a)
+	}
+	return req.String()
 }
 
 func readReplyLine(r *bufio.Reader) (string, error) {
