@@ -19,6 +19,21 @@ import (
 // chosen by the kernel.
 func startCluster(t *testing.T, n int) map[uint64]*Server {
 	t.Helper()
+	lns, peers := memberListeners(t, n)
+	servers := map[uint64]*Server{}
+	for id := uint64(1); id <= uint64(n); id++ {
+		s := startServer(t, Config{NodeID: id, Peers: peers, ClusterListener: lns[id],
+			TickInterval: 5 * time.Millisecond, ElectionTicks: 10, Fsync: 0})
+		servers[id] = s
+		t.Cleanup(func() { s.Close() })
+	}
+	return servers
+}
+
+// memberListeners opens n member listeners on loopback ports the kernel picks, so the
+// peer list is known before any member starts.
+func memberListeners(t *testing.T, n int) (map[uint64]net.Listener, map[uint64]string) {
+	t.Helper()
 	lns := map[uint64]net.Listener{}
 	peers := map[uint64]string{}
 	for id := uint64(1); id <= uint64(n); id++ {
@@ -28,14 +43,7 @@ func startCluster(t *testing.T, n int) map[uint64]*Server {
 		}
 		lns[id], peers[id] = ln, ln.Addr().String()
 	}
-	servers := map[uint64]*Server{}
-	for id := uint64(1); id <= uint64(n); id++ {
-		s := startServer(t, Config{NodeID: id, Peers: peers, ClusterListener: lns[id],
-			TickInterval: 5 * time.Millisecond, ElectionTicks: 10, Fsync: 0})
-		servers[id] = s
-		t.Cleanup(func() { s.Close() })
-	}
-	return servers
+	return lns, peers
 }
 
 // leaderOf polls until one of the servers (other than the excluded) leads.
@@ -285,15 +293,7 @@ func TestWaitOnASingleNode(t *testing.T) {
 // Members snapshot the store and compact as the log grows, and a member restarted
 // from its snapshot serves the same data.
 func TestClusterSnapshotsTheStore(t *testing.T) {
-	lns := map[uint64]net.Listener{}
-	peers := map[uint64]string{}
-	for id := uint64(1); id <= 3; id++ {
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		lns[id], peers[id] = ln, ln.Addr().String()
-	}
+	lns, peers := memberListeners(t, 3)
 	dirs := map[uint64]string{}
 	servers := map[uint64]*Server{}
 	for id := uint64(1); id <= 3; id++ {
@@ -345,15 +345,7 @@ func TestClusterSnapshotsTheStore(t *testing.T) {
 // A member that was down while the others compacted past its position catches up from
 // a snapshot the leader sends it.
 func TestClusterCatchUpBySnapshot(t *testing.T) {
-	lns := map[uint64]net.Listener{}
-	peers := map[uint64]string{}
-	for id := uint64(1); id <= 3; id++ {
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		lns[id], peers[id] = ln, ln.Addr().String()
-	}
+	lns, peers := memberListeners(t, 3)
 	dirs := map[uint64]string{}
 	servers := map[uint64]*Server{}
 	start := func(id uint64) {
