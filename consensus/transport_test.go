@@ -106,8 +106,7 @@ func TestTransportReconnects(t *testing.T) {
 	a.Send([]raft.Message{{Type: raft.MsgHeartbeat, From: 1, To: 2, Term: 1}})
 	recvWithin(t, in)
 	b.Close()
-	b2 := listenT(t, 2, 7, addr, deliver, nil)
-	_ = b2
+	listenT(t, 2, 7, addr, deliver, nil) // the peer comes back on the same address
 	deadline := time.Now().Add(10 * time.Second)
 	for {
 		a.Send([]raft.Message{{Type: raft.MsgHeartbeat, From: 1, To: 2, Term: 2}})

@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"maps"
 	"math/rand/v2"
+	"os"
+	"path/filepath"
 	"slices"
 	"testing"
 	"time"
@@ -734,9 +736,12 @@ func runSim(t *testing.T, seed int64, n int, lease bool) *sim {
 	}
 	res, info := porcupine.CheckOperationsVerbose(kvModel, s.ops, 30*time.Second)
 	if res != porcupine.Ok {
-		path := fmt.Sprintf("%s/sim-%d.html", t.TempDir(), seed)
-		_ = porcupine.VisualizePath(kvModel, info, path)
-		t.Fatalf("seed %d (lease %v): history is %s (%d ops)", seed, lease, res, len(s.ops))
+		// The visualization outlives the test (t.TempDir would not) so it can be opened.
+		path := filepath.Join(os.TempDir(), fmt.Sprintf("nanokv-sim-%d-%d.html", seed, n))
+		if err := porcupine.VisualizePath(kvModel, info, path); err != nil {
+			path = "not written: " + err.Error()
+		}
+		t.Fatalf("seed %d (lease %v): history is %s (%d ops); visualization: %s", seed, lease, res, len(s.ops), path)
 	}
 	return s
 }
