@@ -14,6 +14,7 @@ import (
 
 	"github.com/anishathalye/porcupine"
 	"github.com/nanokv/nanokv/consensus/raft"
+	"github.com/nanokv/nanokv/internal/kvmodel"
 )
 
 // memNet connects RaftNodes in one process; links can be cut.
@@ -454,7 +455,7 @@ func TestRaftNodeLinearizableAcrossFailover(t *testing.T) {
 							if err == nil {
 								v := c.sm(n.Status().ID).get(key)
 								mu.Lock()
-								ops = append(ops, porcupine.Operation{ClientId: cl, Input: kvOp{false, key, ""}, Call: call, Output: v, Return: stamp()})
+								ops = append(ops, porcupine.Operation{ClientId: cl, Input: kvmodel.Get(key), Call: call, Output: v, Return: stamp()})
 								mu.Unlock()
 							}
 						} else {
@@ -470,7 +471,7 @@ func TestRaftNodeLinearizableAcrossFailover(t *testing.T) {
 								ret = 1 << 62 // unknown outcome
 							}
 							mu.Lock()
-							ops = append(ops, porcupine.Operation{ClientId: cl, Input: kvOp{true, key, val}, Call: call, Return: ret})
+							ops = append(ops, porcupine.Operation{ClientId: cl, Input: kvmodel.Put(key, val), Call: call, Return: ret})
 							mu.Unlock()
 						}
 						cancel()
@@ -486,40 +487,13 @@ func TestRaftNodeLinearizableAcrossFailover(t *testing.T) {
 			}
 			close(stopc)
 			wg.Wait()
-			res := porcupine.CheckOperationsTimeout(kvRegisterModel, ops, 30*time.Second)
+			res := porcupine.CheckOperationsTimeout(kvmodel.Model, ops, 30*time.Second)
 			if res != porcupine.Ok {
 				t.Fatalf("history of %d ops is %s", len(ops), res)
 			}
 			t.Logf("%d operations linearizable", len(ops))
 		})
 	}
-}
-
-type kvOp struct {
-	put      bool
-	key, val string
-}
-
-var kvRegisterModel = porcupine.Model{
-	Partition: func(h []porcupine.Operation) [][]porcupine.Operation {
-		by := map[string][]porcupine.Operation{}
-		for _, op := range h {
-			by[op.Input.(kvOp).key] = append(by[op.Input.(kvOp).key], op)
-		}
-		out := make([][]porcupine.Operation, 0, len(by))
-		for _, k := range []string{"a", "b"} {
-			out = append(out, by[k])
-		}
-		return out
-	},
-	Init: func() any { return "" },
-	Step: func(state, input, output any) (bool, any) {
-		in := input.(kvOp)
-		if in.put {
-			return true, in.val
-		}
-		return output.(string) == state.(string), state
-	},
 }
 
 // A member whose WAL fails stops taking part and answers every request with the error,

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/anishathalye/porcupine"
+	"github.com/nanokv/nanokv/internal/kvmodel"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -55,39 +56,6 @@ func (m *member) signal(t *testing.T, sig syscall.Signal) {
 	}
 }
 
-// kvCall is one client operation for porcupine.
-type kvCall struct {
-	put      bool
-	key, val string
-}
-
-var kvModel = porcupine.Model{
-	Partition: func(h []porcupine.Operation) [][]porcupine.Operation {
-		by := map[string][]porcupine.Operation{}
-		var keys []string
-		for _, op := range h {
-			k := op.Input.(kvCall).key
-			if by[k] == nil {
-				keys = append(keys, k)
-			}
-			by[k] = append(by[k], op)
-		}
-		out := make([][]porcupine.Operation, 0, len(keys))
-		for _, k := range keys {
-			out = append(out, by[k])
-		}
-		return out
-	},
-	Init: func() any { return "" },
-	Step: func(state, input, output any) (bool, any) {
-		in := input.(kvCall)
-		if in.put {
-			return true, in.val
-		}
-		return output.(string) == state.(string), state
-	},
-}
-
 // history records client calls; a write whose outcome is unknown returns at the end of
 // time, never dropped.
 type history struct {
@@ -98,7 +66,7 @@ type history struct {
 
 func (h *history) now() int64 { return int64(time.Since(h.start)) }
 
-func (h *history) add(client int, in kvCall, out string, call, ret int64) {
+func (h *history) add(client int, in kvmodel.Input, out string, call, ret int64) {
 	h.mu.Lock()
 	h.ops = append(h.ops, porcupine.Operation{ClientId: client, Input: in, Output: out, Call: call, Return: ret})
 	h.mu.Unlock()
@@ -215,13 +183,13 @@ func TestClusterProcessesUnderFaults(t *testing.T) {
 						ret = 1 << 62 // unknown: it may still have happened
 						target = members[1+rng.IntN(3)].redis
 					}
-					h.add(cl, kvCall{true, key, val}, "", call, ret)
+					h.add(cl, kvmodel.Put(key, val), "", call, ret)
 					continue
 				}
 				v, err := c.Get(ctx, key).Result()
 				switch {
 				case err == nil || errors.Is(err, redis.Nil):
-					h.add(cl, kvCall{false, key, ""}, v, call, h.now())
+					h.add(cl, kvmodel.Get(key), v, call, h.now())
 				case notExecuted(err):
 					if f := strings.Fields(err.Error()); f[0] == "MOVED" {
 						target = f[len(f)-1]
@@ -282,7 +250,7 @@ func TestClusterProcessesUnderFaults(t *testing.T) {
 		if err != nil && !errors.Is(err, redis.Nil) {
 			t.Fatalf("final GET %s: %v", k, err)
 		}
-		h.add(99, kvCall{false, k, ""}, v, call, h.now())
+		h.add(99, kvmodel.Get(k), v, call, h.now())
 	}
 	// Every member ends with the same entries applied and the same digest.
 	deadline = time.Now().Add(20 * time.Second)
@@ -308,7 +276,7 @@ func TestClusterProcessesUnderFaults(t *testing.T) {
 	if n < 100 {
 		t.Fatalf("only %d writes acknowledged under load", n)
 	}
-	res := porcupine.CheckOperationsTimeout(kvModel, h.ops, 60*time.Second)
+	res := porcupine.CheckOperationsTimeout(kvmodel.Model, h.ops, 60*time.Second)
 	if res != porcupine.Ok {
 		t.Fatalf("history of %d operations is %s", len(h.ops), res)
 	}

@@ -5,7 +5,6 @@ import (
 	"container/heap"
 	"flag"
 	"fmt"
-	"maps"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -14,6 +13,7 @@ import (
 	"time"
 
 	"github.com/anishathalye/porcupine"
+	"github.com/nanokv/nanokv/internal/kvmodel"
 	"github.com/nanokv/nanokv/kvstore"
 )
 
@@ -611,7 +611,7 @@ func (s *sim) finish(op *clientOp, out string) {
 	} else {
 		s.stats.gets++
 	}
-	s.ops = append(s.ops, porcupine.Operation{ClientId: op.client, Input: kvInput{op.put, op.key, op.val},
+	s.ops = append(s.ops, porcupine.Operation{ClientId: op.client, Input: kvmodel.Input{Put: op.put, Key: op.key, Val: op.val},
 		Call: op.call, Output: out, Return: s.now})
 	s.clients[op.client] = nil
 	s.again(op.client)
@@ -625,7 +625,7 @@ func (s *sim) finishUnknown(op *clientOp) {
 	}
 	op.returned = true
 	s.stats.unknown++
-	s.ops = append(s.ops, porcupine.Operation{ClientId: op.client, Input: kvInput{op.put, op.key, op.val},
+	s.ops = append(s.ops, porcupine.Operation{ClientId: op.client, Input: kvmodel.Input{Put: op.put, Key: op.key, Val: op.val},
 		Call: op.call, Output: "", Return: 1 << 62})
 	s.clients[op.client] = nil
 	s.again(op.client)
@@ -640,41 +640,6 @@ func (s *sim) fail(op *clientOp) {
 	s.stats.failed++
 	s.clients[op.client] = nil
 	s.again(op.client)
-}
-
-type kvInput struct {
-	put      bool
-	key, val string
-}
-
-var kvModel = porcupine.Model{
-	Partition: func(history []porcupine.Operation) [][]porcupine.Operation {
-		by := map[string][]porcupine.Operation{}
-		for _, op := range history {
-			k := op.Input.(kvInput).key
-			by[k] = append(by[k], op)
-		}
-		var out [][]porcupine.Operation
-		for _, k := range slices.Sorted(maps.Keys(by)) {
-			out = append(out, by[k])
-		}
-		return out
-	},
-	Init: func() any { return "" },
-	Step: func(state, input, output any) (bool, any) {
-		in := input.(kvInput)
-		if in.put {
-			return true, in.val
-		}
-		return output.(string) == state.(string), state
-	},
-	DescribeOperation: func(input, output any) string {
-		in := input.(kvInput)
-		if in.put {
-			return fmt.Sprintf("put(%s, %s)", in.key, in.val)
-		}
-		return fmt.Sprintf("get(%s) → %q", in.key, output)
-	},
 }
 
 // converge heals every fault, lets the cluster settle, and requires one leader and every
@@ -734,11 +699,11 @@ func runSim(t *testing.T, seed int64, n int, lease bool) *sim {
 			s.finishUnknown(op)
 		}
 	}
-	res, info := porcupine.CheckOperationsVerbose(kvModel, s.ops, 30*time.Second)
+	res, info := porcupine.CheckOperationsVerbose(kvmodel.Model, s.ops, 30*time.Second)
 	if res != porcupine.Ok {
 		// The visualization outlives the test (t.TempDir would not) so it can be opened.
 		path := filepath.Join(os.TempDir(), fmt.Sprintf("nanokv-sim-%d-%d.html", seed, n))
-		if err := porcupine.VisualizePath(kvModel, info, path); err != nil {
+		if err := porcupine.VisualizePath(kvmodel.Model, info, path); err != nil {
 			path = "not written: " + err.Error()
 		}
 		t.Fatalf("seed %d (lease %v): history is %s (%d ops); visualization: %s", seed, lease, res, len(s.ops), path)
