@@ -1,7 +1,6 @@
 package consensus
 
 import (
-	"encoding/binary"
 	"fmt"
 	"sync"
 
@@ -16,8 +15,8 @@ import (
 // the same rule.
 //
 //	payload := 0x00 kind:u8 body       (0x00 never starts a single-member record)
-//	entry     = index term time:varint type:u8 data
-//	hardState = term vote commit
+//	entry     = raft.AppendEntry (the same bytes as inside a MsgApp)
+//	hardState = raft.AppendHardState
 //	snapshot  = raft.AppendSnapshotMeta
 type raftStorage struct {
 	mu    sync.Mutex // the loop writes; the once-a-second syncer syncs
@@ -55,13 +54,12 @@ func openRaftStorage(dir string, fsync FsyncPolicy, logf func(string, ...any)) (
 		if len(p) < 2 || p[0] != 0 {
 			return fmt.Errorf("%w: not a raft record", ErrCorruptWAL)
 		}
-		r := walReader{b: p[2:]}
+		body := p[2:]
 		switch p[1] {
 		case recEntry:
-			e := raft.Entry{Index: r.uvarint(), Term: r.uvarint(), Time: r.varint(), Type: raft.EntryType(r.byte())}
-			e.Data = r.rest()
-			if r.err != nil {
-				return r.err
+			e, n, err := raft.ParseEntry(body)
+			if err != nil || n != len(body) {
+				return fmt.Errorf("%w: entry record", ErrCorruptWAL)
 			}
 			if e.Index == 0 {
 				return fmt.Errorf("%w: entry index 0", ErrCorruptWAL)
@@ -69,9 +67,9 @@ func openRaftStorage(dir string, fsync FsyncPolicy, logf func(string, ...any)) (
 			last[seq] = max(last[seq], e.Index)
 			recs = append(recs, record{kind: recEntry, entry: e})
 		case recHardState:
-			hs := raft.HardState{Term: r.uvarint(), Vote: r.uvarint(), Commit: r.uvarint()}
-			if r.err != nil {
-				return r.err
+			hs, n, err := raft.ParseHardState(body)
+			if err != nil || n != len(body) {
+				return fmt.Errorf("%w: hard state record", ErrCorruptWAL)
 			}
 			recs = append(recs, record{kind: recHardState, hs: hs})
 		case recSnapshot:
@@ -175,23 +173,11 @@ func (s *raftStorage) encode(rd *raft.Ready) []byte {
 	}
 	for i := range rd.Entries {
 		e := &rd.Entries[i]
-		b = appendFrame(b, func(dst []byte) []byte {
-			dst = append(dst, 0, recEntry)
-			dst = binary.AppendUvarint(dst, e.Index)
-			dst = binary.AppendUvarint(dst, e.Term)
-			dst = binary.AppendVarint(dst, e.Time)
-			dst = append(dst, byte(e.Type))
-			return append(dst, e.Data...)
-		})
+		b = appendFrame(b, func(dst []byte) []byte { return raft.AppendEntry(append(dst, 0, recEntry), e) })
 	}
 	if rd.HardStateChanged {
 		hs := rd.HardState
-		b = appendFrame(b, func(dst []byte) []byte {
-			dst = append(dst, 0, recHardState)
-			dst = binary.AppendUvarint(dst, hs.Term)
-			dst = binary.AppendUvarint(dst, hs.Vote)
-			return binary.AppendUvarint(dst, hs.Commit)
-		})
+		b = appendFrame(b, func(dst []byte) []byte { return raft.AppendHardState(append(dst, 0, recHardState), hs) })
 	}
 	s.buf = b
 	return b
@@ -207,52 +193,4 @@ func (s *raftStorage) close() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.w.close()
-}
-
-// walReader decodes a record body; the first failure sticks.
-type walReader struct {
-	b   []byte
-	err error
-}
-
-func (r *walReader) fail() {
-	if r.err == nil {
-		r.err = fmt.Errorf("%w: short record", ErrCorruptWAL)
-	}
-}
-
-func (r *walReader) uvarint() uint64 {
-	v, n := binary.Uvarint(r.b)
-	if n <= 0 {
-		r.fail()
-		return 0
-	}
-	r.b = r.b[n:]
-	return v
-}
-
-func (r *walReader) varint() int64 {
-	v, n := binary.Varint(r.b)
-	if n <= 0 {
-		r.fail()
-		return 0
-	}
-	r.b = r.b[n:]
-	return v
-}
-
-func (r *walReader) byte() byte {
-	if len(r.b) == 0 {
-		r.fail()
-		return 0
-	}
-	c := r.b[0]
-	r.b = r.b[1:]
-	return c
-}
-
-func (r *walReader) rest() []byte {
-	b := r.b
-	r.b = nil
-	return b
 }

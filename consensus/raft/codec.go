@@ -27,19 +27,52 @@ func AppendMessage(dst []byte, m *Message) []byte {
 	dst = append(dst, boolByte(m.Reject))
 	dst = binary.AppendUvarint(dst, uint64(len(m.Entries)))
 	for i := range m.Entries {
-		e := &m.Entries[i]
-		dst = binary.AppendUvarint(dst, e.Index)
-		dst = binary.AppendUvarint(dst, e.Term)
-		dst = binary.AppendVarint(dst, e.Time)
-		dst = append(dst, byte(e.Type))
-		dst = binary.AppendUvarint(dst, uint64(len(e.Data)))
-		dst = append(dst, e.Data...)
+		dst = AppendEntry(dst, &m.Entries[i])
 	}
 	if m.Snapshot == nil {
 		return append(dst, 0)
 	}
 	dst = append(dst, 1)
 	return AppendSnapshotMeta(dst, m.Snapshot)
+}
+
+// AppendEntry appends the wire form of one entry (in a MsgApp, and a WAL record):
+//
+//	index term time:varint type:u8 len data
+func AppendEntry(dst []byte, e *Entry) []byte {
+	dst = binary.AppendUvarint(dst, e.Index)
+	dst = binary.AppendUvarint(dst, e.Term)
+	dst = binary.AppendVarint(dst, e.Time)
+	dst = append(dst, byte(e.Type))
+	dst = binary.AppendUvarint(dst, uint64(len(e.Data)))
+	return append(dst, e.Data...)
+}
+
+// ParseEntry decodes what AppendEntry wrote, returning the bytes used. Data aliases b.
+func ParseEntry(b []byte) (Entry, int, error) {
+	r := reader{b: b}
+	e := r.entry()
+	if r.err != nil {
+		return Entry{}, 0, r.err
+	}
+	return e, len(b) - len(r.b), nil
+}
+
+// AppendHardState appends term, vote and commit.
+func AppendHardState(dst []byte, hs HardState) []byte {
+	dst = binary.AppendUvarint(dst, hs.Term)
+	dst = binary.AppendUvarint(dst, hs.Vote)
+	return binary.AppendUvarint(dst, hs.Commit)
+}
+
+// ParseHardState decodes what AppendHardState wrote, returning the bytes used.
+func ParseHardState(b []byte) (HardState, int, error) {
+	r := reader{b: b}
+	hs := HardState{Term: r.uvarint(), Vote: r.uvarint(), Commit: r.uvarint()}
+	if r.err != nil {
+		return HardState{}, 0, r.err
+	}
+	return hs, len(b) - len(r.b), nil
 }
 
 // AppendSnapshotMeta appends the wire form of a snapshot's metadata (also used on disk).
@@ -154,13 +187,7 @@ func ParseMessage(b []byte) (Message, error) {
 	if n := r.count(5); n > 0 {
 		m.Entries = make([]Entry, n)
 		for i := range m.Entries {
-			e := &m.Entries[i]
-			e.Index, e.Term, e.Time = r.uvarint(), r.uvarint(), r.varint()
-			e.Type = EntryType(r.byte())
-			if e.Type > EntryConf {
-				r.err = ErrBadMessage
-			}
-			e.Data = r.bytes(r.uvarint())
+			m.Entries[i] = r.entry()
 		}
 	}
 	switch r.byte() {
@@ -188,6 +215,17 @@ func ParseSnapshotMeta(b []byte) (SnapshotMeta, int, error) {
 		return SnapshotMeta{}, 0, r.err
 	}
 	return s, len(b) - len(r.b), nil
+}
+
+func (r *reader) entry() Entry {
+	var e Entry
+	e.Index, e.Term, e.Time = r.uvarint(), r.uvarint(), r.varint()
+	e.Type = EntryType(r.byte())
+	if e.Type > EntryConf {
+		r.err = ErrBadMessage
+	}
+	e.Data = r.bytes(r.uvarint())
+	return e
 }
 
 func (r *reader) snapshotMeta() SnapshotMeta {
