@@ -95,11 +95,6 @@ var (
 	ErrNotLeader = errors.New("consensus: not leader")
 )
 
-type pending struct {
-	e     Entry
-	local any
-}
-
 // Node is one member's consensus pipeline.
 type Node struct {
 	cfg Config
@@ -122,10 +117,8 @@ type Node struct {
 	commit  waiter // commitIndex
 	applied waiter // appliedIndex
 
-	qmu          sync.Mutex
-	queue        []pending    // committed, waiting for the applier
+	queue        *applyQueue  // committed, waiting for the applier
 	pendingBytes atomic.Int64 // data bytes in queue and being applied
-	qsignal      chan struct{}
 
 	stop chan struct{}
 	done sync.WaitGroup
@@ -157,7 +150,7 @@ func Open(cfg Config) (*Node, error) {
 	if cfg.MaxPendingBytes <= 0 {
 		cfg.MaxPendingBytes = 8 << 20
 	}
-	n := &Node{cfg: cfg, term: 1, qsignal: make(chan struct{}, 1), stop: make(chan struct{})}
+	n := &Node{cfg: cfg, term: 1, queue: newApplyQueue(), stop: make(chan struct{})}
 	n.flushed = sync.NewCond(&n.mu)
 	if !cfg.MemoryOnly {
 		replayed := 0
@@ -278,51 +271,33 @@ func (n *Node) commitEntries(batch []pending, upto uint64) {
 		size += int64(len(batch[i].e.Data))
 	}
 	n.pendingBytes.Add(size)
-	n.qmu.Lock()
-	n.queue = append(n.queue, batch...)
-	n.qmu.Unlock()
 	n.commit.advance(upto)
-	select {
-	case n.qsignal <- struct{}{}:
-	default:
-	}
+	n.queue.push(batch...)
 }
 
 func (n *Node) runApplier() {
 	defer n.done.Done()
-	var batch []pending
 	for {
 		select {
-		case <-n.qsignal:
+		case <-n.queue.signal:
 		case <-n.stop:
 			// drain what committed before Close: it is acknowledged and in the WAL
-			n.applyQueued(&batch)
+			n.queue.drain(n.applyBatch)
 			return
 		}
-		n.applyQueued(&batch)
+		n.queue.drain(n.applyBatch)
 	}
 }
 
-func (n *Node) applyQueued(batch *[]pending) {
-	for {
-		n.qmu.Lock()
-		*batch, n.queue = n.queue, (*batch)[:0]
-		n.qmu.Unlock()
-		if len(*batch) == 0 {
-			return
-		}
-		var size int64
-		for i := range *batch {
-			p := &(*batch)[i]
-			n.cfg.SM.Apply(p.e, p.local)
-			size += int64(len(p.e.Data))
-			p.local, p.e.Data = nil, nil // let the GC have them
-		}
-		n.pendingBytes.Add(-size)
-		last := (*batch)[len(*batch)-1].e.Index
-		n.stats.AppliedEnts.Add(uint64(len(*batch)))
-		n.applied.advance(last)
+func (n *Node) applyBatch(batch []pending) {
+	var size int64
+	for i := range batch {
+		n.cfg.SM.Apply(batch[i].e, batch[i].local)
+		size += int64(len(batch[i].e.Data))
 	}
+	n.pendingBytes.Add(-size)
+	n.stats.AppliedEnts.Add(uint64(len(batch)))
+	n.applied.advance(batch[len(batch)-1].e.Index)
 }
 
 func (n *Node) runSyncer() {

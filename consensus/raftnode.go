@@ -46,9 +46,7 @@ type RaftNode struct {
 	commit  waiter
 	applied waiter
 
-	qmu     sync.Mutex
-	queue   []pending
-	qsignal chan struct{}
+	queue *applyQueue // committed entries on their way to the applier
 
 	status atomic.Pointer[RaftStatus]
 	closed atomic.Bool
@@ -200,7 +198,7 @@ func StartRaft(cfg RaftConfig) (*RaftNode, error) {
 		stop:        make(chan struct{}),
 		pending:     map[uint64]*proposal{},
 		reads:       map[uint64]*readRequest{},
-		qsignal:     make(chan struct{}, 1),
+		queue:       newApplyQueue(),
 		snapReq:     make(chan struct{}, 1),
 		snapDone:    make(chan snapResult, 1),
 		warnedSnap:  map[uint64]bool{},
@@ -599,14 +597,8 @@ func (n *RaftNode) installSnapshot(rd *raft.Ready) error {
 	n.logBytes = 0
 	n.stats.Installed.Add(1)
 	n.cfg.Logf("consensus: member %d installs the leader's snapshot at %d", n.cfg.ID, meta.Index)
-	n.qmu.Lock()
-	n.queue = append(n.queue, pending{e: Entry{Index: meta.Index, Term: meta.Term, Time: meta.Time}, local: restoreMarker{meta}})
-	n.qmu.Unlock()
 	n.commit.advance(meta.Index)
-	select {
-	case n.qsignal <- struct{}{}:
-	default:
-	}
+	n.queue.push(pending{e: Entry{Index: meta.Index, Term: meta.Term, Time: meta.Time}, local: restoreMarker{meta}})
 	return nil
 }
 
@@ -758,31 +750,24 @@ func (n *RaftNode) commitEntries(ents []raft.Entry) {
 		}
 		batch = append(batch, pending{e: Entry{Index: e.Index, Term: e.Term, Time: e.Time, Data: e.Data}, local: local})
 	}
-	n.qmu.Lock()
-	n.queue = append(n.queue, batch...)
-	n.qmu.Unlock()
 	n.commit.advance(ents[len(ents)-1].Index)
-	select {
-	case n.qsignal <- struct{}{}:
-	default:
-	}
+	n.queue.push(batch...)
 }
 
 func (n *RaftNode) runApplier() {
 	defer n.done.Done()
-	var batch []pending
 	for {
 		select {
-		case <-n.qsignal:
+		case <-n.queue.signal:
 		case <-n.snapReq:
-			n.applyQueued(&batch)
+			n.queue.drain(n.applyBatch)
 			n.snapDone <- n.takeSnapshot()
 			continue
 		case <-n.stop:
-			n.applyQueued(&batch)
+			n.queue.drain(n.applyBatch)
 			return
 		}
-		n.applyQueued(&batch)
+		n.queue.drain(n.applyBatch)
 	}
 }
 
@@ -811,29 +796,20 @@ func (n *RaftNode) takeSnapshot() snapResult {
 // Stats exposes the snapshot counters.
 func (n *RaftNode) Stats() *RaftStats { return &n.stats }
 
-func (n *RaftNode) applyQueued(batch *[]pending) {
-	for {
-		n.qmu.Lock()
-		*batch, n.queue = n.queue, (*batch)[:0]
-		n.qmu.Unlock()
-		if len(*batch) == 0 {
-			return
-		}
-		for i := range *batch {
-			p := &(*batch)[i]
-			if rm, ok := p.local.(restoreMarker); ok {
-				if err := loadSnapshotFile(n.cfg.Dir, rm.meta.Index, n.snapshotter); err != nil {
-					// The file was complete and synced when received: a broken invariant.
-					panic(fmt.Sprintf("consensus: member %d: %v", n.cfg.ID, err))
-				}
-			} else if p.e.Data != nil {
-				n.cfg.SM.Apply(p.e, p.local)
+func (n *RaftNode) applyBatch(batch []pending) {
+	for i := range batch {
+		p := &batch[i]
+		if rm, ok := p.local.(restoreMarker); ok {
+			if err := loadSnapshotFile(n.cfg.Dir, rm.meta.Index, n.snapshotter); err != nil {
+				// The file was complete and synced when received: a broken invariant.
+				panic(fmt.Sprintf("consensus: member %d: %v", n.cfg.ID, err))
 			}
-			p.local, p.e.Data = nil, nil
-			n.lastApplied = p.e
+		} else if p.e.Data != nil {
+			n.cfg.SM.Apply(p.e, p.local)
 		}
-		n.applied.advance((*batch)[len(*batch)-1].e.Index)
+		n.lastApplied = Entry{Index: p.e.Index, Term: p.e.Term, Time: p.e.Time}
 	}
+	n.applied.advance(batch[len(batch)-1].e.Index)
 }
 
 // refuseAll answers every later request with err until the member is closed.
