@@ -40,6 +40,10 @@ type RaftNode struct {
 	done  sync.WaitGroup
 
 	pending map[uint64]*proposal    // by index: proposals waiting for their entry to commit
+	// forwards are proposals this member forwarded to the leader (ProposeForward), by
+	// sequence number, waiting to see their EntryForwarded commit. Owned by the loop.
+	forwards map[uint64]*proposal
+	fwdSeq   uint64
 	reads   map[uint64]*readRequest // by context
 	readSeq uint64
 
@@ -141,12 +145,19 @@ type RaftStatus struct {
 }
 
 type proposal struct {
-	data  []byte
-	local any
-	index uint64
-	term  uint64
-	done  chan error // buffered: the loop never blocks on it
+	data    []byte
+	local   any
+	index   uint64
+	term    uint64
+	forward bool      // a follower may forward it to the leader (ProposeForward)
+	sent    time.Time // when it was forwarded
+	done    chan error // buffered: the loop never blocks on it
 }
+
+// forwardTTL is how long a forwarded proposal is remembered. Its proposer stops waiting
+// long before (its request timeout); if the entry commits later still, it is applied
+// like any other entry, without a waiting client.
+const forwardTTL = time.Minute
 
 // ctrlRequest runs f with the core on the loop goroutine.
 type ctrlRequest struct {
@@ -197,6 +208,7 @@ func StartRaft(cfg RaftConfig) (*RaftNode, error) {
 		ctrlc:       make(chan ctrlRequest),
 		stop:        make(chan struct{}),
 		pending:     map[uint64]*proposal{},
+		forwards:    map[uint64]*proposal{},
 		reads:       map[uint64]*readRequest{},
 		queue:       newApplyQueue(),
 		snapReq:     make(chan struct{}, 1),
@@ -280,9 +292,24 @@ func (n *RaftNode) Step(m raft.Message) {
 }
 
 // Propose replicates data and returns its index once committed. local reaches the state
-// machine with the entry when it is applied on this member.
+// machine with the entry when it is applied on this member. Only the leader proposes:
+// elsewhere Propose fails with ErrNotLeader.
 func (n *RaftNode) Propose(ctx context.Context, data []byte, local any) (uint64, error) {
-	p := &proposal{data: data, local: local, done: make(chan error, 1)}
+	return n.propose1(ctx, &proposal{data: data, local: local, done: make(chan error, 1)})
+}
+
+// ProposeForward is Propose that works on any member: a follower forwards data to the
+// leader (MsgForward), which proposes it as an EntryForwarded naming this member, and
+// returns once that entry has committed here; local then reaches the state machine
+// with it, as with Propose. Without a known leader it fails with ErrNotLeader. A
+// forward lost on the way (a leader change, a dropped connection) is not retried: the
+// caller's ctx ends the wait, and the outcome is unknown, as for any timed-out write.
+// Refusals are raft.ErrNotLeader, as from Propose.
+func (n *RaftNode) ProposeForward(ctx context.Context, data []byte, local any) (uint64, error) {
+	return n.propose1(ctx, &proposal{data: data, local: local, forward: true, done: make(chan error, 1)})
+}
+
+func (n *RaftNode) propose1(ctx context.Context, p *proposal) (uint64, error) {
 	select {
 	case n.propc <- p:
 	case <-n.stop:
@@ -492,15 +519,16 @@ func (n *RaftNode) run() {
 			return
 		case <-ticker.C:
 			catchUp()
+			n.expireForwards()
 		case m := <-n.recvc:
 			catchUp()
-			n.r.Step(m)
+			n.step(m)
 			// Drain what else arrived, so one Ready covers many messages.
 		recv:
 			for range 256 {
 				select {
 				case m := <-n.recvc:
-					n.r.Step(m)
+					n.step(m)
 				default:
 					break recv
 				}
@@ -642,7 +670,91 @@ func (n *RaftNode) compact(res snapResult) {
 	n.logBytes = 0
 }
 
+// step hands a member's message to the core, except forwarding, which is the driver's.
+func (n *RaftNode) step(m raft.Message) {
+	switch m.Type {
+	case raft.MsgForward:
+		n.handleForward(m)
+	case raft.MsgForwardResp:
+		for i := uint64(0); i < m.Index; i++ {
+			if p := n.forwards[m.Context+i]; p != nil {
+				delete(n.forwards, m.Context+i)
+				p.done <- raft.ErrNotLeader
+			}
+		}
+	default:
+		n.r.Step(m)
+	}
+}
+
+// handleForward proposes what a follower forwarded, each batch tagged with its origin
+// and sequence number; what cannot be proposed here is refused at once, so that the
+// follower need not wait for its timeout.
+func (n *RaftNode) handleForward(m raft.Message) {
+	data := make([][]byte, len(m.Entries))
+	for i := range m.Entries {
+		data[i] = raft.AppendForwarded(nil, m.From, m.Context+uint64(i), m.Entries[i].Data)
+	}
+	if _, err := n.r.ProposeTyped(n.cfg.Now(), raft.EntryForwarded, data...); err != nil {
+		n.cfg.Send([]raft.Message{{Type: raft.MsgForwardResp, From: n.cfg.ID, To: m.From, Term: n.r.Term(),
+			Context: m.Context, Index: uint64(len(m.Entries)), Reject: true}})
+	}
+}
+
+// forward sends proposals to the leader in one MsgForward.
+func (n *RaftNode) forward(batch []*proposal) {
+	lead := n.r.Lead()
+	if lead == raft.None || lead == n.cfg.ID {
+		for _, p := range batch {
+			p.done <- raft.ErrNotLeader
+		}
+		return
+	}
+	m := raft.Message{Type: raft.MsgForward, From: n.cfg.ID, To: lead, Term: n.r.Term(),
+		Context: n.fwdSeq + 1, Entries: make([]raft.Entry, len(batch))}
+	now := time.Now()
+	for i, p := range batch {
+		n.fwdSeq++
+		p.sent = now
+		n.forwards[n.fwdSeq] = p
+		m.Entries[i].Data = p.data
+	}
+	n.cfg.Send([]raft.Message{m})
+}
+
+// expireForwards forgets forwarded proposals nobody can still be waiting for.
+func (n *RaftNode) expireForwards() {
+	if len(n.forwards) == 0 {
+		return
+	}
+	cutoff := time.Now().Add(-forwardTTL)
+	for seq, p := range n.forwards {
+		if p.sent.Before(cutoff) {
+			delete(n.forwards, seq)
+			p.done <- ErrDropped
+		}
+	}
+}
+
 func (n *RaftNode) propose(batch []*proposal) {
+	if n.r.Role() != raft.Leader {
+		// Forwardable proposals go to the leader; the others are refused by the core.
+		var fwd []*proposal
+		rest := batch[:0:0]
+		for _, p := range batch {
+			if p.forward {
+				fwd = append(fwd, p)
+			} else {
+				rest = append(rest, p)
+			}
+		}
+		if len(fwd) > 0 {
+			n.forward(fwd)
+		}
+		if batch = rest; len(batch) == 0 {
+			return
+		}
+	}
 	data := make([][]byte, len(batch))
 	for i, p := range batch {
 		data[i] = p.data
@@ -733,6 +845,25 @@ func (n *RaftNode) commitEntries(ents []raft.Entry) {
 	batch := make([]pending, 0, len(ents))
 	for _, e := range ents {
 		var local any
+		if e.Type == raft.EntryForwarded {
+			origin, seq, payload, err := raft.ParseForwarded(e.Data)
+			if err != nil {
+				// Made by a leader of this cluster: a broken invariant.
+				panic(fmt.Sprintf("consensus: member %d: forwarded entry %d: %v", n.cfg.ID, e.Index, err))
+			}
+			if p := n.forwards[seq]; origin == n.cfg.ID && p != nil {
+				delete(n.forwards, seq)
+				local, p.index, p.term = p.local, e.Index, e.Term
+				p.done <- nil
+			}
+			e.Data = payload
+			if len(e.Data) == 0 {
+				batch = append(batch, pending{e: Entry{Index: e.Index, Term: e.Term, Time: e.Time}})
+				continue
+			}
+			batch = append(batch, pending{e: Entry{Index: e.Index, Term: e.Term, Time: e.Time, Data: e.Data}, local: local})
+			continue
+		}
 		if p := n.pending[e.Index]; p != nil {
 			delete(n.pending, e.Index)
 			if p.term == e.Term {
@@ -833,6 +964,10 @@ func (n *RaftNode) failAll(err error) {
 	for idx, p := range n.pending {
 		p.done <- err
 		delete(n.pending, idx)
+	}
+	for seq, p := range n.forwards {
+		p.done <- err
+		delete(n.forwards, seq)
 	}
 	for c, rq := range n.reads {
 		rq.done <- err

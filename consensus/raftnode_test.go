@@ -22,6 +22,8 @@ type memNet struct {
 	mu    sync.Mutex
 	nodes map[uint64]*RaftNode
 	cut   map[uint64]bool // members cut off from everyone
+	// rewrite, when set, may change a message on its way (called under mu).
+	rewrite func(m *raft.Message)
 }
 
 func (nw *memNet) send(msgs []raft.Message) {
@@ -30,6 +32,9 @@ func (nw *memNet) send(msgs []raft.Message) {
 	for _, m := range msgs {
 		if nw.cut[m.From] || nw.cut[m.To] {
 			continue
+		}
+		if nw.rewrite != nil {
+			nw.rewrite(&m)
 		}
 		if to := nw.nodes[m.To]; to != nil {
 			to.Step(m)
@@ -54,14 +59,27 @@ type kvSM struct {
 	mu      sync.Mutex
 	kv      map[string]string
 	applied []Entry
+	locals  map[uint64]any // the local value that came with an entry, by index
 }
 
-func (s *kvSM) Apply(e Entry, _ any) {
+func (s *kvSM) Apply(e Entry, local any) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	k, v, _ := cutKV(string(e.Data))
 	s.kv[k] = v
 	s.applied = append(s.applied, e)
+	if local != nil {
+		if s.locals == nil {
+			s.locals = map[uint64]any{}
+		}
+		s.locals[e.Index] = local
+	}
+}
+
+func (s *kvSM) local(index uint64) any {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.locals[index]
 }
 
 // Snapshot and Restore make kvSM a Snapshotter (JSON of the map).

@@ -171,7 +171,7 @@ func ParseMessage(b []byte) (Message, error) {
 	r := reader{b: b}
 	var m Message
 	m.Type = MsgType(r.byte())
-	if r.err == nil && (m.Type < MsgApp || m.Type > MsgTimeoutNow) {
+	if r.err == nil && (m.Type < MsgApp || m.Type > MsgForwardResp) {
 		return Message{}, fmt.Errorf("%w: type %d", ErrBadMessage, m.Type)
 	}
 	for _, p := range [...]*uint64{&m.From, &m.To, &m.Term, &m.Index, &m.LogTerm, &m.Commit, &m.Hint, &m.Context} {
@@ -221,7 +221,7 @@ func (r *reader) entry() Entry {
 	var e Entry
 	e.Index, e.Term, e.Time = r.uvarint(), r.uvarint(), r.varint()
 	e.Type = EntryType(r.byte())
-	if e.Type > EntryConf {
+	if e.Type > EntryForwarded {
 		r.err = ErrBadMessage
 	}
 	e.Data = r.bytes(r.uvarint())
@@ -256,4 +256,24 @@ func sortedKeys(m map[uint64]string) []uint64 {
 	}
 	slices.Sort(ids)
 	return ids
+}
+
+// AppendForwarded appends the Data of an EntryForwarded: the member that forwarded the
+// batch, its sequence number there, then the batch itself.
+//
+//	origin seq payload
+func AppendForwarded(dst []byte, origin, seq uint64, payload []byte) []byte {
+	dst = binary.AppendUvarint(dst, origin)
+	dst = binary.AppendUvarint(dst, seq)
+	return append(dst, payload...)
+}
+
+// ParseForwarded splits the Data of an EntryForwarded. payload aliases b.
+func ParseForwarded(b []byte) (origin, seq uint64, payload []byte, err error) {
+	r := reader{b: b}
+	origin, seq = r.uvarint(), r.uvarint()
+	if r.err != nil {
+		return 0, 0, nil, r.err
+	}
+	return origin, seq, r.b, nil
 }

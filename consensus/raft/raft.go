@@ -841,16 +841,25 @@ func DecodeConfChange(b []byte) (ConfChange, error) {
 // Propose appends one entry per data item, stamped with time (clamped so the log's clock
 // never runs backwards). It returns the index of the first; the rest follow in order.
 func (r *Raft) Propose(time int64, data ...[]byte) (uint64, error) {
+	return r.ProposeTyped(time, EntryNormal, data...)
+}
+
+// ProposeTyped is Propose for entries of type typ: EntryNormal, or EntryForwarded for
+// batches a follower forwarded (their Data made by AppendForwarded).
+func (r *Raft) ProposeTyped(time int64, typ EntryType, data ...[]byte) (uint64, error) {
 	if r.role != Leader {
 		return 0, ErrNotLeader
 	}
 	if r.leadTransferee != None {
 		return 0, ErrTransferring
 	}
+	if typ != EntryNormal && typ != EntryForwarded {
+		return 0, fmt.Errorf("raft: cannot propose entries of type %d", typ)
+	}
 	first := r.log.lastIndex() + 1
 	ents := make([]Entry, len(data))
 	for i, d := range data {
-		ents[i] = Entry{Time: time, Data: d}
+		ents[i] = Entry{Time: time, Type: typ, Data: d}
 	}
 	r.appendEntries(ents...)
 	r.bcastAppend()

@@ -16,6 +16,11 @@ const (
 	EntryNormal EntryType = iota
 	// EntryConf carries an encoded ConfChange; the core applies it when it commits.
 	EntryConf
+	// EntryForwarded is a state-machine batch that a follower forwarded to the leader
+	// (MsgForward). The core treats it as EntryNormal; its Data starts with the origin
+	// member and the origin's sequence number (AppendForwarded), so that the origin can
+	// hand the entry's replies to the client that is waiting on it.
+	EntryForwarded
 )
 
 // Entry is one log entry: its position, the term that created it, the leader's clock
@@ -129,10 +134,18 @@ const (
 	MsgSnap
 	// MsgTimeoutNow makes the receiver campaign at once (leadership transfer, §3.10).
 	MsgTimeoutNow
+	// MsgForward carries proposals from a follower to the leader: Entries hold their
+	// data, Context the sequence number of the first (the rest follow in order). It is
+	// the drivers' business: the core never sees it.
+	MsgForward
+	// MsgForwardResp refuses forwarded proposals the receiver could not propose (it does
+	// not lead): Context and Index are the first sequence number and the count.
+	MsgForwardResp
 )
 
 var msgNames = [...]string{"?", "MsgApp", "MsgAppResp", "MsgHeartbeat", "MsgHeartbeatResp",
-	"MsgVote", "MsgVoteResp", "MsgPreVote", "MsgPreVoteResp", "MsgSnap", "MsgTimeoutNow"}
+	"MsgVote", "MsgVoteResp", "MsgPreVote", "MsgPreVoteResp", "MsgSnap", "MsgTimeoutNow",
+	"MsgForward", "MsgForwardResp"}
 
 func (t MsgType) String() string {
 	if int(t) < len(msgNames) {
