@@ -39,13 +39,13 @@ type RaftNode struct {
 	stop  chan struct{}
 	done  sync.WaitGroup
 
-	pending map[uint64]*proposal    // by index: proposals waiting for their entry to commit
+	pending map[uint64]*proposal // by index: proposals waiting for their entry to commit
 	// forwards are proposals this member forwarded to the leader (ProposeForward), by
 	// sequence number, waiting to see their EntryForwarded commit. Owned by the loop.
 	forwards map[uint64]*proposal
 	fwdSeq   uint64
-	reads   map[uint64]*readRequest // by context
-	readSeq uint64
+	reads    map[uint64]*readRequest // by context
+	readSeq  uint64
 
 	commit  waiter
 	applied waiter
@@ -149,8 +149,8 @@ type proposal struct {
 	local   any
 	index   uint64
 	term    uint64
-	forward bool      // a follower may forward it to the leader (ProposeForward)
-	sent    time.Time // when it was forwarded
+	forward bool       // a follower may forward it to the leader (ProposeForward)
+	sent    time.Time  // when it was forwarded
 	done    chan error // buffered: the loop never blocks on it
 }
 
