@@ -13,14 +13,21 @@ import (
 
 // Snapshot format (all integers uvarint unless said otherwise):
 //
-//	magic "NKVSNAP1" applied ver
+//	magic "NKVSNAP2" applied ver
 //	per shard, per db: tombFloor ntomb (key:bytes ver)* nkeys (key record)*   keys in byte order
 //	key record := key:bytes type:byte ver flags ttl:varint(0 = none) value:bytes
+//	the ZooKeeper tree (zk_snapshot.go)
+//
+// "NKVSNAP1" snapshots, from before the ZooKeeper tree, have no ZooKeeper section: they
+// restore with a fresh tree.
 //
 // Everything that decides a future reply is in it, including the version counter and
 // the deletion watermarks WATCH compares against: a replica restored from a snapshot must
 // go on exactly like one that applied the whole log.
-const snapshotMagic = "NKVSNAP1"
+const snapshotMagic = "NKVSNAP2"
+
+// snapshotMagicV1 is the magic of snapshots without the ZooKeeper section.
+const snapshotMagicV1 = "NKVSNAP1"
 
 // ErrBadSnapshot reports a snapshot that does not decode.
 var ErrBadSnapshot = errors.New("kvstore: bad snapshot")
@@ -54,6 +61,7 @@ func (s *Store) Snapshot(w io.Writer) error {
 			}
 		}
 	}
+	buf = s.zk.appendSnapshot(buf)
 	if _, err := bw.Write(buf); err != nil {
 		return err
 	}
@@ -146,7 +154,7 @@ func (r *snapReader) bytes() []byte {
 func (s *Store) Restore(rd io.Reader) error {
 	r := &snapReader{r: bufio.NewReaderSize(rd, 1<<16)}
 	magic := make([]byte, len(snapshotMagic))
-	if _, err := io.ReadFull(r.r, magic); err != nil || string(magic) != snapshotMagic {
+	if _, err := io.ReadFull(r.r, magic); err != nil || string(magic) != snapshotMagic && string(magic) != snapshotMagicV1 {
 		return fmt.Errorf("%w: magic", ErrBadSnapshot)
 	}
 	fresh := New()
@@ -213,6 +221,11 @@ func (s *Store) Restore(rd io.Reader) error {
 	if r.err != nil {
 		return r.err
 	}
+	if string(magic) == snapshotMagic {
+		if err := fresh.zk.restore(r); err != nil {
+			return err
+		}
+	}
 	s.entryMu.RLock()
 	defer s.entryMu.RUnlock()
 	s.lockAll(true)
@@ -221,6 +234,7 @@ func (s *Store) Restore(rd io.Reader) error {
 	}
 	s.applied, s.ver = fresh.applied, fresh.ver
 	s.unlockAll(true)
+	s.zk.replace(&fresh.zk)
 	return nil
 }
 
@@ -254,5 +268,5 @@ func (s *Store) Digest() uint64 {
 		}
 	}
 	buf = binary.AppendUvarint(buf[:0], s.ver)
-	return sum ^ xxhash.Sum64(buf)
+	return (sum + s.zk.digest()) ^ xxhash.Sum64(buf)
 }

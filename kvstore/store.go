@@ -119,6 +119,8 @@ type Store struct {
 	entryMu sync.RWMutex
 	// stats counted by the applier for INFO.
 	stats Stats
+	// zk is the ZooKeeper data tree (zk.go), with a lock of its own.
+	zk zkTree
 }
 
 // Stats are counters the applier keeps for INFO.
@@ -137,6 +139,7 @@ func New() *Store {
 			s.shards[i].dbs[d].keys = make(map[string]slot)
 		}
 	}
+	s.zk.init()
 	return s
 }
 
