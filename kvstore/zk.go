@@ -423,6 +423,10 @@ func (s *Store) ZKAllChildrenNumber(path string) (int32, bool) {
 	t := &s.zk
 	t.mu.RLock()
 	defer t.mu.RUnlock()
+	return t.allChildrenNumber(path)
+}
+
+func (t *zkTree) allChildrenNumber(path string) (int32, bool) {
 	n := t.nodes[path]
 	if n == nil {
 		return 0, false

@@ -21,6 +21,7 @@ import (
 	"github.com/nanokv/nanokv/kvstore"
 	"github.com/nanokv/nanokv/mcproto"
 	"github.com/nanokv/nanokv/resp"
+	"github.com/nanokv/nanokv/zkproto"
 )
 
 // Version is nanokv's version, set at build time with -ldflags "-X ...server.Version=...".
@@ -36,6 +37,14 @@ type Config struct {
 	MemcacheOptional bool
 	// MemcacheItemSizeMax is memcached's -I (bytes); 0 means 1 MiB.
 	MemcacheItemSizeMax int
+	// ZKAddr is the ZooKeeper listener's address; "" disables it. ZKOptional as
+	// MemcacheOptional.
+	ZKAddr     string
+	ZKOptional bool
+	// ZKFourLetterWords is ZooKeeper's 4lw.commands.whitelist (nil: the default);
+	// ZKExtendedTypes its zookeeper.extendedTypesEnabled (TTL nodes).
+	ZKFourLetterWords []string
+	ZKExtendedTypes   bool
 	DataDir             string
 	MemoryOnly          bool
 	Fsync               consensus.FsyncPolicy
@@ -84,6 +93,8 @@ type Server struct {
 	ln       net.Listener
 	mc       *mcproto.Server
 	mcln     net.Listener
+	zk       *zkproto.Server
+	zkln     net.Listener
 	logf     func(string, ...any)
 
 	stop     chan struct{}
@@ -171,6 +182,17 @@ func Start(cfg Config) (*Server, error) {
 			s.logf("%v (memcached listener disabled)", err)
 		}
 	}
+	if cfg.ZKAddr != "" {
+		if err := s.startZK(); err != nil {
+			if !cfg.ZKOptional {
+				s.closeListeners()
+				s.wg.Wait()
+				s.closeConsensus()
+				return nil, err
+			}
+			s.logf("%v (zookeeper listener disabled)", err)
+		}
+	}
 	s.wg.Add(1)
 	go s.runExpiry()
 	startGCTuner(s.stop)
@@ -241,6 +263,9 @@ func (s *Server) closeListeners() {
 	}
 	if s.mc != nil {
 		s.mc.Close()
+	}
+	if s.zk != nil {
+		s.zk.Close()
 	}
 }
 

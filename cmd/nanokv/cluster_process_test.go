@@ -99,7 +99,7 @@ func TestClusterProcessesUnderFaults(t *testing.T) {
 	for i := 1; i <= 4; i++ {
 		m := &member{id: i, redis: fmt.Sprintf("127.0.0.1:%d", redisBase+i-1)}
 		m.args = []string{"--id", fmt.Sprint(i), "--redis", m.redis, "--cluster", fmt.Sprintf("127.0.0.1:%d", clusterBase+i-1),
-			"--data-dir", filepath.Join(base, fmt.Sprint(i)), "--memcache", "", "--fsync", "always"}
+			"--data-dir", filepath.Join(base, fmt.Sprint(i)), "--memcache", "", "--zk", "", "--fsync", "always"}
 		if i <= 3 {
 			m.args = append(m.args, "--peers", strings.Join(peers, ","))
 		}
@@ -300,7 +300,7 @@ func BenchmarkFailover(b *testing.B) {
 	for i := 1; i <= 3; i++ {
 		m := &member{id: i, redis: fmt.Sprintf("127.0.0.1:%d", redisBase+i-1)}
 		m.args = []string{"--id", fmt.Sprint(i), "--redis", m.redis, "--cluster", fmt.Sprintf("127.0.0.1:%d", clusterBase+i-1),
-			"--data-dir", filepath.Join(base, fmt.Sprint(i)), "--memcache", "", "--peers", strings.Join(peers, ",")}
+			"--data-dir", filepath.Join(base, fmt.Sprint(i)), "--memcache", "", "--zk", "", "--peers", strings.Join(peers, ",")}
 		members[i] = m
 		m.start(b)
 	}

@@ -29,6 +29,7 @@ func runLocal(args []string, stdout, stderr io.Writer) error {
 	redisBase := fs.Int("redis-base", 6401, "Redis port of member 1; member i listens on base+i-1")
 	clusterBase := fs.Int("cluster-base", 7401, "member-traffic port of member 1")
 	memcacheBase := fs.Int("memcache-base", 0, "memcached port of member 1 (0: no memcached listener)")
+	zkBase := fs.Int("zk-base", 2181, "ZooKeeper port of member 1 (0: no ZooKeeper listener)")
 	dataDir := fs.String("data-dir", "nanokv-local", "member i keeps its WAL in DIR/node<i>")
 	fsync := fs.String("fsync", "everysec", "WAL fsync policy of every member: always|everysec|no")
 	memoryOnly := fs.Bool("memory-only", false, "members keep no WAL")
@@ -77,11 +78,15 @@ func runLocal(args []string, stdout, stderr io.Writer) error {
 		if *memcacheBase > 0 {
 			mc = "127.0.0.1:" + strconv.Itoa(*memcacheBase+i-1)
 		}
+		zk := ""
+		if *zkBase > 0 {
+			zk = "127.0.0.1:" + strconv.Itoa(*zkBase+i-1)
+		}
 		cmd := exec.Command(exe,
 			"--id", strconv.Itoa(i),
 			"--peers", strings.Join(peers, ","),
 			"--redis", "127.0.0.1:"+strconv.Itoa(*redisBase+i-1),
-			"--memcache", mc, "--zk", "",
+			"--memcache", mc, "--zk", zk,
 			"--data-dir", filepath.Join(*dataDir, "node"+strconv.Itoa(i)),
 			"--fsync", *fsync, "--memory-only="+strconv.FormatBool(*memoryOnly))
 		pr, pw := io.Pipe()
@@ -117,6 +122,9 @@ func runLocal(args []string, stdout, stderr io.Writer) error {
 		fmt.Fprintf(stdout, "  node %d  redis 127.0.0.1:%d  cluster 127.0.0.1:%d", i, *redisBase+i-1, *clusterBase+i-1)
 		if *memcacheBase > 0 {
 			fmt.Fprintf(stdout, "  memcache 127.0.0.1:%d", *memcacheBase+i-1)
+		}
+		if *zkBase > 0 {
+			fmt.Fprintf(stdout, "  zookeeper 127.0.0.1:%d", *zkBase+i-1)
 		}
 		fmt.Fprintln(stdout)
 	}

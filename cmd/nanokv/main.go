@@ -34,6 +34,8 @@ type options struct {
 	cluster     string
 	redis       string
 	zk          string
+	zkTTL       bool
+	zk4lw       string
 	memcache    string
 	mcItemMax   string
 	dataDir     string
@@ -55,7 +57,9 @@ func newFlagSet(o *options, stderr io.Writer) *flag.FlagSet {
 	fs.IntVar(&o.id, "id", 1, "this node's id in the cluster")
 	fs.StringVar(&o.cluster, "cluster", "", "address for traffic between nodes (host:port)")
 	fs.StringVar(&o.redis, "redis", "127.0.0.1:6379", "Redis (RESP) listen address; empty disables")
-	fs.StringVar(&o.zk, "zk", "", "ZooKeeper listen address; empty disables")
+	fs.StringVar(&o.zk, "zk", defaultZK, "ZooKeeper listen address; empty disables")
+	fs.BoolVar(&o.zkTTL, "zk-extended-types", false, "allow ZooKeeper TTL nodes (ZooKeeper's zookeeper.extendedTypesEnabled)")
+	fs.StringVar(&o.zk4lw, "zk-4lw-whitelist", strings.Join(server.DefaultZKFourLetterWords, ","), "ZooKeeper four-letter words answered (4lw.commands.whitelist; * for all)")
 	fs.StringVar(&o.memcache, "memcache", defaultMemcache, "memcached listen address; empty disables")
 	fs.StringVar(&o.mcItemMax, "memcache-item-size-max", "1m", "largest memcached item, as memcached's -I (bytes, or with k/m suffix)")
 	fs.StringVar(&o.dataDir, "data-dir", "nanokv-data", "directory for the WAL")
@@ -82,7 +86,10 @@ func run(args []string, stdout, stderr io.Writer) error {
 		if fs.Arg(0) == "local" {
 			return runLocal(fs.Args()[1:], stdout, stderr)
 		}
-		return fmt.Errorf("unknown subcommand %q (there is: local)", fs.Arg(0))
+		if fs.Arg(0) == "bench" {
+			return runBench(fs.Args()[1:], stdout, stderr)
+		}
+		return fmt.Errorf("unknown subcommand %q (there is: local, bench)", fs.Arg(0))
 	}
 	if o.version {
 		fmt.Fprintln(stdout, "nanokv", server.Version)
@@ -139,17 +146,24 @@ func run(args []string, stdout, stderr io.Writer) error {
 			return fmt.Errorf("--mode %s: clusters run --mode raft in this build", o.mode)
 		}
 	}
-	if o.zk != "" {
-		return errors.New("the ZooKeeper frontend is not in this build yet: pass --zk ''")
-	}
 	itemMax, err := parseSize(o.mcItemMax)
 	if err != nil || itemMax < 1024 || itemMax > 1<<30 {
 		return fmt.Errorf("--memcache-item-size-max %q: want a size from 1k to 1024m", o.mcItemMax)
 	}
 	// The default memcached port is a convenience: if something (a memcached) already
 	// holds it, the node starts without it. An address the user chose must bind.
-	memcacheSet := false
-	fs.Visit(func(f *flag.Flag) { memcacheSet = memcacheSet || f.Name == "memcache" })
+	// The same for ZooKeeper's 2181.
+	memcacheSet, zkSet := false, false
+	fs.Visit(func(f *flag.Flag) {
+		memcacheSet = memcacheSet || f.Name == "memcache"
+		zkSet = zkSet || f.Name == "zk"
+	})
+	var words []string
+	for _, w := range strings.Split(o.zk4lw, ",") {
+		if w = strings.TrimSpace(w); w != "" {
+			words = append(words, w)
+		}
+	}
 	logger := log.New(stderr, "", log.LstdFlags|log.Lmicroseconds)
 	if o.cpuprofile != "" {
 		f, err := os.Create(o.cpuprofile)
@@ -169,6 +183,10 @@ func run(args []string, stdout, stderr io.Writer) error {
 		MemcacheAddr:        o.memcache,
 		MemcacheOptional:    !memcacheSet,
 		MemcacheItemSizeMax: itemMax,
+		ZKAddr:              o.zk,
+		ZKOptional:          !zkSet,
+		ZKFourLetterWords:   words,
+		ZKExtendedTypes:     o.zkTTL,
 		DataDir:             o.dataDir,
 		MemoryOnly:          o.memoryOnly,
 		Fsync:               fsync,
@@ -183,7 +201,8 @@ func run(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	logger.Printf("nanokv %s: node %d ready, redis %s, memcache %s, fsync %s, data %s", server.Version, o.id, srv.RedisAddr(), orNone(srv.MemcacheAddr()), fsync, dataDesc(o))
+	logger.Printf("nanokv %s: node %d ready, redis %s, memcache %s, zookeeper %s, fsync %s, data %s", server.Version, o.id,
+		orNone(srv.RedisAddr()), orNone(srv.MemcacheAddr()), orNone(srv.ZKAddr()), fsync, dataDesc(o))
 	sig := make(chan os.Signal, 1)
 	signal.Notify(sig, syscall.SIGINT, syscall.SIGTERM)
 	select {
@@ -199,8 +218,12 @@ func run(args []string, stdout, stderr io.Writer) error {
 	return nil
 }
 
-// defaultMemcache is memcached's own default port, on loopback as the Redis default is.
-const defaultMemcache = "127.0.0.1:11211"
+// defaultMemcache and defaultZK are memcached's and ZooKeeper's own default ports, on
+// loopback as the Redis default is.
+const (
+	defaultMemcache = "127.0.0.1:11211"
+	defaultZK       = "127.0.0.1:2181"
+)
 
 func orNone(addr string) string {
 	if addr == "" {

@@ -288,7 +288,7 @@ func freeRange(t testing.TB, n int) int {
 // redirects clients of followers; SIGTERM stops every member.
 func TestLocalCluster(t *testing.T) {
 	redisBase, clusterBase := freeRange(t, 3), freeRange(t, 3)
-	cmd := exec.Command(os.Args[0], "local", "--nodes", "3", "--memory-only",
+	cmd := exec.Command(os.Args[0], "local", "--nodes", "3", "--memory-only", "--zk-base", "0",
 		"--redis-base", fmt.Sprint(redisBase), "--cluster-base", fmt.Sprint(clusterBase))
 	cmd.Env = append(os.Environ(), childEnv+"=1")
 	var out bytes.Buffer

@@ -1,0 +1,90 @@
+package server
+
+import (
+	"context"
+	"fmt"
+	"net"
+
+	"github.com/nanokv/nanokv/kvstore"
+	"github.com/nanokv/nanokv/zkproto"
+)
+
+// The ZooKeeper frontend (--zk). Unlike Redis clients, which a follower redirects with
+// -MOVED, a ZooKeeper client may talk to any member: reads are served from the member's
+// own store (ZooKeeper's sequential consistency) and writes are forwarded to the leader
+// (consensus.RaftNode.ProposeForward), their results handed back when the member applies
+// the entry.
+
+func (s *Server) startZK() error {
+	ln, err := net.Listen("tcp", s.cfg.ZKAddr)
+	if err != nil {
+		return fmt.Errorf("server: zookeeper listener: %w", err)
+	}
+	s.zkln = ln
+	words := s.cfg.ZKFourLetterWords
+	if words == nil {
+		words = DefaultZKFourLetterWords
+	}
+	s.zk = zkproto.NewServer(s, zkproto.Config{FourLetterWords: words, ExtendedTypes: s.cfg.ZKExtendedTypes,
+		ServerID: s.cfg.NodeID, DataDir: s.cfg.DataDir, Logf: s.logf})
+	s.wg.Add(1)
+	go func() {
+		defer s.wg.Done()
+		if err := s.zk.Serve(ln); err != nil {
+			s.logf("server: zookeeper listener: %v", err)
+		}
+	}()
+	return nil
+}
+
+// DefaultZKFourLetterWords is the default 4lw.commands.whitelist: ZooKeeper 3.8 allows
+// only srvr by default; nanokv also answers the other read-only words, which tools
+// (kazoo's server_version reads envi) and operators expect.
+var DefaultZKFourLetterWords = []string{"srvr", "stat", "ruok", "isro", "envi", "mntr", "conf", "cons", "wchs", "dirs"}
+
+// ZKAddr is the address the ZooKeeper listener is bound to ("" if disabled).
+func (s *Server) ZKAddr() string {
+	if s.zkln == nil {
+		return ""
+	}
+	return s.zkln.Addr().String()
+}
+
+// ProposeAnywhere implements zkproto.Backend: on a follower the batch is forwarded to the
+// leader.
+func (s *Server) ProposeAnywhere(batch []byte, sink kvstore.Sink) error {
+	var local any
+	if sink != nil {
+		local = sink
+	}
+	if c := s.cl(); c != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), c.timeout())
+		defer cancel()
+		_, err := c.raft.ProposeForward(ctx, batch, local)
+		return err
+	}
+	if s.pending != nil {
+		return errNoCluster
+	}
+	_, err := s.node.Propose(batch, local)
+	return err
+}
+
+// IsLeader implements zkproto.Backend: a single node always leads.
+func (s *Server) IsLeader() bool {
+	if c := s.cl(); c != nil {
+		return c.isLeader()
+	}
+	return s.pending == nil
+}
+
+// Mode implements zkproto.Backend (srvr's "Mode:").
+func (s *Server) Mode() string {
+	switch c := s.cl(); {
+	case c == nil:
+		return "standalone"
+	case c.isLeader():
+		return "leader"
+	}
+	return "follower"
+}
