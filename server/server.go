@@ -45,10 +45,10 @@ type Config struct {
 	// ZKExtendedTypes its zookeeper.extendedTypesEnabled (TTL nodes).
 	ZKFourLetterWords []string
 	ZKExtendedTypes   bool
-	DataDir             string
-	MemoryOnly          bool
-	Fsync               consensus.FsyncPolicy
-	RequirePass         string
+	DataDir           string
+	MemoryOnly        bool
+	Fsync             consensus.FsyncPolicy
+	RequirePass       string
 	// ExpireEvery is the period of the leader's sweep for keys past their TTL.
 	ExpireEvery time.Duration
 	Logger      *log.Logger
