@@ -1,0 +1,161 @@
+package bench
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+)
+
+// buildNanokv builds the nanokv binary the members run.
+func buildNanokv(t *testing.T) string {
+	t.Helper()
+	exe := filepath.Join(t.TempDir(), "nanokv")
+	goTool := filepath.Join(runtime.GOROOT(), "bin", "go")
+	if _, err := os.Stat(goTool); err != nil {
+		goTool = "go"
+	}
+	out, err := exec.Command(goTool, "build", "-o", exe, "github.com/nanokv/nanokv/cmd/nanokv").CombinedOutput()
+	if err != nil {
+		t.Fatalf("go build ./cmd/nanokv: %v\n%s", err, out)
+	}
+	return exe
+}
+
+// TestBenchHarnessEndToEnd runs every scenario of the harness at a tiny scale: the
+// systems that are installed start, tools run, failover kills and restarts a member, and
+// results.json, results.md and the plots come out. Figures are not checked (this
+// machine is shared); that each scenario measured something is.
+func TestBenchHarnessEndToEnd(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts servers and builds nanokv")
+	}
+	profiles["tiny"] = profile{rbN: 2000, rbPipelines: []int{1}, mcSecs: 1, mcMixes: []float64{1},
+		zkServers: []int{1}, zkClients: []int{2}, zkDur: 500 * time.Millisecond,
+		olStart: 2000, olMax: 4000, olStep: 300 * time.Millisecond, olConns: 2,
+		failTrials: 1, failNodes: []int{3}, memtierSecs: 1, memtierClient: 2}
+	defer delete(profiles, "tiny")
+	out := filepath.Join(t.TempDir(), "out")
+	var stderr bytes.Buffer
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	res, err := Run(ctx, Config{Nanokv: buildNanokv(t), Profile: "tiny", Out: out, Command: "test", Stderr: &stderr})
+	t.Logf("progress:\n%s", stderr.String())
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	b, err := os.ReadFile(filepath.Join(out, "results.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got Results
+	if err := json.Unmarshal(b, &got); err != nil {
+		t.Fatalf("results.json does not parse: %v", err)
+	}
+	var names []string
+	for _, sc := range got.Scenarios {
+		names = append(names, sc.Name)
+	}
+	if strings.Join(names, ",") != strings.Join(AllScenarios, ",") {
+		t.Fatalf("scenarios %v, want %v", names, AllScenarios)
+	}
+	if got.Machine.Cores == 0 || got.Machine.Versions["nanokv"] == "" {
+		t.Errorf("machine not recorded: %+v", got.Machine)
+	}
+	measured := func(sc Scenario, system string) bool {
+		for _, r := range sc.Rows {
+			if r.System == system && r.Ops > 0 && r.Failed == "" && r.Skipped == "" {
+				return true
+			}
+		}
+		return false
+	}
+	installed := func(s *system) bool { return s.missing() == "" }
+	for _, sc := range got.Scenarios {
+		for _, r := range sc.Rows {
+			if r.Failed != "" {
+				t.Errorf("%s: %s %s failed: %s", sc.Name, r.System, r.Test, r.Failed)
+			}
+		}
+		switch sc.Name {
+		case "redis", "openloop":
+			if _, err := exec.LookPath("redis-benchmark"); sc.Name == "redis" && err != nil {
+				continue
+			}
+			if !measured(sc, "nanokv-1") {
+				t.Errorf("%s: no figure for nanokv-1: %+v", sc.Name, sc.Rows)
+			}
+			if installed(redisSystem()) && !measured(sc, "redis-server") {
+				t.Errorf("%s: redis-server is installed but has no figure", sc.Name)
+			}
+		case "memcache":
+			if _, err := exec.LookPath("memcaslap"); err == nil && !measured(sc, "nanokv-1") {
+				t.Errorf("memcache: no figure for nanokv-1: %+v", sc.Rows)
+			}
+		case "zk":
+			if installed(zookeeperSystem(1)) && !measured(sc, "zookeeper-1") {
+				t.Errorf("zk: ZooKeeper is installed but has no figure: %+v", sc.Rows)
+			}
+			for _, r := range sc.Rows {
+				if r.System == "nanokv-1" && r.Skipped == "" && r.Ops == 0 {
+					t.Errorf("zk: nanokv-1 neither measured nor skipped: %+v", r)
+				}
+			}
+		case "failover":
+			if len(sc.Failover) != 1 || len(sc.Failover[0].TrialsMs) != 1 {
+				t.Errorf("failover: want one trial of nanokv-3, got %+v", sc.Failover)
+			}
+		}
+	}
+	if res == nil || len(res.Scenarios) != len(got.Scenarios) {
+		t.Error("Run's results differ from results.json")
+	}
+	md, err := os.ReadFile(filepath.Join(out, "results.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range []string{"## redis", "## failover", "cores"} {
+		if !strings.Contains(string(md), s) {
+			t.Errorf("results.md lacks %q", s)
+		}
+	}
+	pngs, _ := filepath.Glob(filepath.Join(out, "*.png"))
+	if len(pngs) == 0 {
+		t.Fatal("no plot written")
+	}
+	for _, p := range pngs {
+		b, err := os.ReadFile(p)
+		if err != nil || !bytes.HasPrefix(b, []byte("\x89PNG")) {
+			t.Errorf("%s is not a PNG", p)
+		}
+	}
+}
+
+// A bad profile or scenario name is an error before anything starts.
+func TestBenchRejectsUnknownProfileAndScenario(t *testing.T) {
+	if _, err := Run(context.Background(), Config{Nanokv: "x", Profile: "medium"}); err == nil {
+		t.Error("profile medium accepted")
+	}
+	if _, err := Run(context.Background(), Config{Nanokv: "x", Profile: "quick", Scenarios: []string{"etcd"}}); err == nil {
+		t.Error("scenario etcd accepted")
+	}
+}
+
+// A system whose binary is missing is one skip line naming what to install.
+func TestMissingPeerIsASkipLine(t *testing.T) {
+	s := &system{name: "redisraft-3", binary: "/nonexistent/redisraft.so", hint: "pass --redisraft"}
+	if got := s.missing(); !strings.HasPrefix(got, "skipping redisraft-3: ") || !strings.Contains(got, "pass --redisraft") {
+		t.Errorf("missing() = %q", got)
+	}
+	s = &system{name: "x", binary: "no-such-binary-nanokv-bench", hint: "apt-get install x"}
+	if got := s.missing(); !strings.Contains(got, "apt-get install x") {
+		t.Errorf("missing() = %q", got)
+	}
+}
