@@ -73,14 +73,6 @@ func newConn(s *Server, nc net.Conn) *conn {
 		outDone: make(chan struct{}), watched: map[string]struct{}{}, connected: time.Now()}
 }
 
-// takeHeard reports the session if a request arrived since the last call.
-func (c *conn) takeHeard() int64 {
-	if c.sess != 0 && c.heard.Swap(false) {
-		return atomic.LoadInt64(&c.sess)
-	}
-	return 0
-}
-
 // expire is called when the store closed the session (expiry, or a close from another
 // connection): the client learns it when it reconnects.
 func (c *conn) expire() {
@@ -89,25 +81,33 @@ func (c *conn) expire() {
 	}
 }
 
-// queue appends one framed packet for the writer.
+// queue appends one framed packet for the writer. The signal is sent under outMu, so
+// that stopWriter cannot close the channel in between.
 func (c *conn) queue(build func(dst []byte) []byte) {
 	c.outMu.Lock()
+	defer c.outMu.Unlock()
 	if c.dead {
-		c.outMu.Unlock()
 		return
 	}
 	c.out = build(c.out)
-	over := len(c.out) > maxOutBytes
-	c.outMu.Unlock()
 	c.sent.Add(1)
 	c.s.stats.sent.Add(1)
-	if over {
+	if len(c.out) > maxOutBytes {
 		c.nc.Close()
 	}
 	select {
 	case c.outSig <- struct{}{}:
 	default:
 	}
+}
+
+// stopWriter lets the writer send what is queued, and waits for it to finish.
+func (c *conn) stopWriter() {
+	c.outMu.Lock()
+	c.dead = true
+	close(c.outSig)
+	c.outMu.Unlock()
+	<-c.outDone
 }
 
 func (c *conn) reply(xid int32, zxid int64, errCode int32, body Record) {
@@ -156,8 +156,7 @@ func (c *conn) serve() {
 	}
 	go c.writer()
 	defer func() {
-		close(c.outSig)
-		<-c.outDone
+		c.stopWriter()
 		c.s.watches.removeConn(c, c.pathsWatched())
 	}()
 	c.s.bind(c, c.sess)

@@ -138,12 +138,23 @@ func (s *Server) conf() string {
 }
 
 func (s *Server) cons() string {
-	conns := s.connList()
-	sort.Slice(conns, func(i, j int) bool { return conns[i].remote < conns[j].remote })
+	type line struct {
+		remote string
+		text   string
+	}
+	var lines []line
+	s.mu.Lock()
+	for _, conns := range s.bySess {
+		for c := range conns {
+			lines = append(lines, line{c.remote, fmt.Sprintf(" /%s[1](queued=0,recved=%d,sent=%d,sid=0x%x,lop=NA,est=%d,to=%d)\n",
+				c.remote, c.received.Load(), c.sent.Load(), c.sess, c.connected.UnixMilli(), c.timeout)})
+		}
+	}
+	s.mu.Unlock()
+	sort.Slice(lines, func(i, j int) bool { return lines[i].remote < lines[j].remote })
 	var b strings.Builder
-	for _, c := range conns {
-		fmt.Fprintf(&b, " /%s[1](queued=0,recved=%d,sent=%d,sid=0x%x,lop=NA,est=%d,to=%d)\n",
-			c.remote, c.received.Load(), c.sent.Load(), c.sess, c.connected.UnixMilli(), c.timeout)
+	for _, l := range lines {
+		b.WriteString(l.text)
 	}
 	b.WriteString("\n")
 	return b.String()

@@ -164,7 +164,8 @@ func (s *Server) Serve(ln net.Listener) error {
 	}
 }
 
-// bind records that c now speaks for session id.
+// bind records that c now speaks for session id. c.sess and c.timeout are set before
+// and never change after: whoever finds c in bySess under mu may read them.
 func (s *Server) bind(c *conn, id int64) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -277,11 +278,16 @@ func (s *Server) upkeep() {
 
 func (s *Server) touchSessions() {
 	var ids []int64
-	for _, c := range s.connList() {
-		if id := c.takeHeard(); id != 0 {
-			ids = append(ids, id)
+	s.mu.Lock()
+	for id, conns := range s.bySess {
+		for c := range conns {
+			if c.heard.Swap(false) {
+				ids = append(ids, id)
+				break
+			}
 		}
 	}
+	s.mu.Unlock()
 	if len(ids) == 0 {
 		return
 	}
