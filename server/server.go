@@ -45,6 +45,10 @@ type Config struct {
 	// ZKExtendedTypes its zookeeper.extendedTypesEnabled (TTL nodes).
 	ZKFourLetterWords []string
 	ZKExtendedTypes   bool
+	// ZKTickTime is ZooKeeper's tickTime (0: 2 s): session timeouts are clamped to
+	// [2, 20] ticks. Tests shorten it to see sessions expire quickly.
+	ZKTickTime time.Duration
+
 	DataDir           string
 	MemoryOnly        bool
 	Fsync             consensus.FsyncPolicy

@@ -26,7 +26,7 @@ func (s *Server) startZK() error {
 		words = DefaultZKFourLetterWords
 	}
 	s.zk = zkproto.NewServer(s, zkproto.Config{FourLetterWords: words, ExtendedTypes: s.cfg.ZKExtendedTypes,
-		ServerID: s.cfg.NodeID, DataDir: s.cfg.DataDir, Logf: s.logf})
+		ServerID: s.cfg.NodeID, DataDir: s.cfg.DataDir, Logf: s.logf, TickTime: s.cfg.ZKTickTime})
 	s.wg.Add(1)
 	go func() {
 		defer s.wg.Done()
