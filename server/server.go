@@ -49,10 +49,10 @@ type Config struct {
 	// [2, 20] ticks. Tests shorten it to see sessions expire quickly.
 	ZKTickTime time.Duration
 
-	DataDir           string
-	MemoryOnly        bool
-	Fsync             consensus.FsyncPolicy
-	RequirePass       string
+	DataDir     string
+	MemoryOnly  bool
+	Fsync       consensus.FsyncPolicy
+	RequirePass string
 	// ExpireEvery is the period of the leader's sweep for keys past their TTL.
 	ExpireEvery time.Duration
 	Logger      *log.Logger
