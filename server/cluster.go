@@ -29,6 +29,9 @@ type cluster struct {
 	raft      *consensus.RaftNode
 	tr        *consensus.TCPTransport
 	timeoutNs atomic.Int64 // request timeout (CONFIG SET raft.request-timeout)
+	// proxy is RedisRaft's follower-proxy: a follower forwards its clients' writes to
+	// the leader and reads after a barrier through the leader, instead of -MOVED.
+	proxy atomic.Bool
 	id        uint64       // the cluster id (RedisRaft's dbid), 16 hex digits on the wire
 	nodeID    uint64
 	addr      string // this member's address
@@ -147,6 +150,7 @@ func (s *Server) launchCluster(redisAddr string, nodeID, clusterID uint64, boot 
 	}
 	c := &cluster{raft: rn, tr: tr, id: clusterID, nodeID: nodeID, addr: tr.Addr()}
 	c.timeoutNs.Store(int64(timeout))
+	c.proxy.Store(cfg.FollowerProxy)
 	s.clusterP.Store(c)
 	s.wg.Add(1)
 	go s.runMembership()
@@ -188,7 +192,12 @@ func (c *cluster) clientError(err error) error {
 func (c *cluster) propose(data []byte, local any) error {
 	ctx, cancel := context.WithTimeout(context.Background(), c.timeout())
 	defer cancel()
-	_, err := c.raft.Propose(ctx, data, local)
+	var err error
+	if c.proxy.Load() {
+		_, err = c.raft.ProposeForward(ctx, data, local)
+	} else {
+		_, err = c.raft.Propose(ctx, data, local)
+	}
 	if err != nil {
 		return c.clientError(err)
 	}
@@ -198,10 +207,25 @@ func (c *cluster) propose(data []byte, local any) error {
 func (c *cluster) readBarrier(ctx context.Context) error {
 	ctx, cancel := context.WithTimeout(ctx, c.timeout())
 	defer cancel()
-	if err := c.raft.ReadBarrier(ctx); err != nil {
+	err := c.raft.ReadBarrier(ctx)
+	if errors.Is(err, raft.ErrNotLeader) && c.proxy.Load() {
+		err = c.proxiedBarrier(ctx)
+	}
+	if err != nil {
 		return c.clientError(err)
 	}
 	return nil
+}
+
+// proxiedBarrier is a follower's read barrier under follower-proxy: an empty entry
+// forwarded through the leader's log. Once it is applied here, so is everything that
+// was committed before the read arrived, and the read may be served from this member.
+func (c *cluster) proxiedBarrier(ctx context.Context) error {
+	idx, err := c.raft.ProposeForward(ctx, nil, nil)
+	if err != nil {
+		return err
+	}
+	return c.raft.WaitApplied(ctx, idx)
 }
 
 func (c *cluster) isLeader() bool { return c.raft.Status().Role == raft.Leader }

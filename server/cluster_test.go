@@ -555,7 +555,7 @@ func TestClusterConfig(t *testing.T) {
 	if v := c.ConfigGet(ctx, "raft.request-timeout").Val()["raft.request-timeout"]; v != "500" {
 		t.Fatalf("request-timeout after SET: %q", v)
 	}
-	for name, val := range map[string]string{"raft.follower-proxy": "yes", "raft.election-timeout": "100", "raft.request-timeout": "-1"} {
+	for name, val := range map[string]string{"raft.follower-proxy": "maybe", "raft.election-timeout": "100", "raft.request-timeout": "-1"} {
 		if err := c.ConfigSet(ctx, name, val).Err(); err == nil || !strings.HasPrefix(err.Error(), "ERR CONFIG SET failed (possibly related to argument '"+name+"')") {
 			t.Fatalf("CONFIG SET %s %s: %v", name, val, err)
 		}
@@ -605,5 +605,54 @@ func TestJoinRetryAfterALostAnswer(t *testing.T) {
 	m := lead.cl().raft.Status().Membership
 	if !m.IsLearner(id) || len(m.Learners) != 1 {
 		t.Fatalf("membership after a retried join: %+v (id %d)", m, id)
+	}
+}
+
+// With follower-proxy a follower serves Redis clients itself: writes are forwarded to
+// the leader, reads pass a barrier through the leader's log, so a client of a follower
+// reads what any client wrote just before.
+func TestClusterFollowerProxy(t *testing.T) {
+	servers := startCluster(t, 3)
+	leadID, lead := leaderOf(t, servers, 0)
+	var follower *Server
+	for id, s := range servers {
+		if id != leadID {
+			follower = s
+		}
+	}
+	ctx := context.Background()
+	fc, lc := client(t, follower), client(t, lead)
+	if err := fc.Set(ctx, "k", "v", 0).Err(); err == nil || !strings.HasPrefix(err.Error(), "MOVED 0 ") {
+		t.Fatalf("SET on a follower without proxy: %v", err)
+	}
+	if err := fc.ConfigSet(ctx, "raft.follower-proxy", "yes").Err(); err != nil {
+		t.Fatal(err)
+	}
+	if v := fc.ConfigGet(ctx, "raft.follower-proxy").Val()["raft.follower-proxy"]; v != "yes" {
+		t.Fatalf("follower-proxy after SET: %q", v)
+	}
+	for i := range 20 {
+		if err := fc.Set(ctx, "k", i, 0).Err(); err != nil {
+			t.Fatalf("proxied SET: %v", err)
+		}
+		if got, err := fc.Incr(ctx, "n").Result(); err != nil || got != int64(i+1) {
+			t.Fatalf("proxied INCR: %d, %v", got, err)
+		}
+		// Written through the leader, read back through the follower at once.
+		if err := lc.Set(ctx, "l", i, 0).Err(); err != nil {
+			t.Fatal(err)
+		}
+		if got, err := fc.Get(ctx, "l").Int(); err != nil || got != i {
+			t.Fatalf("proxied GET after a write on the leader: %d, %v (want %d)", got, err, i)
+		}
+	}
+	if got, err := lc.Get(ctx, "k").Int(); err != nil || got != 19 {
+		t.Fatalf("leader sees %d, %v", got, err)
+	}
+	if err := fc.ConfigSet(ctx, "raft.follower-proxy", "no").Err(); err != nil {
+		t.Fatal(err)
+	}
+	if err := fc.Get(ctx, "k").Err(); err == nil || !strings.HasPrefix(err.Error(), "MOVED 0 ") {
+		t.Fatalf("GET on a follower after proxy off: %v", err)
 	}
 }

@@ -81,6 +81,9 @@ type Config struct {
 	// SnapshotTrailing is how many entries before a snapshot stay in the log for slow
 	// followers (default 10000); one further behind is sent the snapshot.
 	SnapshotTrailing uint64
+	// FollowerProxy is RedisRaft's follower-proxy: followers serve Redis clients by
+	// forwarding to the leader instead of answering -MOVED.
+	FollowerProxy bool
 }
 
 // Server is a running node.
@@ -430,7 +433,7 @@ func (s *Server) ConfigGet() map[string]string {
 		logMax = 64 << 20
 	}
 	out["raft.election-timeout"] = strconv.FormatInt((tick * time.Duration(ticks)).Milliseconds(), 10)
-	out["raft.follower-proxy"] = "no"
+	out["raft.follower-proxy"] = yesNo(c != nil && c.proxy.Load() || c == nil && s.cfg.FollowerProxy)
 	out["raft.quorum-reads"] = "yes" // lease and ReadIndex reads are both linearizable
 	out["raft.log-fsync"] = yesNo(s.cfg.Fsync == consensus.FsyncAlways)
 	out["raft.log-max-file-size"] = strconv.FormatInt(logMax, 10)
@@ -456,7 +459,7 @@ func (s *Server) requestTimeout() time.Duration {
 }
 
 // ConfigSet implements resp.Backend. raft.request-timeout changes at run time;
-// follower-proxy and stale reads are refused (not built); the rest is fixed at start.
+// raft.follower-proxy too; stale reads are refused (not built); the rest is fixed at start.
 func (s *Server) ConfigSet(name, value string) (bool, error) {
 	c := s.cl()
 	switch name {
@@ -471,10 +474,15 @@ func (s *Server) ConfigSet(name, value string) (bool, error) {
 		c.timeoutNs.Store(int64(time.Duration(ms) * time.Millisecond))
 		return true, nil
 	case "raft.follower-proxy":
-		if value == "no" {
-			return true, nil
+		on, ok := map[string]bool{"yes": true, "no": false}[strings.ToLower(value)]
+		if !ok {
+			return true, errors.New("argument must be 'yes' or 'no'")
 		}
-		return true, errors.New("follower-proxy is not in this build: followers answer -MOVED")
+		if c == nil {
+			return true, errors.New("not a cluster member yet")
+		}
+		c.proxy.Store(on)
+		return true, nil
 	case "raft.quorum-reads":
 		if value == "yes" {
 			return true, nil

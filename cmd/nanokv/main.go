@@ -35,6 +35,7 @@ type options struct {
 	redis       string
 	zk          string
 	zkTTL       bool
+	proxy       bool
 	zk4lw       string
 	memcache    string
 	mcItemMax   string
@@ -58,6 +59,7 @@ func newFlagSet(o *options, stderr io.Writer) *flag.FlagSet {
 	fs.StringVar(&o.cluster, "cluster", "", "address for traffic between nodes (host:port)")
 	fs.StringVar(&o.redis, "redis", "127.0.0.1:6379", "Redis (RESP) listen address; empty disables")
 	fs.StringVar(&o.zk, "zk", defaultZK, "ZooKeeper listen address; empty disables")
+	fs.BoolVar(&o.proxy, "follower-proxy", false, "followers serve Redis clients through the leader instead of -MOVED (RedisRaft's follower-proxy; CONFIG SET raft.follower-proxy)")
 	fs.BoolVar(&o.zkTTL, "zk-extended-types", false, "allow ZooKeeper TTL nodes (ZooKeeper's zookeeper.extendedTypesEnabled)")
 	fs.StringVar(&o.zk4lw, "zk-4lw-whitelist", strings.Join(server.DefaultZKFourLetterWords, ","), "ZooKeeper four-letter words answered (4lw.commands.whitelist; * for all)")
 	fs.StringVar(&o.memcache, "memcache", defaultMemcache, "memcached listen address; empty disables")
@@ -197,6 +199,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 		ClusterAddr:         o.cluster,
 		JoinAddr:            o.join,
 		ReadConsistency:     o.readCons,
+		FollowerProxy:       o.proxy,
 	})
 	if err != nil {
 		return err
