@@ -31,10 +31,10 @@ type cluster struct {
 	timeoutNs atomic.Int64 // request timeout (CONFIG SET raft.request-timeout)
 	// proxy is RedisRaft's follower-proxy: a follower forwards its clients' writes to
 	// the leader and reads after a barrier through the leader, instead of -MOVED.
-	proxy atomic.Bool
-	id        uint64       // the cluster id (RedisRaft's dbid), 16 hex digits on the wire
-	nodeID    uint64
-	addr      string // this member's address
+	proxy  atomic.Bool
+	id     uint64 // the cluster id (RedisRaft's dbid), 16 hex digits on the wire
+	nodeID uint64
+	addr   string // this member's address
 }
 
 func (c *cluster) timeout() time.Duration { return time.Duration(c.timeoutNs.Load()) }
