@@ -62,11 +62,14 @@ type RaftNode struct {
 	snapReq      chan struct{}
 	snapDone     chan snapResult
 	snapshotting bool
-	logBytes     int64 // entry data persisted since the last snapshot
-	warnedSnap   map[uint64]bool
-	snapReports  chan snapReport // results of snapshot transfers to followers
-	lastApplied  Entry           // the applier's last entry (data dropped)
-	stats        RaftStats
+	// compactWait are Compact calls waiting for the snapshot in progress; compactNext
+	// arrived while one was already being written, so they wait for the next.
+	compactWait, compactNext []chan error
+	logBytes                 int64 // entry data persisted since the last snapshot
+	warnedSnap               map[uint64]bool
+	snapReports              chan snapReport // results of snapshot transfers to followers
+	lastApplied              Entry           // the applier's last entry (data dropped)
+	stats                    RaftStats
 }
 
 // RaftStats counts snapshot work for INFO.
@@ -648,26 +651,69 @@ func (n *RaftNode) maybeSnapshot() {
 	n.snapReq <- struct{}{}
 }
 
+// Compact snapshots the state machine at its applied index and compacts the log now,
+// whatever the log's size (RAFT.DEBUG COMPACT); it returns once that is done.
+func (n *RaftNode) Compact(ctx context.Context) error {
+	done := make(chan error, 1)
+	err := n.do(ctx, func(*raft.Raft) error {
+		if n.snapshotter == nil || n.storage == nil {
+			return errors.New("consensus: this member keeps no snapshots (it has no WAL)")
+		}
+		if n.snapshotting {
+			n.compactNext = append(n.compactNext, done)
+			return nil
+		}
+		n.compactWait = append(n.compactWait, done)
+		n.snapshotting = true
+		n.snapReq <- struct{}{}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	select {
+	case err := <-done:
+		return err
+	case <-n.stop:
+		return ErrClosed
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
 // compact records a snapshot the applier wrote: the core drops the entries it covers
 // (but a trailing few) and the WAL drops the segments it covers. Called with every Ready
 // handled, so everything in the log is persisted.
 func (n *RaftNode) compact(res snapResult) {
+	err := n.compact1(res)
+	for _, w := range n.compactWait {
+		w <- err
+	}
+	n.compactWait, n.compactNext = n.compactNext, nil
+	if len(n.compactWait) > 0 {
+		n.snapshotting = true
+		n.snapReq <- struct{}{}
+	}
+}
+
+func (n *RaftNode) compact1(res snapResult) error {
 	n.snapshotting = false
 	if res.err != nil {
 		n.cfg.Logf("consensus: member %d: %v", n.cfg.ID, res.err)
-		return
+		return res.err
 	}
 	meta := res.meta
 	meta.Membership = n.r.MembershipAt(meta.Index).Clone()
 	if err := n.storage.compact(meta, n.r.HardState(), false); err != nil {
 		n.cfg.Logf("consensus: member %d: compaction: %v", n.cfg.ID, err)
-		return
+		return err
 	}
 	trailing := n.cfg.SnapshotTrailing
 	n.r.Compact(meta, trailing)
 	n.stats.Compactions.Add(1)
 	removeOldSnapshots(n.cfg.Dir, meta.Index)
 	n.logBytes = 0
+	return nil
 }
 
 // step hands a member's message to the core, except forwarding, which is the driver's.
@@ -961,6 +1007,10 @@ func (n *RaftNode) refuseAll(err error) {
 }
 
 func (n *RaftNode) failAll(err error) {
+	for _, w := range append(n.compactWait, n.compactNext...) {
+		w <- err
+	}
+	n.compactWait, n.compactNext = nil, nil
 	for idx, p := range n.pending {
 		p.done <- err
 		delete(n.pending, idx)

@@ -380,8 +380,17 @@ func (s *Server) RaftCommand(ctx context.Context, args [][]byte, w kvstore.Reply
 			w.BulkString(fmt.Sprintf("%016x", sum))
 			return
 		}
+		if sub(1) == "compact" && len(args) <= 3 {
+			// RedisRaft's optional delay argument is accepted and ignored.
+			if err := c.raft.Compact(ctx); err != nil {
+				w.Error(errLine(err))
+				return
+			}
+			w.Status("OK")
+			return
+		}
 		if sub(1) != "exec" || len(args) < 3 {
-			w.Error("ERR RAFT.DEBUG supports EXEC and DIGEST only")
+			w.Error("ERR RAFT.DEBUG supports EXEC, COMPACT and DIGEST only")
 			return
 		}
 		// A local, unreplicated read: on a follower it may be stale, which is the point.

@@ -656,3 +656,40 @@ func TestClusterFollowerProxy(t *testing.T) {
 		t.Fatalf("GET on a follower after proxy off: %v", err)
 	}
 }
+
+// RAFT.DEBUG COMPACT snapshots and compacts now, on any member with a WAL, whatever the
+// log's size.
+func TestRaftDebugCompact(t *testing.T) {
+	lns, peers := memberListeners(t, 3)
+	servers := map[uint64]*Server{}
+	for id := uint64(1); id <= 3; id++ {
+		s := startServer(t, Config{NodeID: id, Peers: peers, ClusterListener: lns[id], DataDir: t.TempDir(),
+			TickInterval: 5 * time.Millisecond})
+		servers[id] = s
+		t.Cleanup(func() { s.Close() })
+	}
+	ctx := context.Background()
+	_, lead := leaderOf(t, servers, 0)
+	c := client(t, lead)
+	for i := range 20 {
+		if err := c.Set(ctx, fmt.Sprintf("k%d", i), i, 0).Err(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if !strings.Contains(c.Info(ctx, "raft").Val(), "raft_snapshots:0") {
+		t.Fatal("a snapshot before COMPACT: the log is far below the threshold")
+	}
+	for _, s := range servers {
+		sc := client(t, s)
+		if got, err := sc.Do(ctx, "RAFT.DEBUG", "COMPACT").Text(); err != nil || got != "OK" {
+			t.Fatalf("RAFT.DEBUG COMPACT: %q, %v", got, err)
+		}
+		if info := sc.Info(ctx, "raft").Val(); !strings.Contains(info, "raft_snapshots:1") {
+			t.Fatalf("after COMPACT:\n%s", info)
+		}
+	}
+	mem := startServer(t, Config{MemoryOnly: true})
+	if err := client(t, mem).Do(ctx, "RAFT.DEBUG", "COMPACT").Err(); err == nil || !strings.Contains(err.Error(), "NOCLUSTER") {
+		t.Fatalf("COMPACT on a node that is no cluster member: %v", err)
+	}
+}
