@@ -139,10 +139,11 @@ func (t *zkTree) init() {
 	t.sessions = make(map[int64]*zkSession)
 	t.reapable = btree.Set[string]{}
 	t.zxid, t.nextSession, t.ephemerals, t.dataBytes = 0, 0, 0, 0
-	t.put("/", &znode{acl: ZKOpenACL})
-	t.put(zkProcPath, &znode{acl: ZKOpenACL})
-	t.put(zkQuotaPath, &znode{acl: ZKOpenACL})
-	t.put(zkConfigPath, &znode{acl: []ZKACL{{Perms: ZKPermRead, Scheme: "world", ID: "anyone"}}, stat: ZKStat{Aversion: -1}})
+	// ZooKeeper's own nodes hold new byte[0], not null (DataTree's constructor).
+	t.put("/", &znode{data: []byte{}, acl: ZKOpenACL})
+	t.put(zkProcPath, &znode{data: []byte{}, acl: ZKOpenACL})
+	t.put(zkQuotaPath, &znode{data: []byte{}, acl: ZKOpenACL})
+	t.put(zkConfigPath, &znode{data: []byte{}, acl: []ZKACL{{Perms: ZKPermRead, Scheme: "world", ID: "anyone"}}, stat: ZKStat{Aversion: -1}})
 }
 
 // put adds n at path, linking it to its parent (which must exist) and to the indexes.

@@ -12,9 +12,29 @@ import (
 //	zk     := kind:byte session:varint nauth:uvarint (scheme:bytes id:bytes)*
 //	          nops:uvarint zkop* timeout:varint nsessions:uvarint session:varint*
 //	          npaths:uvarint path:bytes*
-//	zkop   := type:varint path:bytes data:bytes nacl:uvarint (perms:varint scheme:bytes id:bytes)*
+//	zkop   := type:varint path:bytes data:zkdata nacl:uvarint (perms:varint scheme:bytes id:bytes)*
 //	          mode:varint version:varint ttl:varint
 const opZK byte = 5
+
+// appendZKData appends znode data as zkdata: bytes holding nothing for null, and 0x00
+// then the data otherwise. ZooKeeper keeps a null byte[] and an empty one apart, and so
+// do its clients: getData answers length −1 for the first (Java's null) and 0 for the
+// second, and a Java client that created a node with new byte[0] reads it back as such.
+func appendZKData(dst, data []byte) []byte {
+	if data == nil {
+		return binary.AppendUvarint(dst, 0)
+	}
+	dst = binary.AppendUvarint(dst, uint64(len(data))+1)
+	return append(append(dst, 0), data...)
+}
+
+// zkData decodes what appendZKData wrote, read as bytes, into a copy.
+func zkData(b []byte) []byte {
+	if len(b) == 0 {
+		return nil
+	}
+	return bytes.Clone(b[1:])
+}
 
 // ZKTxnKind says what a ZKTxn does.
 type ZKTxnKind uint8
@@ -107,8 +127,7 @@ func AppendZK(dst []byte, t *ZKTxn) []byte {
 		op := &t.Ops[i]
 		dst = binary.AppendVarint(dst, int64(op.Type))
 		dst = appendBytes(dst, op.Path)
-		dst = binary.AppendUvarint(dst, uint64(len(op.Data)))
-		dst = append(dst, op.Data...)
+		dst = appendZKData(dst, op.Data)
 		dst = binary.AppendUvarint(dst, uint64(len(op.ACL)))
 		for _, a := range op.ACL {
 			dst = binary.AppendVarint(dst, int64(a.Perms))
@@ -180,9 +199,7 @@ func (d *decoder) zkTxn() *ZKTxn {
 			op := &t.Ops[i]
 			op.Type = d.int32()
 			op.Path = string(d.bytes())
-			if b := d.bytes(); len(b) > 0 {
-				op.Data = bytes.Clone(b)
-			}
+			op.Data = zkData(d.bytes())
 			if na := d.count(); na > 0 {
 				op.ACL = make([]ZKACL, na)
 				for j := range op.ACL {

@@ -12,7 +12,7 @@ import (
 //
 //	zxid nextSession nsessions:uvarint session* nnodes:uvarint node*
 //	session := id timeout passwd:16 bytes lastTouch                    by id
-//	node    := path:bytes data:bytes czxid mzxid ctime mtime version cversion aversion
+//	node    := path:bytes data:zkdata czxid mzxid ctime mtime version cversion aversion
 //	           ephemeralOwner pzxid nacl:uvarint (perms scheme:bytes id:bytes)*   by path
 //
 // Stats are ZooKeeper's persisted ones (cversion counts creates, owners keep their
@@ -28,8 +28,7 @@ func appendZKSession(dst []byte, se *ZKSession) []byte {
 
 func appendZNode(dst []byte, path string, n *znode) []byte {
 	dst = appendBytes(dst, path)
-	dst = binary.AppendUvarint(dst, uint64(len(n.data)))
-	dst = append(dst, n.data...)
+	dst = appendZKData(dst, n.data)
 	st := &n.stat
 	for _, v := range [...]int64{st.Czxid, st.Mzxid, st.Ctime, st.Mtime, int64(st.Version),
 		int64(st.Cversion), int64(st.Aversion), st.EphemeralOwner, st.Pzxid} {
@@ -95,10 +94,7 @@ func (t *zkTree) restore(r *snapReader) error {
 	last := ""
 	for i := uint64(0); i < nn && r.err == nil; i++ {
 		path := string(r.bytes())
-		n := &znode{data: r.bytes()}
-		if len(n.data) == 0 {
-			n.data = nil
-		}
+		n := &znode{data: zkData(r.bytes())}
 		st := &n.stat
 		st.Czxid, st.Mzxid, st.Ctime, st.Mtime = r.varint(), r.varint(), r.varint(), r.varint()
 		st.Version, st.Cversion, st.Aversion = r.int32(), r.int32(), r.int32()
