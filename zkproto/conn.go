@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -471,7 +472,12 @@ func (c *conn) handle(payload []byte) bool {
 		case kvstore.ZKOpWhoAmI:
 			r := &WhoAmIResponse{}
 			for _, id := range c.auth {
-				r.ClientInfo = append(r.ClientInfo, ClientInfo{AuthScheme: id.Scheme, User: id.ID})
+				user := id.ID
+				if id.Scheme == "digest" {
+					// DigestAuthenticationProvider.getUserName: the user, not the hash.
+					user, _, _ = strings.Cut(user, ":")
+				}
+				r.ClientInfo = append(r.ClientInfo, ClientInfo{AuthScheme: id.Scheme, User: user})
 			}
 			c.reply(xid, zxid, 0, r)
 		}
