@@ -159,3 +159,45 @@ func TestMissingPeerIsASkipLine(t *testing.T) {
 		t.Errorf("missing() = %q", got)
 	}
 }
+
+// TestBenchResultsDirParses checks the output of a real `nanokv bench` run (CI runs
+// --quick and points NANOKV_BENCH_RESULTS at its --out): results.json parses and has
+// every scenario, results.md has a table per scenario, and a plot is there.
+func TestBenchResultsDirParses(t *testing.T) {
+	dir := os.Getenv("NANOKV_BENCH_RESULTS")
+	if dir == "" {
+		t.Skip("NANOKV_BENCH_RESULTS not set")
+	}
+	b, err := os.ReadFile(filepath.Join(dir, "results.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var r Results
+	if err := json.Unmarshal(b, &r); err != nil {
+		t.Fatalf("results.json: %v", err)
+	}
+	var names []string
+	for _, sc := range r.Scenarios {
+		names = append(names, sc.Name)
+		for _, row := range sc.Rows {
+			if row.Failed != "" {
+				t.Errorf("%s: %s %s failed: %s", sc.Name, row.System, row.Test, row.Failed)
+			}
+		}
+	}
+	if strings.Join(names, ",") != strings.Join(AllScenarios, ",") {
+		t.Fatalf("scenarios %v, want %v", names, AllScenarios)
+	}
+	md, err := os.ReadFile(filepath.Join(dir, "results.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range AllScenarios {
+		if !strings.Contains(string(md), "## "+name+":") {
+			t.Errorf("results.md has no section %q", name)
+		}
+	}
+	if pngs, _ := filepath.Glob(filepath.Join(dir, "*.png")); len(pngs) == 0 {
+		t.Error("no plot")
+	}
+}

@@ -125,6 +125,9 @@ func runRedisBenchmark(ctx context.Context, addr string, clients, pipeline, n, v
 		return nil, err
 	}
 	rows, err := parseRedisBenchmark(out)
+	if err != nil {
+		return nil, err
+	}
 	for i := range rows {
 		rows[i].Test = fmt.Sprintf("%s -P %d", rows[i].Test, pipeline)
 	}

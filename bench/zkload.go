@@ -45,6 +45,9 @@ func rowFromHist(row *Row, h *hdrhistogram.Histogram) {
 // ops/s and the latency distribution of every call.
 func zkLoad(ctx context.Context, servers []string, clients int, dur time.Duration) (Row, error) {
 	row := Row{Test: fmt.Sprintf("setData, %d clients", clients), Tool: "built-in (go-zookeeper)"}
+	if clients == 1 {
+		row.Test = "setData, 1 client"
+	}
 	quiet := zk.WithLogger(log.New(io.Discard, "", 0))
 	root := fmt.Sprintf("/nanokv-bench-%d", time.Now().UnixNano())
 	conns := make([]*zk.Conn, clients)
