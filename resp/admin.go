@@ -482,8 +482,7 @@ func watchCommand(c *conn, args [][]byte) {
 		c.Error("ERR WATCH inside MULTI is not allowed")
 		return
 	}
-	if err := c.s.b.ReadBarrier(context.Background()); err != nil {
-		c.Error(errorReply(err))
+	if !c.readBarrier() {
 		return
 	}
 	now := time.Now().UnixMilli()

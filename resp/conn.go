@@ -37,6 +37,11 @@ type conn struct {
 	// now is the clock for the reads of one pipelined read (unix ms): they arrived
 	// together, and a clock read per command showed in profiles.
 	now int64
+	// barrierOK: the read barrier was passed since the last network read and the last
+	// proposal, so the reads that arrived with it need not pass it again. They arrived
+	// together, before the barrier was asked for: one barrier orders them all after
+	// every write committed before they arrived.
+	barrierOK bool
 
 	args [][]byte // parse scratch
 
@@ -134,6 +139,7 @@ func (c *conn) serve() {
 		n, err := c.nc.Read(buf[end:])
 		if n > 0 {
 			end += n
+			c.barrierOK = false
 			c.s.stats.netIn.Add(uint64(n))
 			c.lastCmd = time.Now()
 			c.now = c.lastCmd.UnixMilli()
@@ -244,6 +250,7 @@ func (c *conn) flushBatch() {
 }
 
 func (c *conn) propose(data []byte, n int, blind bool) {
+	c.barrierOK = false // a blind write is answered before it is applied
 	// The entry is stamped after this network read's clock: reads behind it must not see
 	// a time before their own write (a PTTL longer than the one just set).
 	defer func() { c.now = max(c.now, time.Now().UnixMilli()) }()
@@ -282,11 +289,24 @@ func errorReply(err error) string {
 
 // read runs a read-only command after the read barrier.
 func (c *conn) read(spec *kvstore.Spec, args [][]byte) {
-	if err := c.s.b.ReadBarrier(context.Background()); err != nil {
-		c.Error(errorReply(err))
+	if !c.readBarrier() {
 		return
 	}
 	c.s.b.Store().ReadSpec(spec, c.db, c.now, args, &c.Writer)
+}
+
+// readBarrier passes the backend's read barrier once per network read (and again after
+// a proposal); false if it failed, with the error already written.
+func (c *conn) readBarrier() bool {
+	if c.barrierOK {
+		return true
+	}
+	if err := c.s.b.ReadBarrier(context.Background()); err != nil {
+		c.Error(errorReply(err))
+		return false
+	}
+	c.barrierOK = true
+	return true
 }
 
 // queue adds a command to the open transaction.
