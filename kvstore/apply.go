@@ -14,6 +14,7 @@ import (
 //	tx      := nwatch:uvarint (db:uvarint key:bytes ver:uvarint)* ncmd:uvarint command*
 //	expire  := db:uvarint nkeys:uvarint key:bytes*
 //	memcache := command (memcache.go: a command of the memcached registry)
+//	idem    := client:bytes seq:uvarint command (idempotent.go)
 //	zk      := a ZooKeeper transaction (zk_apply.go)
 const (
 	opCommand byte = 1
@@ -178,6 +179,8 @@ func (s *Store) Apply(e Entry, w ReplyWriter) error {
 			s.applyExpire(&c, &d)
 		case opMemcache:
 			s.applyMemcache(&c, &d)
+		case opIdem:
+			s.applyIdem(&c, &d)
 		case opZK:
 			s.applyZK(&c, &d)
 		default:

@@ -13,21 +13,26 @@ import (
 
 // Snapshot format (all integers uvarint unless said otherwise):
 //
-//	magic "NKVSNAP2" applied ver
+//	magic "NKVSNAP3" applied ver
 //	per shard, per db: tombFloor ntomb (key:bytes ver)* nkeys (key record)*   keys in byte order
 //	key record := key:bytes type:byte ver flags ttl:varint(0 = none) value:bytes
 //	the ZooKeeper tree (zk_snapshot.go)
+//	the idempotent-request table (idempotent.go)
 //
-// "NKVSNAP1" snapshots, from before the ZooKeeper tree, have no ZooKeeper section: they
-// restore with a fresh tree.
+// Older snapshots lack the later sections and restore with them empty: "NKVSNAP1" has
+// neither the ZooKeeper tree nor the table, "NKVSNAP2" has no table.
 //
 // Everything that decides a future reply is in it, including the version counter and
 // the deletion watermarks WATCH compares against: a replica restored from a snapshot must
 // go on exactly like one that applied the whole log.
-const snapshotMagic = "NKVSNAP2"
+const snapshotMagic = "NKVSNAP3"
 
-// snapshotMagicV1 is the magic of snapshots without the ZooKeeper section.
-const snapshotMagicV1 = "NKVSNAP1"
+// The magics of older snapshots: without the ZooKeeper section (V1), without the
+// idempotent-request table (V2).
+const (
+	snapshotMagicV1 = "NKVSNAP1"
+	snapshotMagicV2 = "NKVSNAP2"
+)
 
 // ErrBadSnapshot reports a snapshot that does not decode.
 var ErrBadSnapshot = errors.New("kvstore: bad snapshot")
@@ -62,6 +67,7 @@ func (s *Store) Snapshot(w io.Writer) error {
 		}
 	}
 	buf = s.zk.appendSnapshot(buf)
+	buf = s.appendIdemSnapshot(buf)
 	if _, err := bw.Write(buf); err != nil {
 		return err
 	}
@@ -154,7 +160,7 @@ func (r *snapReader) bytes() []byte {
 func (s *Store) Restore(rd io.Reader) error {
 	r := &snapReader{r: bufio.NewReaderSize(rd, 1<<16)}
 	magic := make([]byte, len(snapshotMagic))
-	if _, err := io.ReadFull(r.r, magic); err != nil || string(magic) != snapshotMagic && string(magic) != snapshotMagicV1 {
+	if _, err := io.ReadFull(r.r, magic); err != nil || string(magic) != snapshotMagic && string(magic) != snapshotMagicV1 && string(magic) != snapshotMagicV2 {
 		return fmt.Errorf("%w: magic", ErrBadSnapshot)
 	}
 	fresh := New()
@@ -221,9 +227,14 @@ func (s *Store) Restore(rd io.Reader) error {
 	if r.err != nil {
 		return r.err
 	}
-	if string(magic) == snapshotMagic {
+	if string(magic) != snapshotMagicV1 {
 		if err := fresh.zk.restore(r); err != nil {
 			return err
+		}
+	}
+	if string(magic) == snapshotMagic {
+		if fresh.idem = r.idemTable(); r.err != nil {
+			return r.err
 		}
 	}
 	s.entryMu.RLock()
@@ -232,7 +243,7 @@ func (s *Store) Restore(rd io.Reader) error {
 	for i := range s.shards {
 		s.shards[i].dbs = fresh.shards[i].dbs
 	}
-	s.applied, s.ver = fresh.applied, fresh.ver
+	s.applied, s.ver, s.idem = fresh.applied, fresh.ver, fresh.idem
 	s.unlockAll(true)
 	s.zk.replace(&fresh.zk)
 	return nil
@@ -268,5 +279,5 @@ func (s *Store) Digest() uint64 {
 		}
 	}
 	buf = binary.AppendUvarint(buf[:0], s.ver)
-	return (sum + s.zk.digest()) ^ xxhash.Sum64(buf)
+	return (sum + s.zk.digest() + s.idemDigest()) ^ xxhash.Sum64(buf)
 }

@@ -117,6 +117,9 @@ type Store struct {
 	// entryMu is read-held by the applier for each whole entry (Apply, Restore), so that
 	// AppliedDigest, holding it exclusively, sees a state between two entries.
 	entryMu sync.RWMutex
+	// idem is the idempotent-request table, by client id (idempotent.go); only the
+	// applier touches it.
+	idem map[string]*idemClient
 	// stats counted by the applier for INFO.
 	stats Stats
 	// zk is the ZooKeeper data tree (zk.go), with a lock of its own.

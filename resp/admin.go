@@ -59,6 +59,7 @@ func init() {
 	add("memory", -2, "server", "4.0.0", "A container for memory diagnostics commands", memoryCommand)
 	add("wait", 3, "generic", "3.0.0", "Wait for the synchronous replication of all the write commands sent in the context of the current connection", waitCommand)
 	add("shutdown", -1, "server", "1.0.0", "Synchronously save the dataset to disk and then shut down the server", shutdownCommand)
+	add("idempotent", -4, "generic", "nanokv", "Run a write at most once per client id and sequence number, answering a retry with the first reply", idempotentCommand)
 	connCommands["watch"].FirstKey, connCommands["watch"].LastKey, connCommands["watch"].Step = 1, -1, 1
 	// RedisRaft's administration commands; the backend answers them (NOCLUSTER when the
 	// node is not a cluster member).
@@ -137,6 +138,30 @@ func waitCommand(c *conn, args [][]byte) {
 			return
 		case <-time.After(time.Millisecond):
 		}
+	}
+}
+
+// idempotentCommand is IDEMPOTENT client-id seq command [arg ...]: the write runs at
+// most once for (client-id, seq), and a retry (after a timeout, a failover, a lost
+// connection) gets the first reply back (kvstore/idempotent.go). A client numbers its
+// writes upwards; a number below its last one is refused.
+func idempotentCommand(c *conn, args [][]byte) {
+	seq, err := strconv.ParseUint(string(args[2]), 10, 64)
+	if err != nil {
+		c.Error("ERR value is not an integer or out of range")
+		return
+	}
+	inner := args[3:]
+	spec := kvstore.Lookup(inner[0])
+	switch {
+	case spec == nil:
+		c.Error(kvstore.UnknownCommand(inner))
+	case !spec.CheckArity(inner):
+		c.Error(kvstore.WrongArgs(spec.Name))
+	case spec.Flags&kvstore.FlagWrite == 0:
+		c.Error("ERR IDEMPOTENT runs write commands only")
+	default:
+		c.propose(kvstore.AppendIdempotent(nil, args[1], seq, c.db, inner), 1, false)
 	}
 }
 

@@ -693,3 +693,38 @@ func TestRaftDebugCompact(t *testing.T) {
 		t.Fatalf("COMPACT on a node that is no cluster member: %v", err)
 	}
 }
+
+// IDEMPOTENT: a write retried with the same client id and sequence number is applied
+// once, also when the retry reaches a new leader after a failover, and the retry gets
+// the first reply.
+func TestIdempotentRetryAcrossFailover(t *testing.T) {
+	servers := startCluster(t, 3)
+	leadID, lead := leaderOf(t, servers, 0)
+	ctx := context.Background()
+	c := client(t, lead)
+	for seq := 1; seq <= 3; seq++ {
+		if got, err := c.Do(ctx, "IDEMPOTENT", "app-1", seq, "INCR", "n").Int(); err != nil || got != seq {
+			t.Fatalf("IDEMPOTENT INCR %d: %d, %v", seq, got, err)
+		}
+	}
+	if got, err := c.Do(ctx, "IDEMPOTENT", "app-1", 3, "INCR", "n").Int(); err != nil || got != 3 {
+		t.Fatalf("retry on the same leader: %d, %v", got, err)
+	}
+	lead.Close()
+	_, lead = leaderOf(t, servers, leadID)
+	c = client(t, lead)
+	if got, err := c.Do(ctx, "IDEMPOTENT", "app-1", 3, "INCR", "n").Int(); err != nil || got != 3 {
+		t.Fatalf("retry on the new leader: %d, %v", got, err)
+	}
+	if got, err := c.Get(ctx, "n").Int(); err != nil || got != 3 {
+		t.Fatalf("n = %d, %v: a retry was applied twice", got, err)
+	}
+	if err := c.Do(ctx, "IDEMPOTENT", "app-1", 2, "INCR", "n").Err(); err == nil || !strings.Contains(err.Error(), "older") {
+		t.Fatalf("stale sequence number: %v", err)
+	}
+	for _, bad := range [][]any{{"IDEMPOTENT", "a", "x", "INCR", "n"}, {"IDEMPOTENT", "a", 1, "GET", "n"}, {"IDEMPOTENT", "a", 1, "NOSUCH"}} {
+		if err := c.Do(ctx, bad...).Err(); err == nil || !strings.HasPrefix(err.Error(), "ERR ") {
+			t.Fatalf("%v: %v", bad, err)
+		}
+	}
+}
