@@ -1,0 +1,969 @@
+package nicoffload
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+)
+
+// Config configures an Engine. Durations are compared with the now values the host
+// passes in, which are nanoseconds on a monotonic clock of the host's choosing.
+type Config struct {
+	// ClusterID is stamped on every datagram; datagrams of another cluster are dropped.
+	ClusterID uint64
+	// BatchBytes seals a batch once its datagram reaches this size (default 32 KiB,
+	// at most MaxDatagram): MCDMA-style batching, many entries per datagram.
+	BatchBytes int
+	// BatchDelay seals an open batch this long after its first entry (Tick). 0 seals at
+	// the end of every Propose: the entries of one Propose call go out in one datagram.
+	BatchDelay time.Duration
+	// RetransmitTimeout is how long the leader waits for an ack of sent entries before it
+	// replays them from the ring, and how often a follower repeats a retransmission
+	// request for the same gap (default 1 ms).
+	RetransmitTimeout time.Duration
+	// MaxRetransmits is how many timeouts in a row without progress a follower gets
+	// before it is handed to software (Output.Recover) (default 8).
+	MaxRetransmits int
+	// VoteTimeout bounds the accelerated-term vote round (default 100 ms).
+	VoteTimeout time.Duration
+	// RingBytes and RingDatagrams bound the retransmission ring (defaults 8 MiB, 4096).
+	RingBytes     int
+	RingDatagrams int
+	// AckAfterPersist (--fsync always): a follower acks entries only once the host
+	// reports them durable (Persisted), and the leader counts itself toward a majority
+	// only for what it persisted. Otherwise entries are acked from memory, as the papers do.
+	AckAfterPersist bool
+}
+
+func (c *Config) withDefaults() Config {
+	d := *c
+	if d.BatchBytes <= 0 {
+		d.BatchBytes = 32 << 10
+	}
+	d.BatchBytes = min(max(d.BatchBytes, HeaderSize+EntryHeaderSize), MaxDatagram)
+	if d.BatchDelay < 0 {
+		d.BatchDelay = 0
+	}
+	if d.RetransmitTimeout <= 0 {
+		d.RetransmitTimeout = time.Millisecond
+	}
+	if d.MaxRetransmits <= 0 {
+		d.MaxRetransmits = 8
+	}
+	if d.VoteTimeout <= 0 {
+		d.VoteTimeout = 100 * time.Millisecond
+	}
+	if d.RingBytes <= 0 {
+		d.RingBytes = 8 << 20
+	}
+	if d.RingDatagrams <= 0 {
+		d.RingDatagrams = 4096
+	}
+	return d
+}
+
+// MaxEntryData is the largest entry payload the engine replicates: one entry alone must
+// fit in a datagram. Larger proposals go through software Raft.
+const MaxEntryData = MaxDatagram - HeaderSize - EntryHeaderSize
+
+// Registers are the protocol state the host hands the engine when it opens an accelerated
+// term and reads back when it closes it, like the CSRs of an FPGA consensus engine.
+type Registers struct {
+	// Enabled, read back, says whether acceleration was still running (no Halt).
+	// Open ignores it.
+	Enabled     bool
+	ID          uint64
+	IsLeader    bool
+	CurrentTerm uint64
+	// LastLogIndex and LastLogTerm describe the last entry of the host's log;
+	// LastLogTime is its clock (unix ms), so that entries the leader proposes keep the
+	// log's clock from running backwards.
+	LastLogIndex uint64
+	LastLogTerm  uint64
+	LastLogTime  int64
+	CommitIndex  uint64
+	// Peers are the voters, self included; learners are software's business.
+	Peers []uint64
+	// MatchIndex is the leader's knowledge of what each voter holds (self included).
+	MatchIndex map[uint64]uint64
+}
+
+// HaltReason says why acceleration stopped, or (in a Nack) why a datagram was refused.
+type HaltReason uint8
+
+const (
+	HaltNone HaltReason = iota
+	// HaltHigherTerm: a datagram of a later term arrived; software must adopt it.
+	HaltHigherTerm
+	// HaltMismatch: a follower's log conflicts with the leader's datagram (a term
+	// conflict, or entries it cannot verify); software truncates and repairs.
+	HaltMismatch
+	// HaltVoteRefused: a follower refused the accelerated-term vote before a majority
+	// granted it.
+	HaltVoteRefused
+	// HaltVoteTimeout: no majority granted the vote within VoteTimeout.
+	HaltVoteTimeout
+	// HaltUnexpected: a datagram the engine's role cannot take (an Append at a leader:
+	// two leaders in one term, which only a broken invariant produces).
+	HaltUnexpected
+	// HaltNotOpen (Nack only): the receiver's engine is closed or halted.
+	HaltNotOpen
+	// HaltStaleTerm (Nack only): the sender's term is behind the receiver's.
+	HaltStaleTerm
+)
+
+var haltNames = [...]string{"none", "higher term", "log mismatch", "vote refused", "vote timeout",
+	"unexpected datagram", "not open", "stale term"}
+
+func (r HaltReason) String() string {
+	if int(r) < len(haltNames) {
+		return haltNames[r]
+	}
+	return fmt.Sprintf("HaltReason(%d)", uint8(r))
+}
+
+// Halt says why acceleration stopped: Reason, the peer whose datagram caused it, that
+// datagram's term (for HaltHigherTerm, the term software must move to) and index.
+type Halt struct {
+	Reason HaltReason
+	From   uint64
+	Term   uint64
+	Index  uint64
+}
+
+// Outgoing is one datagram to send. Bytes are reused once Advance returns.
+type Outgoing struct {
+	To    uint64
+	Bytes []byte
+}
+
+// Output is what the engine decided since the last Ready. The host handles it in this
+// order:
+//
+//  1. append Append to its log (the one Raft log) after its current last entry, and
+//     with AckAfterPersist write them to the WAL and call Persisted once durable (a
+//     group fsync: one per Output);
+//  2. send Datagrams (a follower's acks may depend on step 1 only through Persisted,
+//     which produces them later, so sending at once is safe);
+//  3. commit up to CommitIndex: release the blind-write replies waiting on entries up
+//     to it, hand the entries to the applier;
+//  4. hand Recover to software Raft (catch those followers up, then Resume them);
+//  5. on Halt, Close the engine and let software Raft resolve the case;
+//  6. call Advance.
+type Output struct {
+	Datagrams []Outgoing
+	// Append are new entries of the log, consecutive, starting at the host's last
+	// index + 1. Their Data alias the proposals (leader) or a copy the engine owns
+	// (follower); the slice itself is reused after Advance.
+	Append []Entry
+	// CommitIndex is the new commit index when it advanced since the last Ready, else 0.
+	CommitIndex uint64
+	// Recover lists followers the engine can no longer catch up (a lost datagram that
+	// left the ring, a Nack, too many retransmissions): software Raft must.
+	Recover []uint64
+	// Halt is set once, when acceleration stops.
+	Halt *Halt
+}
+
+// Stats are counters for INFO.
+type Stats struct {
+	Sealed       uint64 // batches sealed
+	Sent         uint64 // datagrams built (all types)
+	Replayed     uint64 // Append datagrams replayed from the ring
+	GapRequests  uint64 // retransmission requests sent (follower)
+	Dropped      uint64 // datagrams dropped: foreign cluster, unknown sender, not for us, malformed
+	Acks         uint64 // acks received (leader)
+	Duplicates   uint64 // Append datagrams whose entries were all held already (follower)
+	StaleDropped uint64 // datagrams of an older term
+}
+
+// ErrNotAccelerated rejects a proposal when the engine is not an open, running leader:
+// the host proposes through software Raft instead.
+var ErrNotAccelerated = errors.New("nicoffload: not an accelerated leader")
+
+type peerState uint8
+
+const (
+	peerVoting  peerState = iota // leader waiting for the vote round
+	peerActive                   // receives batches
+	peerRecover                  // handed to software until Resume
+)
+
+// peer is the leader's view of one follower.
+type peer struct {
+	id      uint64
+	match   uint64 // highest index it acked
+	commit  uint64 // its commit index, as its last ack said
+	state   peerState
+	granted bool
+	// waitSince is when it last made progress, or when it was last sent entries while
+	// caught up: a timeout counts from there.
+	waitSince  int64
+	retries    int
+	sentAt     int64 // last datagram of any kind sent to it
+	replayFrom uint64
+	replayAt   int64
+}
+
+type termRun struct{ first, term uint64 }
+
+// Engine is the offload engine of one member: a pure state machine. It has no
+// goroutines, no clock and no I/O; the host feeds it datagrams (Step), time (Tick),
+// proposals (Propose) and durability (Persisted), and carries out Ready's Output.
+// It is not safe for concurrent use.
+type Engine struct {
+	cfg Config
+	reg Registers // MatchIndex lives in peers and selfMatch while open
+
+	open    bool  // between Open and Close
+	enabled bool  // replicating: a follower once open, a leader once the vote is won
+	halt    *Halt // set when acceleration stopped
+	voting  bool
+	voteAt  int64
+	quorum  int
+
+	// The log as it was at Open: entries at or below openLast are of unknown term
+	// (except openLast itself), entries above it came from this term's leader.
+	openLast, openLastTerm uint64
+
+	persisted uint64 // highest index the host reported durable
+
+	// leader
+	peers          []peer
+	selfMatch      uint64
+	ring           ring
+	pending        []Entry // the open batch
+	pendingBytes   int     // its datagram size
+	pendingAt      int64
+	sealed         uint64 // last index sent in a batch
+	sealedTerm     uint64
+	commitBcast    uint64 // commit index last broadcast
+	commitReported uint64
+
+	// follower
+	lead       uint64
+	runs       []termRun // terms of entries above openLast
+	gapWant    uint64
+	gapAt      int64
+	ackPending bool
+
+	out     Output
+	free    [][]byte
+	scratch []uint64
+	stats   Stats
+}
+
+// New builds a closed engine.
+func New(cfg Config) *Engine {
+	e := &Engine{cfg: cfg.withDefaults()}
+	e.ring = newRing(e.cfg.RingDatagrams, e.cfg.RingBytes)
+	return e
+}
+
+// Open opens an accelerated term with the registers read from software Raft. A leader
+// starts the vote round (VoteRequest to every peer) and replicates once a majority,
+// itself included, granted it; a follower takes Appends of r.CurrentTerm at once.
+//
+// The registers must describe the host's log as it is (and, with AckAfterPersist, as it
+// is on disk), and while the engine is open the host appends to its log only what
+// Output.Append gives it.
+func (e *Engine) Open(now int64, r Registers) {
+	if r.ID == 0 || !slices.Contains(r.Peers, r.ID) {
+		panic(fmt.Sprintf("nicoffload: open: id %d not among voters %v", r.ID, r.Peers))
+	}
+	if r.CommitIndex > r.LastLogIndex || r.LastLogTerm > r.CurrentTerm {
+		panic(fmt.Sprintf("nicoffload: open: commit %d last %d/%d term %d", r.CommitIndex,
+			r.LastLogIndex, r.LastLogTerm, r.CurrentTerm))
+	}
+	out, free, scratch := e.out, e.free, e.scratch
+	*e = Engine{cfg: e.cfg, ring: e.ring, out: out, free: free, scratch: scratch, stats: e.stats}
+	e.ring.reset()
+	e.reg = r
+	e.reg.Peers = slices.Clone(r.Peers)
+	e.reg.MatchIndex = nil
+	e.open = true
+	e.quorum = len(r.Peers)/2 + 1
+	e.openLast, e.openLastTerm = r.LastLogIndex, r.LastLogTerm
+	e.persisted = r.LastLogIndex
+	e.commitReported = r.CommitIndex
+	if !r.IsLeader {
+		e.enabled = true
+		return
+	}
+	e.selfMatch = r.LastLogIndex
+	e.sealed, e.sealedTerm = r.LastLogIndex, r.LastLogTerm
+	e.commitBcast = r.CommitIndex
+	e.pendingBytes = HeaderSize
+	for _, id := range e.reg.Peers {
+		if id == r.ID {
+			continue
+		}
+		e.peers = append(e.peers, peer{id: id, match: min(r.MatchIndex[id], r.LastLogIndex)})
+	}
+	e.voting, e.voteAt = true, now
+	for i := range e.peers {
+		e.sendVoteRequest(now, &e.peers[i])
+	}
+	e.maybeWinVote(now)
+}
+
+// Close stops acceleration and reads the registers back. Entries proposed before Close
+// are in the Output of the next Ready (the host must still take it: they are in
+// LastLogIndex); datagrams not yet sent may be sent or dropped.
+func (e *Engine) Close() Registers {
+	r := e.Registers()
+	e.open, e.enabled, e.voting = false, false, false
+	e.pending = e.pending[:0]
+	return r
+}
+
+// Registers reads the registers without closing.
+func (e *Engine) Registers() Registers {
+	r := e.reg
+	r.Enabled = e.open && e.enabled && e.halt == nil
+	r.Peers = slices.Clone(e.reg.Peers)
+	if r.IsLeader {
+		r.MatchIndex = make(map[uint64]uint64, len(e.peers)+1)
+		r.MatchIndex[r.ID] = e.selfMatch
+		for _, p := range e.peers {
+			r.MatchIndex[p.id] = p.match
+		}
+	}
+	return r
+}
+
+// Stats returns the counters.
+func (e *Engine) Stats() Stats { return e.stats }
+
+// Halted returns why acceleration stopped, or nil.
+func (e *Engine) Halted() *Halt { return e.halt }
+
+func (e *Engine) running() bool { return e.open && e.halt == nil }
+
+func (e *Engine) stop(h Halt) {
+	if e.halt != nil {
+		return
+	}
+	e.halt = &h
+	e.out.Halt = e.halt
+	e.enabled, e.voting = false, false
+}
+
+// --- sending ----------------------------------------------------------------------------
+
+func (e *Engine) buffer(n int) []byte {
+	for i := len(e.free) - 1; i >= 0; i-- {
+		if b := e.free[i]; cap(b) >= n {
+			e.free[i] = e.free[len(e.free)-1]
+			e.free = e.free[:len(e.free)-1]
+			return b[:0]
+		}
+	}
+	return make([]byte, 0, max(n, 512))
+}
+
+func (e *Engine) send(p *Packet) []byte {
+	p.ClusterID, p.From = e.cfg.ClusterID, e.reg.ID
+	b := AppendPacket(e.buffer(PacketSize(p)), p)
+	e.out.Datagrams = append(e.out.Datagrams, Outgoing{To: p.To, Bytes: b})
+	e.stats.Sent++
+	return b
+}
+
+func (e *Engine) sendVoteRequest(now int64, p *peer) {
+	e.send(&Packet{Type: VoteRequest, To: p.id, Term: e.reg.CurrentTerm,
+		PrevLogIndex: e.openLast, PrevLogTerm: e.openLastTerm})
+	p.sentAt = now
+}
+
+// sendBatch sends b to the given peers: encoded once, then copied with To patched.
+func (e *Engine) sendBatch(now int64, b *batch, to []*peer) {
+	if len(to) == 0 {
+		return
+	}
+	pk := Packet{Type: Append, To: to[0].id, Term: e.reg.CurrentTerm, PrevLogIndex: b.prev,
+		PrevLogTerm: b.prevTerm, LeaderCommit: e.reg.CommitIndex, Entries: b.entries}
+	first := e.send(&pk)
+	for _, p := range to[1:] {
+		c := append(e.buffer(len(first)), first...)
+		patchTo(c, p.id, e.reg.CommitIndex)
+		e.out.Datagrams = append(e.out.Datagrams, Outgoing{To: p.id, Bytes: c})
+		e.stats.Sent++
+	}
+	for _, p := range to {
+		if p.match >= b.prev {
+			// It held everything before b: its ack timeout starts now, not at its last
+			// progress (which may be long ago on an idle leader).
+			p.waitSince = now
+		}
+		p.sentAt = now
+	}
+}
+
+// sendHeartbeat sends an Append without entries: it carries the commit index.
+func (e *Engine) sendHeartbeat(now int64, p *peer) {
+	e.send(&Packet{Type: Append, To: p.id, Term: e.reg.CurrentTerm, PrevLogIndex: e.sealed,
+		PrevLogTerm: e.sealedTerm, LeaderCommit: e.reg.CommitIndex})
+	p.sentAt = now
+}
+
+// replay sends p every ring batch from the one holding index on. It reports false when
+// the ring no longer holds index: software must catch p up.
+func (e *Engine) replay(now int64, p *peer, index uint64) bool {
+	if index > e.sealed {
+		return true // nothing sent it lacks (the open batch goes out when sealed)
+	}
+	pos, ok := e.ring.find(index)
+	if !ok {
+		return false
+	}
+	to := []*peer{p}
+	for i := pos; i < e.ring.n; i++ {
+		e.sendBatch(now, e.ring.at(i), to)
+		e.stats.Replayed++
+	}
+	return true
+}
+
+func (e *Engine) recover(p *peer) {
+	if p.state == peerRecover {
+		return
+	}
+	p.state = peerRecover
+	e.out.Recover = append(e.out.Recover, p.id)
+}
+
+func (e *Engine) peer(id uint64) *peer {
+	for i := range e.peers {
+		if e.peers[i].id == id {
+			return &e.peers[i]
+		}
+	}
+	return nil
+}
+
+// --- leader -----------------------------------------------------------------------------
+
+// Propose appends entries of data at the next indexes (clock is the leader's time, unix
+// ms, raised to the log's last clock if behind) to the host log and the open batch, and
+// returns the first index. The engine keeps data: the caller must not modify it.
+func (e *Engine) Propose(now int64, clock int64, data ...[]byte) (first uint64, err error) {
+	return e.ProposeTyped(now, clock, 0, data...)
+}
+
+// ProposeTyped is Propose with the host's entry type.
+func (e *Engine) ProposeTyped(now int64, clock int64, typ uint8, data ...[]byte) (first uint64, err error) {
+	if !e.running() || !e.reg.IsLeader {
+		return 0, ErrNotAccelerated
+	}
+	for _, d := range data {
+		if len(d) > MaxEntryData {
+			return 0, fmt.Errorf("%w: entry of %d bytes", ErrTooLarge, len(d))
+		}
+	}
+	if len(e.pending) > 0 && e.cfg.BatchDelay > 0 && now-e.pendingAt >= int64(e.cfg.BatchDelay) {
+		e.seal(now)
+	}
+	first = e.reg.LastLogIndex + 1
+	e.reg.LastLogTime = max(e.reg.LastLogTime, clock)
+	for _, d := range data {
+		ent := Entry{Index: e.reg.LastLogIndex + 1, Term: e.reg.CurrentTerm, Time: e.reg.LastLogTime, Type: typ, Data: d}
+		e.reg.LastLogIndex, e.reg.LastLogTerm = ent.Index, ent.Term
+		e.out.Append = append(e.out.Append, ent)
+		size := entrySize(len(d))
+		if len(e.pending) > 0 && e.pendingBytes+size > e.cfg.BatchBytes {
+			e.seal(now)
+		}
+		if len(e.pending) == 0 {
+			e.pendingAt = now
+			if e.pending == nil {
+				e.pending = e.ring.takeSpare()
+			}
+		}
+		e.pending = append(e.pending, ent)
+		e.pendingBytes += size
+		if e.pendingBytes >= e.cfg.BatchBytes {
+			e.seal(now)
+		}
+	}
+	if !e.cfg.AckAfterPersist {
+		e.selfMatch = e.reg.LastLogIndex
+	}
+	if e.cfg.BatchDelay == 0 {
+		e.seal(now)
+	}
+	e.maybeCommit()
+	return first, nil
+}
+
+// seal closes the open batch into the ring and sends it to every active follower (none
+// while the vote round runs: they get it from the ring once it is won).
+func (e *Engine) seal(now int64) {
+	if len(e.pending) == 0 {
+		return
+	}
+	b := batch{prev: e.sealed, prevTerm: e.sealedTerm, entries: e.pending, bytes: e.pendingBytes}
+	e.ring.push(b)
+	e.sealed, e.sealedTerm = b.last(), e.reg.CurrentTerm
+	e.pending, e.pendingBytes = nil, HeaderSize
+	e.stats.Sealed++
+	if !e.enabled {
+		return
+	}
+	to := make([]*peer, 0, 8)
+	for i := range e.peers {
+		if p := &e.peers[i]; p.state == peerActive {
+			to = append(to, p)
+		}
+	}
+	e.sendBatch(now, &b, to)
+	e.commitBcast = e.reg.CommitIndex
+}
+
+// maybeCommit advances the commit index to the highest index a majority of voters holds.
+// Only an entry of the current term is committed by counting (§5.4.2); the entries below
+// it commit with it. Above openLast every entry is of the current term; at or below it
+// only openLast itself is known to be, when LastLogTerm was the current term at Open.
+func (e *Engine) maybeCommit() bool {
+	m := append(e.scratch[:0], e.selfMatch)
+	for i := range e.peers {
+		m = append(m, e.peers[i].match)
+	}
+	e.scratch = m
+	slices.Sort(m)
+	mci := m[len(m)-e.quorum]
+	if mci <= e.reg.CommitIndex {
+		return false
+	}
+	if mci < e.openLast || (mci == e.openLast && e.openLastTerm != e.reg.CurrentTerm) {
+		return false
+	}
+	e.reg.CommitIndex = mci
+	return true
+}
+
+func (e *Engine) maybeWinVote(now int64) {
+	if !e.voting {
+		return
+	}
+	n := 1
+	for i := range e.peers {
+		if e.peers[i].granted {
+			n++
+		}
+	}
+	if n < e.quorum {
+		return
+	}
+	e.voting, e.enabled = false, true
+	for i := range e.peers {
+		p := &e.peers[i]
+		if p.state == peerRecover {
+			continue
+		}
+		p.state, p.waitSince = peerActive, now
+		// A member that has not answered yet is assumed to match at openLast: if it
+		// does not, its engine asks for a retransmission or refuses, and it is recovered.
+		if !e.replay(now, p, max(p.match, e.openLast)+1) {
+			e.recover(p)
+		}
+	}
+	e.maybeCommit()
+}
+
+func (e *Engine) leaderStep(now int64, pk *Packet) {
+	p := e.peer(pk.From)
+	switch pk.Type {
+	case Append:
+		// Another leader in our term: only a broken invariant gets here.
+		e.stop(Halt{Reason: HaltUnexpected, From: pk.From, Term: pk.Term, Index: pk.PrevLogIndex})
+	case VoteResponse:
+		e.handleVoteResponse(now, p, pk)
+	case Ack:
+		e.handleAck(now, p, pk)
+	case RetransmitRequest:
+		e.handleRetransmitRequest(now, p, pk)
+	case Nack:
+		if (pk.Reason == HaltMismatch || pk.Reason == HaltNotOpen) && p.state != peerRecover {
+			if e.voting {
+				e.stop(Halt{Reason: HaltVoteRefused, From: pk.From, Term: pk.Term, Index: pk.Index})
+				return
+			}
+			e.recover(p)
+		}
+	}
+}
+
+func (e *Engine) handleVoteResponse(now int64, p *peer, pk *Packet) {
+	if pk.Reject {
+		switch {
+		case e.voting:
+			e.stop(Halt{Reason: HaltVoteRefused, From: pk.From, Term: pk.Term, Index: pk.Index})
+		case !p.granted && p.match <= e.openLast && p.state == peerActive:
+			// A member that refused after the majority granted: software catches it up.
+			// (One that already acked our entries answered a stale duplicate request.)
+			e.recover(p)
+		}
+		return
+	}
+	if p.granted {
+		return
+	}
+	p.granted = true
+	// It granted because its log equals ours up to openLast.
+	p.match = max(p.match, e.openLast)
+	if e.voting {
+		e.maybeWinVote(now)
+	} else {
+		e.maybeCommit()
+	}
+}
+
+func (e *Engine) handleAck(now int64, p *peer, pk *Packet) {
+	if pk.Index > e.reg.LastLogIndex || !e.enabled {
+		e.stats.Dropped++
+		return
+	}
+	e.stats.Acks++
+	p.commit = max(p.commit, min(pk.LeaderCommit, pk.Index))
+	if pk.Index <= p.match {
+		return // duplicate or reordered
+	}
+	p.match, p.waitSince, p.retries = pk.Index, now, 0
+	e.maybeCommit()
+}
+
+func (e *Engine) handleRetransmitRequest(now int64, p *peer, pk *Packet) {
+	if p.state != peerActive || pk.Index <= p.match || pk.Index > e.reg.LastLogIndex+1 {
+		return // stale (it acked past it since), or not ours to serve
+	}
+	if pk.Index == p.replayFrom && now-p.replayAt < int64(e.cfg.RetransmitTimeout) {
+		return // the same request again, answered moments ago
+	}
+	p.replayFrom, p.replayAt = pk.Index, now
+	if !e.replay(now, p, pk.Index) {
+		e.recover(p)
+	}
+}
+
+// Resume hands a follower back to the engine once software Raft has caught it up to
+// match (and its host re-opened its engine): the leader replays the ring after match.
+// If the ring no longer holds match+1 the follower is reported in Recover again.
+func (e *Engine) Resume(now int64, follower, match uint64) {
+	p := e.peer(follower)
+	if p == nil || !e.running() || !e.reg.IsLeader {
+		return
+	}
+	p.match = max(p.match, min(match, e.reg.LastLogIndex))
+	if e.voting {
+		p.state, p.granted = peerVoting, true
+		e.maybeWinVote(now)
+		return
+	}
+	p.state, p.retries, p.waitSince = peerActive, 0, now
+	if !e.replay(now, p, p.match+1) {
+		e.recover(p)
+	}
+	e.maybeCommit()
+}
+
+// --- follower ---------------------------------------------------------------------------
+
+// termAt is the term of the entry at i, when the engine knows it: the last entry at Open,
+// and every entry appended since.
+func (e *Engine) termAt(i uint64) (uint64, bool) {
+	switch {
+	case i == e.openLast:
+		return e.openLastTerm, true
+	case i < e.openLast || i > e.reg.LastLogIndex:
+		return 0, false
+	}
+	for k := len(e.runs) - 1; k >= 0; k-- {
+		if e.runs[k].first <= i {
+			return e.runs[k].term, true
+		}
+	}
+	return 0, false
+}
+
+// handleAppend is the follower's handler for an Append of the current term: Raft's
+// AppendEntries receiver restricted to the common case (see the package doc).
+func (e *Engine) handleAppend(now int64, pk *Packet) {
+	last := pk.PrevLogIndex + uint64(len(pk.Entries))
+	t := pk.PrevLogTerm
+	for i := range pk.Entries {
+		if pk.Entries[i].Term < t || pk.Entries[i].Term > pk.Term {
+			e.stats.Dropped++ // terms go down, or above the leader's: not from a leader
+			return
+		}
+		t = pk.Entries[i].Term
+	}
+	e.lead = pk.From
+	if pk.PrevLogIndex > e.reg.LastLogIndex {
+		// A gap: datagrams were lost or reordered. Ask once per gap, again only after
+		// RetransmitTimeout; the leader's own timeout covers a lost request.
+		e.requestRetransmit(now)
+		return
+	}
+	// prevLogIndex ≤ lastLogIndex. Compare terms at h, the last index both the datagram
+	// and our log cover: equal terms there mean equal logs up to h (Log Matching, §5.3).
+	h := min(last, e.reg.LastLogIndex)
+	ours, known := e.termAt(h)
+	if !known {
+		// Entries from before Open we cannot check: a stale datagram. Ignore it.
+		e.stats.Duplicates++
+		return
+	}
+	theirs := pk.PrevLogTerm
+	if h > pk.PrevLogIndex {
+		theirs = pk.Entries[h-pk.PrevLogIndex-1].Term
+	}
+	if prevTerm, ok := e.termAt(pk.PrevLogIndex); ok && prevTerm != pk.PrevLogTerm {
+		ours, theirs = prevTerm, pk.PrevLogTerm // Figure 2's own check, where we can make it
+	}
+	if ours != theirs {
+		e.stop(Halt{Reason: HaltMismatch, From: pk.From, Term: pk.Term, Index: h})
+		e.send(&Packet{Type: Nack, To: pk.From, Reason: HaltMismatch, Term: e.reg.CurrentTerm,
+			Index: e.reg.LastLogIndex})
+		return
+	}
+	if last > e.reg.LastLogIndex {
+		e.appendEntries(pk.Entries[e.reg.LastLogIndex-pk.PrevLogIndex:])
+		if e.gapWant != 0 && e.gapWant <= e.reg.LastLogIndex {
+			e.gapWant = 0 // filled
+		}
+		if !e.cfg.AckAfterPersist {
+			e.ackPending = true
+		}
+	} else {
+		if len(pk.Entries) > 0 {
+			e.stats.Duplicates++
+		}
+		e.ackPending = true // re-ack: the leader may have lost our ack
+	}
+	if c := min(pk.LeaderCommit, last); c > e.reg.CommitIndex {
+		e.reg.CommitIndex = c
+	}
+}
+
+// appendEntries appends ents after the last entry: to the host ring, with their data
+// copied out of the datagram (one allocation for all).
+func (e *Engine) appendEntries(ents []Entry) {
+	n := 0
+	for i := range ents {
+		n += len(ents[i].Data)
+	}
+	buf := make([]byte, 0, n)
+	for i := range ents {
+		ent := ents[i]
+		ent.Index = e.reg.LastLogIndex + 1
+		off := len(buf)
+		buf = append(buf, ent.Data...)
+		ent.Data = buf[off:len(buf):len(buf)]
+		if len(e.runs) == 0 || e.runs[len(e.runs)-1].term != ent.Term {
+			e.runs = append(e.runs, termRun{first: ent.Index, term: ent.Term})
+		}
+		e.reg.LastLogIndex, e.reg.LastLogTerm = ent.Index, ent.Term
+		e.reg.LastLogTime = max(e.reg.LastLogTime, ent.Time)
+		e.out.Append = append(e.out.Append, ent)
+	}
+}
+
+func (e *Engine) requestRetransmit(now int64) {
+	want := e.reg.LastLogIndex + 1
+	if e.lead == 0 || (want == e.gapWant && now-e.gapAt < int64(e.cfg.RetransmitTimeout)) {
+		return
+	}
+	e.gapWant, e.gapAt = want, now
+	e.send(&Packet{Type: RetransmitRequest, To: e.lead, Term: e.reg.CurrentTerm, Index: want})
+	e.stats.GapRequests++
+}
+
+// handleVote answers the leader's accelerated-term vote (Waverunner's RequestVoteFPGA):
+// granted only when this member's log ends exactly where the leader's does.
+func (e *Engine) handleVote(pk *Packet) {
+	grant := e.running() && !e.reg.IsLeader &&
+		pk.PrevLogIndex == e.reg.LastLogIndex && pk.PrevLogTerm == e.reg.LastLogTerm
+	if grant {
+		e.lead = pk.From
+	}
+	e.send(&Packet{Type: VoteResponse, To: pk.From, Term: pk.Term, Reject: !grant,
+		Index: e.reg.LastLogIndex})
+}
+
+// Persisted tells the engine the host's WAL holds every entry up to index. With
+// AckAfterPersist, a follower acks them now and a leader counts itself for them.
+func (e *Engine) Persisted(index uint64) {
+	index = min(index, e.reg.LastLogIndex)
+	if index <= e.persisted {
+		return
+	}
+	e.persisted = index
+	if !e.cfg.AckAfterPersist || !e.running() {
+		return
+	}
+	if e.reg.IsLeader {
+		e.selfMatch = max(e.selfMatch, index)
+		e.maybeCommit()
+		return
+	}
+	e.ackPending = true
+}
+
+// --- Step and Tick ----------------------------------------------------------------------
+
+// Step hands the engine a datagram from a peer. The engine keeps nothing of p after it
+// returns (entry data it appends are copied).
+func (e *Engine) Step(now int64, p *Packet) {
+	if p.ClusterID != e.cfg.ClusterID || p.To != e.reg.ID || e.reg.ID == 0 ||
+		p.From == e.reg.ID || !slices.Contains(e.reg.Peers, p.From) {
+		e.stats.Dropped++
+		return
+	}
+	if !e.running() {
+		e.answerClosed(p)
+		return
+	}
+	switch {
+	case p.Term < e.reg.CurrentTerm:
+		e.stats.StaleDropped++
+		if p.Type == Append || p.Type == VoteRequest {
+			e.send(&Packet{Type: Nack, To: p.From, Reason: HaltStaleTerm, Term: e.reg.CurrentTerm,
+				Index: e.reg.LastLogIndex})
+		}
+		return
+	case p.Term > e.reg.CurrentTerm:
+		// A later term: software must adopt it. Tell the sender we are out, as a closed
+		// engine does, so that a new leader's vote round ends at once.
+		e.stop(Halt{Reason: HaltHigherTerm, From: p.From, Term: p.Term, Index: p.Index})
+		e.answerClosed(p)
+		return
+	}
+	if e.reg.IsLeader {
+		e.leaderStep(now, p)
+		return
+	}
+	switch p.Type {
+	case Append:
+		e.handleAppend(now, p)
+	case VoteRequest:
+		e.handleVote(p)
+	default:
+		// Acks, requests and votes are for leaders: a delayed datagram of ours. Ignore.
+	}
+}
+
+// answerClosed refuses what a closed or halted engine cannot take, so the sender hands
+// this member to software at once instead of timing out.
+func (e *Engine) answerClosed(p *Packet) {
+	switch p.Type {
+	case VoteRequest:
+		e.send(&Packet{Type: VoteResponse, To: p.From, Term: p.Term, Reject: true,
+			Reason: HaltNotOpen, Index: e.reg.LastLogIndex})
+	case Append:
+		e.send(&Packet{Type: Nack, To: p.From, Term: p.Term, Reason: HaltNotOpen,
+			Index: e.reg.LastLogIndex})
+	}
+}
+
+// Tick gives the engine the time: it seals a batch whose delay passed, broadcasts a new
+// commit index no batch carried, replays unacked batches after RetransmitTimeout, and
+// ends a vote round that ran out of time.
+func (e *Engine) Tick(now int64) {
+	if !e.running() {
+		return
+	}
+	rto := int64(e.cfg.RetransmitTimeout)
+	if !e.reg.IsLeader {
+		if e.gapWant == e.reg.LastLogIndex+1 && now-e.gapAt >= rto {
+			e.requestRetransmit(now)
+		}
+		return
+	}
+	if e.voting {
+		if now-e.voteAt >= int64(e.cfg.VoteTimeout) {
+			e.stop(Halt{Reason: HaltVoteTimeout})
+			return
+		}
+		for i := range e.peers {
+			if p := &e.peers[i]; !p.granted && now-p.sentAt >= rto {
+				e.sendVoteRequest(now, p)
+			}
+		}
+		return
+	}
+	if len(e.pending) > 0 && now-e.pendingAt >= int64(e.cfg.BatchDelay) {
+		e.seal(now)
+	}
+	bcast := e.reg.CommitIndex > e.commitBcast
+	for i := range e.peers {
+		p := &e.peers[i]
+		if p.state != peerActive {
+			continue
+		}
+		switch {
+		case p.match < e.sealed && now-p.waitSince >= rto:
+			p.retries++
+			if p.retries > e.cfg.MaxRetransmits || !e.replay(now, p, p.match+1) {
+				e.recover(p)
+				continue
+			}
+			p.waitSince = now
+		case bcast || (p.commit < min(e.reg.CommitIndex, p.match) && now-p.sentAt >= rto):
+			e.sendHeartbeat(now, p)
+		}
+	}
+	e.commitBcast = e.reg.CommitIndex
+}
+
+// --- Ready and Advance ------------------------------------------------------------------
+
+// HasReady reports whether Ready would return anything.
+func (e *Engine) HasReady() bool {
+	return len(e.out.Datagrams) > 0 || len(e.out.Append) > 0 || len(e.out.Recover) > 0 ||
+		e.out.Halt != nil || e.reg.CommitIndex > e.commitReported ||
+		(e.ackPending && e.lead != 0 && e.running())
+}
+
+// Ready returns what the engine decided since the last Ready (see Output for the
+// host's duties) and starts collecting anew.
+func (e *Engine) Ready() Output {
+	if e.ackPending && e.lead != 0 && e.running() {
+		idx := e.reg.LastLogIndex
+		if e.cfg.AckAfterPersist {
+			idx = e.persisted
+		}
+		e.send(&Packet{Type: Ack, To: e.lead, Term: e.reg.CurrentTerm, Index: idx,
+			LeaderCommit: e.reg.CommitIndex})
+	}
+	e.ackPending = false
+	o := e.out
+	if e.reg.CommitIndex > e.commitReported {
+		o.CommitIndex = e.reg.CommitIndex
+		e.commitReported = e.reg.CommitIndex
+	}
+	e.out = Output{}
+	return o
+}
+
+// Advance tells the engine the host has done what o asked: o's slices and datagram
+// buffers are reused from now on.
+func (e *Engine) Advance(o Output) {
+	for i := range o.Datagrams {
+		if len(e.free) < 64 {
+			e.free = append(e.free, o.Datagrams[i].Bytes[:0])
+		}
+	}
+	if e.out.Datagrams == nil {
+		clear(o.Datagrams)
+		e.out.Datagrams = o.Datagrams[:0]
+	}
+	if e.out.Append == nil {
+		clear(o.Append)
+		e.out.Append = o.Append[:0]
+	}
+	if e.out.Recover == nil {
+		e.out.Recover = o.Recover[:0]
+	}
+}

@@ -1,0 +1,722 @@
+package nicoffload
+
+import (
+	"slices"
+	"testing"
+	"time"
+)
+
+// --- leader -----------------------------------------------------------------------------
+
+// A client write gets the next index: proposals take lastLogIndex+1, +2, ... of the
+// current term, and go to the host log ring in order, with a clock that never runs back.
+func TestLeaderProposeAssignsConsecutiveIndexes(t *testing.T) {
+	e := newLeader(t, Config{})
+	first, err := e.Propose(0, 5000, data(3)...)
+	if err != nil || first != 11 {
+		t.Fatalf("first proposal: %d, %v; want 11", first, err)
+	}
+	first, err = e.Propose(0, 4000, data(2)...) // a clock behind the log's
+	if err != nil || first != 14 {
+		t.Fatalf("second proposal: %d, %v; want 14", first, err)
+	}
+	o, _ := take(t, e)
+	if len(o.Append) != 5 {
+		t.Fatalf("host ring got %s, want [11..15]", indexes(o.Append))
+	}
+	for i, ent := range o.Append {
+		if ent.Index != uint64(11+i) || ent.Term != 2 || ent.Time != 5000 {
+			t.Fatalf("entry %d: index %d term %d time %d", i, ent.Index, ent.Term, ent.Time)
+		}
+	}
+	if r := e.Registers(); r.LastLogIndex != 15 || r.LastLogTerm != 2 || r.LastLogTime != 5000 {
+		t.Fatalf("registers last %d/%d time %d", r.LastLogIndex, r.LastLogTerm, r.LastLogTime)
+	}
+}
+
+// Only an open, enabled leader takes proposals; the rest go through software Raft.
+func TestProposeRefusedUnlessAcceleratedLeader(t *testing.T) {
+	f := newFollower(t, Config{}, 2)
+	if _, err := f.Propose(0, 0, []byte("x")); err != ErrNotAccelerated {
+		t.Fatalf("follower proposal: %v", err)
+	}
+	l := newLeader(t, Config{})
+	if _, err := l.Propose(0, 0, make([]byte, MaxEntryData+1)); err == nil {
+		t.Fatalf("an entry larger than a datagram was accepted")
+	}
+	l.Close()
+	if _, err := l.Propose(0, 0, []byte("x")); err != ErrNotAccelerated {
+		t.Fatalf("closed leader proposal: %v", err)
+	}
+}
+
+// A batch is sealed before it would exceed BatchBytes: one datagram per follower,
+// carrying as many entries as fit.
+func TestLeaderSealsBatchAtSize(t *testing.T) {
+	per := entrySize(len("SET k0 v"))
+	e := newLeader(t, Config{BatchBytes: HeaderSize + 3*per, BatchDelay: time.Second})
+	for i := range 4 {
+		e.Propose(0, 0, data(1)...)
+		_, dgs := take(t, e)
+		switch {
+		case i < 2 && len(dgs) != 0:
+			t.Fatalf("after %d entries: %d datagrams, want the batch still open", i+1, len(dgs))
+		case i == 2:
+			if len(dgs) != 2 || len(dgs[0].p.Entries) != 3 || dgs[0].p.PrevLogIndex != 10 {
+				t.Fatalf("after 3 entries: %d datagrams, want one per follower with [11..13]", len(dgs))
+			}
+			if len(dgs[0].raw) != HeaderSize+3*per {
+				t.Fatalf("datagram of %d bytes, want %d", len(dgs[0].raw), HeaderSize+3*per)
+			}
+		case i == 3 && len(dgs) != 0:
+			t.Fatalf("entry 14 did not open a new batch")
+		}
+	}
+}
+
+// A batch is sealed once BatchDelay has passed since its first entry (Tick), and not
+// before.
+func TestLeaderSealsBatchAtDelay(t *testing.T) {
+	e := newLeader(t, Config{BatchDelay: 50 * time.Microsecond})
+	e.Propose(0, 0, data(2)...)
+	e.Propose(20*usec, 0, data(1)...)
+	e.Tick(49 * usec)
+	if _, dgs := take(t, e); len(dgs) != 0 {
+		t.Fatalf("sealed before the delay: %d datagrams", len(dgs))
+	}
+	e.Tick(50 * usec)
+	_, dgs := take(t, e)
+	if len(dgs) != 2 || len(dgs[0].p.Entries) != 3 {
+		t.Fatalf("after the delay: %d datagrams, want 2 carrying [11..13]", len(dgs))
+	}
+	// A proposal that finds the open batch past its delay seals it first.
+	e.Propose(100*usec, 0, data(1)...)
+	e.Propose(200*usec, 0, data(1)...)
+	if _, dgs := take(t, e); len(dgs) != 2 || len(dgs[0].p.Entries) != 1 || dgs[0].p.PrevLogIndex != 13 {
+		t.Fatalf("stale batch not sealed by the next proposal: %d datagrams", len(dgs))
+	}
+}
+
+// With BatchDelay 0, every Propose call is one datagram per follower, however many
+// entries it carries.
+func TestLeaderSendsOneDatagramPerFollowerPerBatch(t *testing.T) {
+	e := newLeader(t, Config{}, 1, 2, 3, 4, 5)
+	e.Propose(0, 0, data(5)...)
+	_, dgs := take(t, e)
+	if len(dgs) != 4 {
+		t.Fatalf("%d datagrams, want 4 (one per follower)", len(dgs))
+	}
+	for i, d := range dgs {
+		if d.to != uint64(i+2) || d.p.Type != Append || d.p.PrevLogIndex != 10 || d.p.PrevLogTerm != 2 ||
+			len(d.p.Entries) != 5 || d.p.Entries[4].Index != 15 || d.p.LeaderCommit != 10 {
+			t.Fatalf("datagram %d: to %d %+v", i, d.to, d.p)
+		}
+	}
+}
+
+// Raft §5.3: once a majority holds an entry it is committed, and the waiting replies are
+// released (Output.CommitIndex).
+func TestLeaderCommitsOnMajorityAck(t *testing.T) {
+	e := newLeader(t, Config{})
+	e.Propose(0, 0, data(3)...)
+	take(t, e)
+	e.Step(1, ack(2, 2, 13))
+	o, _ := take(t, e)
+	if o.CommitIndex != 13 {
+		t.Fatalf("commit %d after a majority acked 13", o.CommitIndex)
+	}
+	if o, _ := take(t, e); o.CommitIndex != 0 {
+		t.Fatalf("commit reported twice")
+	}
+}
+
+func TestLeaderMinorityDoesNotCommit(t *testing.T) {
+	e := newLeader(t, Config{}, 1, 2, 3, 4, 5)
+	e.Propose(0, 0, data(3)...)
+	take(t, e)
+	e.Step(1, ack(2, 2, 13))
+	if o, _ := take(t, e); o.CommitIndex != 0 || e.Registers().CommitIndex != 10 {
+		t.Fatalf("committed %d with 2 of 5", e.Registers().CommitIndex)
+	}
+	e.Step(2, ack(4, 2, 12))
+	if o, _ := take(t, e); o.CommitIndex != 12 {
+		t.Fatalf("commit %d, want 12 (held by 1, 2, 4)", o.CommitIndex)
+	}
+}
+
+// Acks are cumulative: a late ack for a lower index, or the same ack twice, neither
+// lowers matchIndex nor commits anything.
+func TestLeaderIgnoresOutOfOrderAndDuplicateAcks(t *testing.T) {
+	e := newLeader(t, Config{}, 1, 2, 3, 4, 5)
+	e.Propose(0, 0, data(5)...)
+	take(t, e)
+	e.Step(1, ack(2, 2, 15))
+	e.Step(1, ack(2, 2, 12)) // reordered
+	e.Step(1, ack(2, 2, 15)) // duplicated
+	if m := e.Registers().MatchIndex[2]; m != 15 {
+		t.Fatalf("match of 2 is %d, want 15", m)
+	}
+	if c := e.Registers().CommitIndex; c != 10 {
+		t.Fatalf("duplicates of one member's ack committed %d", c)
+	}
+	e.Step(1, ack(3, 2, 14))
+	if c := e.Registers().CommitIndex; c != 14 {
+		t.Fatalf("commit %d, want 14", c)
+	}
+	e.Step(1, ack(3, 2, 99)) // beyond the log: a broken peer
+	if m := e.Registers().MatchIndex[3]; m != 14 {
+		t.Fatalf("an ack past the log moved match to %d", m)
+	}
+}
+
+// Raft §5.4.2: entries of earlier terms are never committed by counting replicas, only
+// along with an entry of the current term above them.
+func TestLeaderNeverCommitsEarlierTermEntriesByCounting(t *testing.T) {
+	e := New(Config{ClusterID: testCluster})
+	// Term 3 leader whose log ends with entries of term 1 at 6..10, committed to 5.
+	e.Open(0, regs(1, true, 3, 10, 1, 5, 1, 2, 3))
+	for _, id := range []uint64{2, 3} {
+		e.Step(0, &Packet{ClusterID: testCluster, From: id, To: 1, Type: VoteResponse, Term: 3, Index: 10})
+	}
+	if c := e.Registers().CommitIndex; c != 5 {
+		t.Fatalf("every member holds 10 (term 1): committed %d, want 5", c)
+	}
+	e.Propose(0, 0, data(1)...)
+	take(t, e)
+	if c := e.Registers().CommitIndex; c != 5 {
+		t.Fatalf("committed %d before any ack of 11", c)
+	}
+	e.Step(1, ack(2, 3, 11))
+	if c := e.Registers().CommitIndex; c != 11 {
+		t.Fatalf("commit %d, want 11 (term 3, carrying 6..10)", c)
+	}
+
+	// If the last entry at Open is of the current term, it commits on the vote.
+	e = New(Config{ClusterID: testCluster})
+	e.Open(0, regs(1, true, 3, 10, 3, 8, 1, 2, 3))
+	e.Step(0, &Packet{ClusterID: testCluster, From: 2, To: 1, Type: VoteResponse, Term: 3, Index: 10})
+	if c := e.Registers().CommitIndex; c != 10 {
+		t.Fatalf("commit %d, want 10 (term 3, held by a majority)", c)
+	}
+}
+
+// With AckAfterPersist the leader counts itself only for what its WAL holds.
+func TestLeaderAckAfterPersistCountsOwnPersistedEntries(t *testing.T) {
+	e := newLeader(t, Config{AckAfterPersist: true})
+	e.Propose(0, 0, data(2)...)
+	take(t, e)
+	e.Step(1, ack(2, 2, 12))
+	if c := e.Registers().CommitIndex; c != 10 {
+		t.Fatalf("committed %d before the leader persisted", c)
+	}
+	e.Persisted(12)
+	if o, _ := take(t, e); o.CommitIndex != 12 {
+		t.Fatalf("commit %d after persisting 12", o.CommitIndex)
+	}
+}
+
+// threeBatches proposes 11..12, 13..14 and 15..16 as three batches.
+func threeBatches(t *testing.T, e *Engine) {
+	for range 3 {
+		e.Propose(0, 0, data(2)...)
+	}
+	take(t, e)
+}
+
+// A retransmission request replays, from the ring, every datagram from the one holding
+// the requested index on — with the current commit index.
+func TestLeaderRetransmitsFromRing(t *testing.T) {
+	e := newLeader(t, Config{})
+	threeBatches(t, e)
+	e.Step(1, ack(3, 2, 16)) // commit 16
+	take(t, e)
+	e.Step(1*msec, &Packet{ClusterID: testCluster, From: 2, To: 1, Type: RetransmitRequest, Term: 2, Index: 14})
+	_, dgs := take(t, e)
+	if len(dgs) != 2 || dgs[0].to != 2 || dgs[0].p.PrevLogIndex != 12 || dgs[1].p.PrevLogIndex != 14 {
+		t.Fatalf("replay: %+v", dgs)
+	}
+	if dgs[1].p.LeaderCommit != 16 {
+		t.Fatalf("replay carries commit %d, want 16", dgs[1].p.LeaderCommit)
+	}
+	// The same request again at once is a duplicate; after the timeout it is honoured.
+	req := &Packet{ClusterID: testCluster, From: 2, To: 1, Type: RetransmitRequest, Term: 2, Index: 14}
+	e.Step(1*msec+10*usec, req)
+	if _, dgs := take(t, e); len(dgs) != 0 {
+		t.Fatalf("duplicate request answered: %d datagrams", len(dgs))
+	}
+	e.Step(3*msec, req)
+	if _, dgs := take(t, e); len(dgs) != 2 {
+		t.Fatalf("repeated request after the timeout: %d datagrams", len(dgs))
+	}
+	if s := e.Stats(); s.Replayed != 4 {
+		t.Fatalf("replayed %d", s.Replayed)
+	}
+}
+
+// When the lost datagram is no longer in the ring the engine gives the follower to
+// software (Recover) and sends it nothing more until Resume.
+func TestLeaderRecoversFollowerWhenRequestIsOlderThanRing(t *testing.T) {
+	e := newLeader(t, Config{RingDatagrams: 2})
+	threeBatches(t, e) // the ring keeps 13..14 and 15..16
+	e.Step(0, &Packet{ClusterID: testCluster, From: 2, To: 1, Type: RetransmitRequest, Term: 2, Index: 11})
+	o, dgs := take(t, e)
+	if !slices.Equal(o.Recover, []uint64{2}) || len(dgs) != 0 {
+		t.Fatalf("recover %v, %d datagrams", o.Recover, len(dgs))
+	}
+	e.Propose(0, 0, data(1)...)
+	if _, dgs := take(t, e); len(dgs) != 1 || dgs[0].to != 3 {
+		t.Fatalf("a recovering follower still gets batches: %+v", dgs)
+	}
+
+	// Software caught 2 up to 15: Resume replays the ring after it and streams again.
+	e.Resume(0, 2, 15)
+	_, dgs = take(t, e)
+	if len(dgs) != 2 || dgs[0].p.PrevLogIndex != 14 || dgs[1].p.PrevLogIndex != 16 {
+		t.Fatalf("resume replay: %+v", dgs)
+	}
+	e.Propose(0, 0, data(1)...)
+	if _, dgs := take(t, e); len(dgs) != 2 {
+		t.Fatalf("resumed follower gets no batches: %d datagrams", len(dgs))
+	}
+	// Resuming below the ring recovers it again.
+	e.Resume(0, 2, 11)
+	if o, _ := take(t, e); !slices.Equal(o.Recover, []uint64{2}) {
+		t.Fatalf("resume below the ring: recover %v", o.Recover)
+	}
+}
+
+// Datagrams lost with no later traffic to reveal the gap: the leader replays them after
+// RetransmitTimeout, and gives up after MaxRetransmits timeouts in a row.
+func TestLeaderRetransmitsUnackedAfterTimeout(t *testing.T) {
+	e := newLeader(t, Config{MaxRetransmits: 2})
+	e.Propose(0, 0, data(2)...)
+	take(t, e)
+	e.Step(10*usec, ack(3, 2, 12))
+	take(t, e)
+	e.Tick(999 * usec)
+	for _, d := range func() []sent { _, dgs := take(t, e); return dgs }() {
+		if len(d.p.Entries) != 0 { // the commit heartbeats only
+			t.Fatalf("retransmitted before the timeout: %+v", d.p)
+		}
+	}
+	e.Tick(1 * msec)
+	_, dgs := take(t, e)
+	if len(dgs) != 1 || dgs[0].to != 2 || len(dgs[0].p.Entries) != 2 {
+		t.Fatalf("timeout replay: %+v", dgs)
+	}
+	e.Tick(2 * msec)
+	take(t, e)
+	e.Tick(3 * msec)
+	if o, _ := take(t, e); !slices.Equal(o.Recover, []uint64{2}) {
+		t.Fatalf("after %d timeouts: recover %v", 3, o.Recover)
+	}
+}
+
+// A commit no batch carried goes out on the next Tick, in an Append without entries.
+func TestLeaderBroadcastsCommitOnTick(t *testing.T) {
+	e := newLeader(t, Config{})
+	e.Propose(0, 0, data(1)...)
+	take(t, e)
+	e.Step(1, ack(2, 2, 11))
+	e.Tick(2)
+	_, dgs := take(t, e)
+	if len(dgs) != 2 {
+		t.Fatalf("%d datagrams, want a heartbeat to each follower", len(dgs))
+	}
+	for _, d := range dgs {
+		if d.p.Type != Append || len(d.p.Entries) != 0 || d.p.LeaderCommit != 11 || d.p.PrevLogIndex != 11 {
+			t.Fatalf("heartbeat %+v", d.p)
+		}
+	}
+	e.Tick(3)
+	if _, dgs := take(t, e); len(dgs) != 0 {
+		t.Fatalf("commit broadcast twice")
+	}
+}
+
+// A follower's Nack for a term ahead of ours halts the leader: software moves on.
+func TestLeaderHaltsOnHigherTerm(t *testing.T) {
+	e := newLeader(t, Config{})
+	e.Step(0, &Packet{ClusterID: testCluster, From: 3, To: 1, Type: Nack, Reason: HaltStaleTerm, Term: 5})
+	o, _ := take(t, e)
+	if o.Halt == nil || o.Halt.Reason != HaltHigherTerm || o.Halt.Term != 5 || o.Halt.From != 3 {
+		t.Fatalf("halt %+v", o.Halt)
+	}
+	if _, err := e.Propose(0, 0, data(1)...); err != ErrNotAccelerated {
+		t.Fatalf("halted leader took a proposal")
+	}
+}
+
+// A follower whose log did not match (it halted and said so) is recovered by software;
+// the others keep going.
+func TestLeaderRecoversFollowerOnMismatchNack(t *testing.T) {
+	e := newLeader(t, Config{})
+	e.Step(0, &Packet{ClusterID: testCluster, From: 2, To: 1, Type: Nack, Reason: HaltMismatch, Term: 2})
+	o, _ := take(t, e)
+	if !slices.Equal(o.Recover, []uint64{2}) || o.Halt != nil {
+		t.Fatalf("recover %v halt %v", o.Recover, o.Halt)
+	}
+}
+
+// Two leaders in one term cannot happen: an Append at a leader halts it.
+func TestLeaderHaltsOnAppendInItsTerm(t *testing.T) {
+	e := newLeader(t, Config{})
+	p := appendPkt(1, 2, 10, 2, 10, nil)
+	p.From = 2
+	e.Step(0, p)
+	if h := e.Halted(); h == nil || h.Reason != HaltUnexpected {
+		t.Fatalf("halt %+v", h)
+	}
+}
+
+// --- follower ---------------------------------------------------------------------------
+
+// The common case: prevLogIndex and prevLogTerm equal the last entry's: all entries go
+// to the host ring, the registers advance and the follower acks the last index.
+func TestFollowerAppendsMatchingBatch(t *testing.T) {
+	f := newFollower(t, Config{}, 2)
+	f.Step(0, appendPkt(2, 2, 10, 2, 9, ents(2, "a", "b", "c")))
+	o, dgs := take(t, f)
+	if len(o.Append) != 3 || o.Append[0].Index != 11 || string(o.Append[2].Data) != "c" {
+		t.Fatalf("host ring got %s", indexes(o.Append))
+	}
+	if len(dgs) != 1 || dgs[0].to != 1 || dgs[0].p.Type != Ack || dgs[0].p.Index != 13 {
+		t.Fatalf("ack %+v", dgs)
+	}
+	if o.CommitIndex != 9 || dgs[0].p.LeaderCommit != 9 {
+		t.Fatalf("commit %d (ack says %d), want 9", o.CommitIndex, dgs[0].p.LeaderCommit)
+	}
+	if r := f.Registers(); r.LastLogIndex != 13 || r.LastLogTerm != 2 || !r.Enabled {
+		t.Fatalf("registers %+v", r)
+	}
+}
+
+// The entries the follower hands the host are copies: the receive buffer is reused.
+func TestFollowerCopiesEntryData(t *testing.T) {
+	f := newFollower(t, Config{}, 2)
+	p := appendPkt(2, 2, 10, 2, 9, ents(2, "abc"))
+	f.Step(0, p)
+	p.Entries[0].Data[0] = 'X'
+	if o := f.Ready(); string(o.Append[0].Data) != "abc" {
+		t.Fatalf("entry data aliases the datagram: %q", o.Append[0].Data)
+	}
+}
+
+// term < currentTerm: not from our leader. Nothing is appended; the sender learns our
+// term.
+func TestFollowerIgnoresStaleTerm(t *testing.T) {
+	f := newFollower(t, Config{}, 2)
+	f.Step(0, appendPkt(2, 1, 10, 2, 9, ents(1, "a")))
+	o, dgs := take(t, f)
+	if len(o.Append) != 0 || o.Halt != nil {
+		t.Fatalf("stale datagram appended %s / halted %v", indexes(o.Append), o.Halt)
+	}
+	if len(dgs) != 1 || dgs[0].p.Type != Nack || dgs[0].p.Reason != HaltStaleTerm || dgs[0].p.Term != 2 {
+		t.Fatalf("reply %+v", dgs)
+	}
+}
+
+// term > currentTerm: software must adopt the term; the engine halts.
+func TestFollowerHaltsOnHigherTerm(t *testing.T) {
+	f := newFollower(t, Config{}, 2)
+	f.Step(0, appendPkt(2, 3, 10, 2, 9, ents(3, "a")))
+	o, dgs := take(t, f)
+	if o.Halt == nil || o.Halt.Reason != HaltHigherTerm || o.Halt.Term != 3 || len(o.Append) != 0 {
+		t.Fatalf("halt %+v, append %s", o.Halt, indexes(o.Append))
+	}
+	if len(dgs) != 1 || dgs[0].p.Type != Nack || dgs[0].p.Reason != HaltNotOpen {
+		t.Fatalf("reply %+v", dgs)
+	}
+	if f.Registers().Enabled {
+		t.Fatalf("still enabled")
+	}
+}
+
+// prevLogIndex > lastLogIndex: a gap. One retransmission request per gap (repeated only
+// after the timeout), then the replay fills it and the later datagrams apply.
+func TestFollowerRequestsRetransmissionOnceForGap(t *testing.T) {
+	f := newFollower(t, Config{}, 2)
+	b1 := appendPkt(2, 2, 10, 2, 10, ents(2, "a", "b"))
+	b2 := appendPkt(2, 2, 12, 2, 10, ents(2, "c", "d"))
+	b3 := appendPkt(2, 2, 14, 2, 10, ents(2, "e"))
+	f.Step(0, b2)
+	f.Step(1, b3)
+	o, dgs := take(t, f)
+	if len(o.Append) != 0 || len(dgs) != 1 || dgs[0].p.Type != RetransmitRequest || dgs[0].p.Index != 11 {
+		t.Fatalf("gap: append %s, sent %+v", indexes(o.Append), dgs)
+	}
+	f.Tick(500 * usec)
+	if _, dgs := take(t, f); len(dgs) != 0 {
+		t.Fatalf("request repeated before the timeout")
+	}
+	f.Tick(1 * msec)
+	if _, dgs := take(t, f); len(dgs) != 1 || dgs[0].p.Index != 11 {
+		t.Fatalf("request not repeated after the timeout: %+v", dgs)
+	}
+	f.Step(2*msec, b1)
+	f.Step(2*msec, b2)
+	f.Step(2*msec, b3)
+	o, dgs = take(t, f)
+	if len(o.Append) != 5 || o.Append[4].Index != 15 || string(o.Append[4].Data) != "e" {
+		t.Fatalf("catch-up appended %s", indexes(o.Append))
+	}
+	if len(dgs) != 1 || dgs[0].p.Type != Ack || dgs[0].p.Index != 15 {
+		t.Fatalf("one ack of 15 expected: %+v", dgs)
+	}
+	if f.Stats().GapRequests != 2 {
+		t.Fatalf("gap requests %d", f.Stats().GapRequests)
+	}
+}
+
+// A duplicate datagram (or a replay of entries already held) is re-acked, since the
+// leader may have lost the ack, and appends nothing.
+func TestFollowerReacksDuplicateDatagram(t *testing.T) {
+	f := newFollower(t, Config{}, 2)
+	p := appendPkt(2, 2, 10, 2, 9, ents(2, "a", "b", "c"))
+	f.Step(0, p)
+	take(t, f)
+	f.Step(1, p)
+	o, dgs := take(t, f)
+	if len(o.Append) != 0 || len(dgs) != 1 || dgs[0].p.Type != Ack || dgs[0].p.Index != 13 {
+		t.Fatalf("duplicate: append %s, sent %+v", indexes(o.Append), dgs)
+	}
+}
+
+// A replay overlapping the log's tail: the entries already held are checked by term at
+// the last common index, the rest appended.
+func TestFollowerAppendsTailOfOverlappingReplay(t *testing.T) {
+	f := newFollower(t, Config{}, 2)
+	f.Step(0, appendPkt(2, 2, 10, 2, 9, ents(2, "a", "b", "c")))
+	take(t, f)
+	f.Step(1, appendPkt(2, 2, 11, 2, 9, ents(2, "b", "c", "d", "e")))
+	o, _ := take(t, f)
+	if len(o.Append) != 2 || o.Append[0].Index != 14 || string(o.Append[1].Data) != "e" {
+		t.Fatalf("overlap appended %s", indexes(o.Append))
+	}
+}
+
+// A term conflict (prevLogTerm differs, or an entry we hold has another term) is a log
+// mismatch: the follower halts, tells the leader, and software truncates.
+func TestFollowerHaltsOnTermConflict(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		p    *Packet
+	}{
+		{"prevLogTerm", appendPkt(2, 3, 10, 1, 9, ents(3, "a"))},
+		{"held entry", appendPkt(2, 3, 10, 2, 9, ents(2, "x", "y"))},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := New(Config{ClusterID: testCluster})
+			f.Open(0, regs(2, false, 3, 10, 2, 8, 1, 2, 3))
+			f.Step(0, appendPkt(2, 3, 10, 2, 9, ents(3, "a", "b"))) // 11, 12 of term 3
+			take(t, f)
+			f.Step(1, tc.p)
+			o, dgs := take(t, f)
+			if o.Halt == nil || o.Halt.Reason != HaltMismatch || len(o.Append) != 0 {
+				t.Fatalf("halt %+v append %s", o.Halt, indexes(o.Append))
+			}
+			if len(dgs) != 1 || dgs[0].p.Type != Nack || dgs[0].p.Reason != HaltMismatch {
+				t.Fatalf("reply %+v", dgs)
+			}
+		})
+	}
+}
+
+// Entries from before Open have terms the engine does not know: a datagram that only
+// covers them cannot be checked and is ignored (no ack, no halt).
+func TestFollowerIgnoresDatagramBelowOpen(t *testing.T) {
+	f := newFollower(t, Config{}, 2)
+	f.Step(0, appendPkt(2, 2, 5, 2, 9, ents(2, "a", "b")))
+	if o, dgs := take(t, f); len(o.Append) != 0 || len(dgs) != 0 || o.Halt != nil {
+		t.Fatalf("append %s, sent %d, halt %v", indexes(o.Append), len(dgs), o.Halt)
+	}
+}
+
+// commitIndex = min(leaderCommit, index of the last entry checked); a gap datagram
+// teaches nothing.
+func TestFollowerCommitBoundedByLastLogIndex(t *testing.T) {
+	f := newFollower(t, Config{}, 2)
+	f.Step(0, appendPkt(2, 2, 10, 2, 20, ents(2, "a", "b")))
+	if o, _ := take(t, f); o.CommitIndex != 12 {
+		t.Fatalf("commit %d, want 12", o.CommitIndex)
+	}
+	f.Step(0, appendPkt(2, 2, 15, 2, 30, ents(2, "x")))
+	if c := f.Registers().CommitIndex; c != 12 {
+		t.Fatalf("a gap datagram moved commit to %d", c)
+	}
+	f.Step(0, appendPkt(2, 2, 12, 2, 11, nil)) // an older commit never lowers it
+	if c := f.Registers().CommitIndex; c != 12 {
+		t.Fatalf("commit went back to %d", c)
+	}
+}
+
+// --fsync always: a follower acks only what the host reports durable.
+func TestFollowerAckAfterPersist(t *testing.T) {
+	f := newFollower(t, Config{AckAfterPersist: true}, 2)
+	f.Step(0, appendPkt(2, 2, 10, 2, 9, ents(2, "a", "b", "c")))
+	o, dgs := take(t, f)
+	if len(o.Append) != 3 || len(dgs) != 0 {
+		t.Fatalf("append %s, sent %+v before the WAL held anything", indexes(o.Append), dgs)
+	}
+	f.Persisted(12)
+	if _, dgs := take(t, f); len(dgs) != 1 || dgs[0].p.Index != 12 {
+		t.Fatalf("ack after persisting 12: %+v", dgs)
+	}
+	f.Persisted(12)
+	if _, dgs := take(t, f); len(dgs) != 0 {
+		t.Fatalf("acked twice for one Persisted")
+	}
+	f.Persisted(99) // bounded by the log
+	if _, dgs := take(t, f); len(dgs) != 1 || dgs[0].p.Index != 13 {
+		t.Fatalf("ack after persisting all: %+v", dgs)
+	}
+}
+
+// Datagrams of another cluster, from a non-member, or for another member are dropped.
+func TestEngineDropsForeignDatagrams(t *testing.T) {
+	f := newFollower(t, Config{}, 2)
+	for _, mut := range []func(*Packet){
+		func(p *Packet) { p.ClusterID++ },
+		func(p *Packet) { p.From = 9 },
+		func(p *Packet) { p.From = 2 },
+		func(p *Packet) { p.To = 3 },
+	} {
+		p := appendPkt(2, 2, 10, 2, 9, ents(2, "a"))
+		mut(p)
+		f.Step(0, p)
+	}
+	if o, dgs := take(t, f); len(o.Append) != 0 || len(dgs) != 0 || f.Stats().Dropped != 4 {
+		t.Fatalf("append %s, sent %d, dropped %d", indexes(o.Append), len(dgs), f.Stats().Dropped)
+	}
+}
+
+// --- the accelerated-term vote (RequestVoteFPGA) ---------------------------------------
+
+func exchange(t *testing.T, from *Engine, engines map[uint64]*Engine) {
+	t.Helper()
+	_, dgs := take(t, from)
+	for _, d := range dgs {
+		engines[d.to].Step(0, &d.p)
+	}
+}
+
+// A follower whose log ends exactly where the leader's does grants the vote; once a
+// majority (the leader included) granted, the leader replicates, including what was
+// proposed during the round.
+func TestVoteGrantedWhenLogsMatch(t *testing.T) {
+	l := New(Config{ClusterID: testCluster})
+	l.Open(0, regs(1, true, 2, 10, 2, 9, 1, 2, 3))
+	if l.Registers().Enabled {
+		t.Fatalf("enabled before the vote")
+	}
+	l.Propose(0, 0, data(2)...) // queued until the vote is won
+	f2 := newFollower(t, Config{}, 2)
+	f3 := newFollower(t, Config{}, 3)
+	nodes := map[uint64]*Engine{1: l, 2: f2, 3: f3}
+	exchange(t, l, nodes) // VoteRequests
+	exchange(t, f2, nodes)
+	if !l.Registers().Enabled {
+		t.Fatalf("not enabled after a majority granted")
+	}
+	_, dgs := take(t, l)
+	apps := only(t, dgs, Append)
+	if len(apps) != 2 || apps[0].p.PrevLogIndex != 10 || len(apps[0].p.Entries) != 2 {
+		t.Fatalf("entries proposed during the vote not sent: %+v", dgs)
+	}
+	if m := l.Registers().MatchIndex[2]; m != 10 {
+		t.Fatalf("a granted vote means match 10, got %d", m)
+	}
+}
+
+func TestVoteRefusedWhenLogDiffers(t *testing.T) {
+	l := New(Config{ClusterID: testCluster})
+	l.Open(0, regs(1, true, 2, 10, 2, 9, 1, 2, 3))
+	f2 := New(Config{ClusterID: testCluster})
+	f2.Open(0, regs(2, false, 2, 9, 2, 8, 1, 2, 3)) // one entry short
+	nodes := map[uint64]*Engine{1: l, 2: f2}
+	_, dgs := take(t, l)
+	f2.Step(0, &to(dgs, 2)[0].p)
+	exchange(t, f2, nodes)
+	o, _ := take(t, l)
+	if o.Halt == nil || o.Halt.Reason != HaltVoteRefused || o.Halt.From != 2 {
+		t.Fatalf("halt %+v", o.Halt)
+	}
+}
+
+// A closed engine refuses the vote at once rather than let the round time out.
+func TestVoteRefusedByClosedEngine(t *testing.T) {
+	l := New(Config{ClusterID: testCluster})
+	l.Open(0, regs(1, true, 2, 10, 2, 9, 1, 2, 3))
+	f2 := newFollower(t, Config{}, 2)
+	f2.Close()
+	_, dgs := take(t, l)
+	f2.Step(0, &to(dgs, 2)[0].p)
+	exchange(t, f2, map[uint64]*Engine{1: l})
+	if h := l.Halted(); h == nil || h.Reason != HaltVoteRefused {
+		t.Fatalf("halt %+v", h)
+	}
+}
+
+// No majority within VoteTimeout: halt; software keeps the term. Requests are repeated
+// every RetransmitTimeout meanwhile.
+func TestVoteTimesOut(t *testing.T) {
+	l := New(Config{ClusterID: testCluster, VoteTimeout: 10 * time.Millisecond})
+	l.Open(0, regs(1, true, 2, 10, 2, 9, 1, 2, 3))
+	take(t, l)
+	l.Tick(1 * msec)
+	if _, dgs := take(t, l); len(only(t, dgs, VoteRequest)) != 2 {
+		t.Fatalf("vote requests not repeated")
+	}
+	l.Tick(10 * msec)
+	if h := l.Halted(); h == nil || h.Reason != HaltVoteTimeout {
+		t.Fatalf("halt %+v", h)
+	}
+}
+
+// A single-member cluster is its own majority: it commits at once.
+func TestSingleMemberCommitsAlone(t *testing.T) {
+	e := New(Config{ClusterID: testCluster})
+	e.Open(0, regs(1, true, 2, 10, 2, 10, 1))
+	e.Propose(0, 0, data(2)...)
+	if o, dgs := take(t, e); o.CommitIndex != 12 || len(dgs) != 0 {
+		t.Fatalf("commit %d, %d datagrams", o.CommitIndex, len(dgs))
+	}
+}
+
+// Close reads back the registers as the engine advanced them.
+func TestCloseReturnsRegisters(t *testing.T) {
+	e := newLeader(t, Config{})
+	e.Propose(0, 777, data(3)...)
+	e.Step(1, ack(2, 2, 13))
+	r := e.Close()
+	want := Registers{Enabled: true, ID: 1, IsLeader: true, CurrentTerm: 2, LastLogIndex: 13,
+		LastLogTerm: 2, LastLogTime: 777, CommitIndex: 13, Peers: []uint64{1, 2, 3}}
+	mi := r.MatchIndex
+	r.MatchIndex = nil
+	if !equalRegs(r, want) || mi[1] != 13 || mi[2] != 13 || mi[3] != 10 {
+		t.Fatalf("registers %+v match %v", r, mi)
+	}
+	if e.Registers().Enabled {
+		t.Fatalf("still enabled after Close")
+	}
+	// The last Ready after Close still carries the proposals for the host log.
+	if o, _ := take(t, e); len(o.Append) != 3 {
+		t.Fatalf("proposals lost at Close: %s", indexes(o.Append))
+	}
+
+	f := newFollower(t, Config{}, 2)
+	f.Step(0, appendPkt(2, 2, 10, 2, 11, ents(2, "a", "b")))
+	r = f.Close()
+	want = Registers{Enabled: true, ID: 2, CurrentTerm: 2, LastLogIndex: 12, LastLogTerm: 2,
+		LastLogTime: 1000, CommitIndex: 11, Peers: []uint64{1, 2, 3}}
+	if !equalRegs(r, want) {
+		t.Fatalf("follower registers %+v", r)
+	}
+}
+
+func equalRegs(a, b Registers) bool {
+	return a.Enabled == b.Enabled && a.ID == b.ID && a.IsLeader == b.IsLeader &&
+		a.CurrentTerm == b.CurrentTerm && a.LastLogIndex == b.LastLogIndex &&
+		a.LastLogTerm == b.LastLogTerm && a.LastLogTime == b.LastLogTime &&
+		a.CommitIndex == b.CommitIndex && slices.Equal(a.Peers, b.Peers)
+}

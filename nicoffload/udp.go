@@ -1,0 +1,276 @@
+package nicoffload
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"net/netip"
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"golang.org/x/net/ipv4"
+)
+
+// UDPConfig configures a UDPTransport.
+type UDPConfig struct {
+	ClusterID uint64
+	// Listen is the local IPv4 address, e.g. "127.0.0.1:0".
+	Listen string
+	// Peers maps member ids to their engine addresses; a datagram is accepted only from
+	// the address of the member it names as its sender. Self may be listed (ignored).
+	Peers map[uint64]string
+	// SpinBudget is how long the receive thread polls without blocking before it sleeps
+	// in the kernel. 0 blocks at once: on a 2-core machine shared by three members and a
+	// client, a spinning thread takes a core the others need.
+	SpinBudget time.Duration
+	// BatchSize is the number of datagrams read per recvmmsg (default 32). Each slot
+	// holds a MaxDatagram buffer.
+	BatchSize int
+	// Handler receives each batch of accepted datagrams, on the receive thread. The
+	// packets (and their entries' data) alias receive buffers valid only until it
+	// returns; Engine.Step copies what it keeps.
+	Handler func(pkts []Packet)
+}
+
+// UDPStats are the transport's counters.
+type UDPStats struct {
+	RecvDatagrams, RecvBatches uint64 // accepted datagrams; recvmmsg calls that returned any
+	SentDatagrams, SendBatches uint64 // datagrams sent; sendmmsg calls
+	DroppedForeign             uint64 // not ours: bad header or another cluster id
+	DroppedUnknown             uint64 // from an address that is not the member it claims
+	DroppedMalformed           uint64 // our header, but the datagram does not decode
+	SendErrors                 uint64
+	NoRoute                    uint64 // datagrams to a member without an address
+}
+
+type peerTable struct {
+	byAddr map[netip.AddrPort]uint64
+	byID   map[uint64]*net.UDPAddr
+}
+
+// UDPTransport carries engine datagrams over one UDP socket. One goroutine, locked to
+// its OS thread, receives with recvmmsg (golang.org/x/net/ipv4 ReadBatch) and hands
+// each batch to the Handler; Send writes a whole Output's datagrams with sendmmsg
+// (WriteBatch) from the caller's goroutine.
+type UDPTransport struct {
+	cfg   UDPConfig
+	conn  *net.UDPConn
+	pc    *ipv4.PacketConn
+	peers atomic.Pointer[peerTable]
+
+	sendMu sync.Mutex
+	wms    []ipv4.Message
+	wbufs  [][]byte
+
+	closed atomic.Bool
+	done   chan struct{}
+
+	recvDatagrams, recvBatches, sentDatagrams, sendBatches atomic.Uint64
+	droppedForeign, droppedUnknown, droppedMalformed       atomic.Uint64
+	sendErrors, noRoute                                    atomic.Uint64
+}
+
+// ErrTransportClosed is returned by Send after Close.
+var ErrTransportClosed = errors.New("nicoffload: transport closed")
+
+// ListenUDP opens the socket and starts the receive thread.
+func ListenUDP(cfg UDPConfig) (*UDPTransport, error) {
+	if cfg.Handler == nil {
+		return nil, errors.New("nicoffload: UDPConfig.Handler is nil")
+	}
+	if cfg.BatchSize <= 0 {
+		cfg.BatchSize = 32
+	}
+	la, err := net.ResolveUDPAddr("udp4", cfg.Listen)
+	if err != nil {
+		return nil, fmt.Errorf("nicoffload: listen %q: %w", cfg.Listen, err)
+	}
+	conn, err := net.ListenUDP("udp4", la)
+	if err != nil {
+		return nil, fmt.Errorf("nicoffload: listen %q: %w", cfg.Listen, err)
+	}
+	t := &UDPTransport{cfg: cfg, conn: conn, pc: ipv4.NewPacketConn(conn), done: make(chan struct{})}
+	if err := t.SetPeers(cfg.Peers); err != nil {
+		conn.Close()
+		return nil, err
+	}
+	go t.receive()
+	return t, nil
+}
+
+// Addr is the bound local address.
+func (t *UDPTransport) Addr() *net.UDPAddr { return t.conn.LocalAddr().(*net.UDPAddr) }
+
+// SetPeers replaces the member address table (membership changes, tests that bind :0).
+func (t *UDPTransport) SetPeers(peers map[uint64]string) error {
+	tab := &peerTable{byAddr: make(map[netip.AddrPort]uint64, len(peers)),
+		byID: make(map[uint64]*net.UDPAddr, len(peers))}
+	for id, s := range peers {
+		ua, err := net.ResolveUDPAddr("udp4", s)
+		if err != nil {
+			return fmt.Errorf("nicoffload: peer %d address %q: %w", id, s, err)
+		}
+		tab.byID[id] = ua
+		tab.byAddr[normalize(ua.AddrPort())] = id
+	}
+	t.peers.Store(tab)
+	return nil
+}
+
+func normalize(ap netip.AddrPort) netip.AddrPort {
+	return netip.AddrPortFrom(ap.Addr().Unmap(), ap.Port())
+}
+
+// Stats returns the counters.
+func (t *UDPTransport) Stats() UDPStats {
+	return UDPStats{
+		RecvDatagrams: t.recvDatagrams.Load(), RecvBatches: t.recvBatches.Load(),
+		SentDatagrams: t.sentDatagrams.Load(), SendBatches: t.sendBatches.Load(),
+		DroppedForeign: t.droppedForeign.Load(), DroppedUnknown: t.droppedUnknown.Load(),
+		DroppedMalformed: t.droppedMalformed.Load(), SendErrors: t.sendErrors.Load(),
+		NoRoute: t.noRoute.Load(),
+	}
+}
+
+// Close stops the receive thread and closes the socket.
+func (t *UDPTransport) Close() error {
+	if t.closed.Swap(true) {
+		return nil
+	}
+	err := t.conn.Close()
+	<-t.done
+	return err
+}
+
+// Send writes the datagrams with as few sendmmsg calls as the kernel allows. Datagrams
+// to a member without an address are dropped (counted in NoRoute). It may be called from
+// any goroutine, including the Handler.
+func (t *UDPTransport) Send(dgs []Outgoing) error {
+	if t.closed.Load() {
+		return ErrTransportClosed
+	}
+	tab := t.peers.Load()
+	t.sendMu.Lock()
+	defer t.sendMu.Unlock()
+	if cap(t.wbufs) < len(dgs) {
+		t.wbufs = make([][]byte, len(dgs))
+	}
+	t.wbufs = t.wbufs[:len(dgs)]
+	ms := t.wms[:0]
+	for i, d := range dgs {
+		addr := tab.byID[d.To]
+		if addr == nil {
+			t.noRoute.Add(1)
+			continue
+		}
+		t.wbufs[i] = d.Bytes
+		ms = append(ms, ipv4.Message{Buffers: t.wbufs[i : i+1 : i+1], Addr: addr})
+	}
+	t.wms = ms
+	defer func() {
+		clear(t.wbufs)
+		clear(t.wms)
+	}()
+	for len(ms) > 0 {
+		n, err := t.pc.WriteBatch(ms, 0)
+		if err != nil {
+			t.sendErrors.Add(1)
+			if t.closed.Load() {
+				return ErrTransportClosed
+			}
+			// Skip the datagram that failed (a full socket buffer, an unreachable
+			// member): UDP is lossy anyway, and the engine retransmits.
+			n = max(n, 1)
+		}
+		t.sendBatches.Add(1)
+		t.sentDatagrams.Add(uint64(n))
+		ms = ms[n:]
+	}
+	return nil
+}
+
+func (t *UDPTransport) receive() {
+	// One thread owns the socket, as the NIC's receive pipeline would: the Go scheduler
+	// does not move this loop between threads, so its caches and the kernel's wake-up
+	// target stay put.
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	defer close(t.done)
+
+	ms := make([]ipv4.Message, t.cfg.BatchSize)
+	for i := range ms {
+		ms[i].Buffers = [][]byte{make([]byte, MaxDatagram)}
+	}
+	pkts := make([]Packet, 0, len(ms))
+	for {
+		n, err := t.read(ms)
+		if err != nil {
+			if t.closed.Load() {
+				return
+			}
+			continue // a transient error (say, ICMP reported on the socket)
+		}
+		if n == 0 {
+			continue
+		}
+		t.recvBatches.Add(1)
+		tab := t.peers.Load()
+		pkts = pkts[:0]
+		for i := range n {
+			if p, ok := t.accept(tab, &ms[i]); ok {
+				pkts = append(pkts, p)
+			}
+		}
+		if len(pkts) > 0 {
+			t.recvDatagrams.Add(uint64(len(pkts)))
+			t.cfg.Handler(pkts)
+			clear(pkts) // drop references into the buffers
+		}
+	}
+}
+
+// read fills ms: polling without blocking for up to SpinBudget, then blocking.
+func (t *UDPTransport) read(ms []ipv4.Message) (int, error) {
+	if t.cfg.SpinBudget > 0 {
+		deadline := time.Now().Add(t.cfg.SpinBudget)
+		for {
+			n, err := t.pc.ReadBatch(ms, syscall.MSG_DONTWAIT)
+			if n > 0 || (err != nil && !errors.Is(err, syscall.EAGAIN)) {
+				return n, err
+			}
+			if time.Now().After(deadline) {
+				break
+			}
+		}
+	}
+	return t.pc.ReadBatch(ms, 0)
+}
+
+// accept checks one received datagram: our header and cluster id first (cheap, before
+// decoding entries), then that it comes from the address of the member it names.
+func (t *UDPTransport) accept(tab *peerTable, m *ipv4.Message) (Packet, bool) {
+	b := m.Buffers[0][:m.N]
+	cid, from, ok := PeekHeader(b)
+	if !ok || cid != t.cfg.ClusterID || m.Flags&syscall.MSG_TRUNC != 0 {
+		t.droppedForeign.Add(1)
+		return Packet{}, false
+	}
+	ua, _ := m.Addr.(*net.UDPAddr)
+	if ua == nil {
+		t.droppedUnknown.Add(1)
+		return Packet{}, false
+	}
+	if id, known := tab.byAddr[normalize(ua.AddrPort())]; !known || id != from {
+		t.droppedUnknown.Add(1)
+		return Packet{}, false
+	}
+	p, err := ParsePacket(b)
+	if err != nil {
+		t.droppedMalformed.Add(1)
+		return Packet{}, false
+	}
+	return p, true
+}
