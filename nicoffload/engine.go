@@ -199,10 +199,12 @@ type peer struct {
 	granted bool
 	// waitSince is when it last made progress, or when it was last sent entries while
 	// caught up: a timeout counts from there.
-	waitSince  int64
-	retries    int
-	sentAt     int64 // last datagram of any kind sent to it
-	replayFrom uint64
+	waitSince int64
+	retries   int
+	sentAt    int64 // last datagram of any kind sent to it
+	// replayedTo is the last index replayed to it, at replayAt: a request within
+	// RetransmitTimeout gets only what was not replayed since (the rest is in flight).
+	replayedTo uint64
 	replayAt   int64
 }
 
@@ -244,8 +246,11 @@ type Engine struct {
 	// follower
 	lead       uint64
 	runs       []termRun // terms of entries above openLast
-	gapWant    uint64
+	gapWant    uint64    // first index of the open gap (0: none)
+	gapEnd     uint64    // last index asked for
 	gapAt      int64
+	held       map[uint64]*Packet // reorder buffer: Appends ahead of a gap, by prevLogIndex
+	heldBytes  int
 	ackPending bool
 
 	out     Output
@@ -408,20 +413,40 @@ func (e *Engine) sendHeartbeat(now int64, p *peer) {
 	p.sentAt = now
 }
 
-// replay sends p every ring batch from the one holding index on. It reports false when
-// the ring no longer holds index: software must catch p up.
-func (e *Engine) replay(now int64, p *peer, index uint64) bool {
+// maxReplayBytes bounds one replay burst to about a socket receive buffer: a follower
+// far behind gets the ring a window at a time (it asks again, or the leader's timeout
+// sends the next window), rather than a burst the kernel would mostly drop.
+const maxReplayBytes = 256 << 10
+
+// replay sends p the ring's batches holding index through end (through the last sealed
+// one when end is 0), skipping what was replayed to it moments ago (in flight still). It
+// reports false when the ring no longer holds index: software must catch p up.
+func (e *Engine) replay(now int64, p *peer, index, end uint64) bool {
 	if index > e.sealed {
 		return true // nothing sent it lacks (the open batch goes out when sealed)
 	}
-	pos, ok := e.ring.find(index)
-	if !ok {
+	if e.ring.n == 0 || index < e.ring.first() {
 		return false
 	}
+	if now-p.replayAt < int64(e.cfg.RetransmitTimeout)/2 && index <= p.replayedTo {
+		if index = p.replayedTo + 1; index > e.sealed {
+			return true
+		}
+	}
+	if end == 0 || end > e.sealed {
+		end = e.sealed
+	}
+	pos, _ := e.ring.find(index)
 	to := []*peer{p}
-	for i := pos; i < e.ring.n; i++ {
-		e.sendBatch(now, e.ring.at(i), to)
+	for i, n := pos, 0; i < e.ring.n && n < maxReplayBytes; i++ {
+		b := e.ring.at(i)
+		if b.prev >= end && i > pos {
+			break
+		}
+		e.sendBatch(now, b, to)
 		e.stats.Replayed++
+		n += b.bytes
+		p.replayedTo, p.replayAt = b.last(), now
 	}
 	return true
 }
@@ -565,7 +590,7 @@ func (e *Engine) maybeWinVote(now int64) {
 		p.state, p.waitSince = peerActive, now
 		// A member that has not answered yet is assumed to match at openLast: if it
 		// does not, its engine asks for a retransmission or refuses, and it is recovered.
-		if !e.replay(now, p, max(p.match, e.openLast)+1) {
+		if !e.replay(now, p, max(p.match, e.openLast)+1, 0) {
 			e.recover(p)
 		}
 	}
@@ -638,11 +663,7 @@ func (e *Engine) handleRetransmitRequest(now int64, p *peer, pk *Packet) {
 	if p.state != peerActive || pk.Index <= p.match || pk.Index > e.reg.LastLogIndex+1 {
 		return // stale (it acked past it since), or not ours to serve
 	}
-	if pk.Index == p.replayFrom && now-p.replayAt < int64(e.cfg.RetransmitTimeout) {
-		return // the same request again, answered moments ago
-	}
-	p.replayFrom, p.replayAt = pk.Index, now
-	if !e.replay(now, p, pk.Index) {
+	if !e.replay(now, p, pk.Index, pk.PrevLogIndex) {
 		e.recover(p)
 	}
 }
@@ -662,7 +683,7 @@ func (e *Engine) Resume(now int64, follower, match uint64) {
 		return
 	}
 	p.state, p.retries, p.waitSince = peerActive, 0, now
-	if !e.replay(now, p, p.match+1) {
+	if !e.replay(now, p, p.match+1, 0) {
 		e.recover(p)
 	}
 	e.maybeCommit()
@@ -701,9 +722,14 @@ func (e *Engine) handleAppend(now int64, pk *Packet) {
 	}
 	e.lead = pk.From
 	if pk.PrevLogIndex > e.reg.LastLogIndex {
-		// A gap: datagrams were lost or reordered. Ask once per gap, again only after
-		// RetransmitTimeout; the leader's own timeout covers a lost request.
-		e.requestRetransmit(now)
+		// A gap: datagrams were lost or reordered. Hold this one if there is room (it
+		// applies once the gap fills), and ask for what is missing, once per gap, again
+		// only after RetransmitTimeout; the leader's own timeout covers a lost request.
+		end := last
+		if len(pk.Entries) == 0 || e.hold(pk) {
+			end = pk.PrevLogIndex
+		}
+		e.requestRetransmit(now, end)
 		return
 	}
 	// prevLogIndex ≤ lastLogIndex. Compare terms at h, the last index both the datagram
@@ -747,6 +773,65 @@ func (e *Engine) handleAppend(now int64, pk *Packet) {
 	}
 }
 
+// Bounds of the follower's reorder buffer: datagrams that arrived ahead of a gap.
+const (
+	maxHeld      = 64
+	maxHeldBytes = 1 << 20
+)
+
+// hold keeps a copy of an Append that arrived ahead of a gap, keyed by its prevLogIndex
+// (replays keep the leader's batch boundaries, so a filled gap finds it there).
+func (e *Engine) hold(pk *Packet) bool {
+	if _, dup := e.held[pk.PrevLogIndex]; dup {
+		return true
+	}
+	size := PacketSize(pk)
+	if len(e.held) >= maxHeld || e.heldBytes+size > maxHeldBytes {
+		return false
+	}
+	c := *pk
+	c.Entries = slices.Clone(pk.Entries)
+	n := 0
+	for i := range c.Entries {
+		n += len(c.Entries[i].Data)
+	}
+	buf := make([]byte, 0, n)
+	for i := range c.Entries {
+		off := len(buf)
+		buf = append(buf, c.Entries[i].Data...)
+		c.Entries[i].Data = buf[off:len(buf):len(buf)]
+	}
+	if e.held == nil {
+		e.held = make(map[uint64]*Packet)
+	}
+	e.held[pk.PrevLogIndex] = &c
+	e.heldBytes += size
+	return true
+}
+
+// drainHeld applies the held datagrams that now follow the log, and forgets those the
+// log has overtaken.
+func (e *Engine) drainHeld(now int64) {
+	for len(e.held) > 0 && e.running() {
+		h := e.held[e.reg.LastLogIndex]
+		if h == nil {
+			break
+		}
+		e.unhold(h)
+		e.handleAppend(now, h)
+	}
+	for _, h := range e.held {
+		if h.PrevLogIndex+uint64(len(h.Entries)) <= e.reg.LastLogIndex {
+			e.unhold(h)
+		}
+	}
+}
+
+func (e *Engine) unhold(h *Packet) {
+	delete(e.held, h.PrevLogIndex)
+	e.heldBytes -= PacketSize(h)
+}
+
 // appendEntries appends ents after the last entry: to the host ring, with their data
 // copied out of the datagram (one allocation for all).
 func (e *Engine) appendEntries(ents []Entry) {
@@ -770,13 +855,30 @@ func (e *Engine) appendEntries(ents []Entry) {
 	}
 }
 
-func (e *Engine) requestRetransmit(now int64) {
+// requestRetransmit asks the leader for the entries from lastLogIndex+1 through end,
+// skipping what the reorder buffer holds. Within RetransmitTimeout of a request for the
+// same gap it asks only for what lies past the indexes already requested: one
+// outstanding request per missing datagram.
+func (e *Engine) requestRetransmit(now int64, end uint64) {
 	want := e.reg.LastLogIndex + 1
-	if e.lead == 0 || (want == e.gapWant && now-e.gapAt < int64(e.cfg.RetransmitTimeout)) {
+	if e.lead == 0 {
 		return
 	}
-	e.gapWant, e.gapAt = want, now
-	e.send(&Packet{Type: RetransmitRequest, To: e.lead, Term: e.reg.CurrentTerm, Index: want})
+	from := want
+	if want == e.gapWant && now-e.gapAt < int64(e.cfg.RetransmitTimeout) {
+		from = max(from, e.gapEnd+1)
+	} else {
+		e.gapWant, e.gapEnd, e.gapAt = want, 0, now
+	}
+	for h := e.held[from-1]; h != nil; h = e.held[from-1] {
+		from = h.PrevLogIndex + uint64(len(h.Entries)) + 1
+	}
+	if from > end {
+		return
+	}
+	e.gapEnd = max(e.gapEnd, end)
+	e.send(&Packet{Type: RetransmitRequest, To: e.lead, Term: e.reg.CurrentTerm, Index: from,
+		PrevLogIndex: end})
 	e.stats.GapRequests++
 }
 
@@ -847,6 +949,9 @@ func (e *Engine) Step(now int64, p *Packet) {
 	switch p.Type {
 	case Append:
 		e.handleAppend(now, p)
+		if len(e.held) > 0 {
+			e.drainHeld(now)
+		}
 	case VoteRequest:
 		e.handleVote(p)
 	default:
@@ -877,7 +982,7 @@ func (e *Engine) Tick(now int64) {
 	rto := int64(e.cfg.RetransmitTimeout)
 	if !e.reg.IsLeader {
 		if e.gapWant == e.reg.LastLogIndex+1 && now-e.gapAt >= rto {
-			e.requestRetransmit(now)
+			e.requestRetransmit(now, e.gapEnd)
 		}
 		return
 	}
@@ -905,7 +1010,7 @@ func (e *Engine) Tick(now int64) {
 		switch {
 		case p.match < e.sealed && now-p.waitSince >= rto:
 			p.retries++
-			if p.retries > e.cfg.MaxRetransmits || !e.replay(now, p, p.match+1) {
+			if p.retries > e.cfg.MaxRetransmits || !e.replay(now, p, p.match+1, 0) {
 				e.recover(p)
 				continue
 			}

@@ -432,8 +432,9 @@ func TestFollowerHaltsOnHigherTerm(t *testing.T) {
 	}
 }
 
-// prevLogIndex > lastLogIndex: a gap. One retransmission request per gap (repeated only
-// after the timeout), then the replay fills it and the later datagrams apply.
+// prevLogIndex > lastLogIndex: a gap. The datagrams ahead of it are held; one
+// retransmission request asks for just the missing entries (repeated only after the
+// timeout); when the replay fills the gap the held datagrams apply too.
 func TestFollowerRequestsRetransmissionOnceForGap(t *testing.T) {
 	f := newFollower(t, Config{}, 2)
 	b1 := appendPkt(2, 2, 10, 2, 10, ents(2, "a", "b"))
@@ -442,8 +443,9 @@ func TestFollowerRequestsRetransmissionOnceForGap(t *testing.T) {
 	f.Step(0, b2)
 	f.Step(1, b3)
 	o, dgs := take(t, f)
-	if len(o.Append) != 0 || len(dgs) != 1 || dgs[0].p.Type != RetransmitRequest || dgs[0].p.Index != 11 {
-		t.Fatalf("gap: append %s, sent %+v", indexes(o.Append), dgs)
+	if len(o.Append) != 0 || len(dgs) != 1 || dgs[0].p.Type != RetransmitRequest ||
+		dgs[0].p.Index != 11 || dgs[0].p.PrevLogIndex != 12 {
+		t.Fatalf("gap: append %s, sent %+v; want one request for 11..12", indexes(o.Append), dgs)
 	}
 	f.Tick(500 * usec)
 	if _, dgs := take(t, f); len(dgs) != 0 {
@@ -454,8 +456,6 @@ func TestFollowerRequestsRetransmissionOnceForGap(t *testing.T) {
 		t.Fatalf("request not repeated after the timeout: %+v", dgs)
 	}
 	f.Step(2*msec, b1)
-	f.Step(2*msec, b2)
-	f.Step(2*msec, b3)
 	o, dgs = take(t, f)
 	if len(o.Append) != 5 || o.Append[4].Index != 15 || string(o.Append[4].Data) != "e" {
 		t.Fatalf("catch-up appended %s", indexes(o.Append))
@@ -465,6 +465,20 @@ func TestFollowerRequestsRetransmissionOnceForGap(t *testing.T) {
 	}
 	if f.Stats().GapRequests != 2 {
 		t.Fatalf("gap requests %d", f.Stats().GapRequests)
+	}
+}
+
+// Without room to hold it, a datagram past a gap is dropped and asked for too.
+func TestFollowerRequestsDroppedDatagramWhenBufferFull(t *testing.T) {
+	f := newFollower(t, Config{}, 2)
+	big := make([]byte, MaxEntryData)
+	for i := range maxHeldBytes/len(big) + 1 {
+		f.Step(0, appendPkt(2, 2, uint64(20+i), 2, 10, []Entry{{Term: 2, Data: big}}))
+	}
+	_, dgs := take(t, f)
+	last := dgs[len(dgs)-1].p
+	if last.Type != RetransmitRequest || last.PrevLogIndex != uint64(20+maxHeldBytes/len(big)+1) {
+		t.Fatalf("last request %+v: want one through the dropped datagram's end", last)
 	}
 }
 

@@ -22,7 +22,8 @@ import (
 //	 16   8 from
 //	 24   8 to
 //	 32   8 term
-//	 40   8 prevLogIndex   (VoteRequest: the candidate's lastLogIndex)
+//	 40   8 prevLogIndex   (VoteRequest: the candidate's lastLogIndex;
+//	                        RetransmitRequest: the last index wanted)
 //	 48   8 prevLogTerm    (VoteRequest: the candidate's lastLogTerm)
 //	 56   8 leaderCommit   (Ack: the follower's commit index)
 //	 64   8 index          (Ack: highest index held; RetransmitRequest: first index
@@ -74,8 +75,8 @@ const (
 	// or once durable with AckAfterPersist); LeaderCommit carries the follower's own
 	// commit index, so the leader knows who still needs to hear of a commit.
 	Ack
-	// RetransmitRequest asks the leader to replay its datagrams from Index on: the
-	// follower saw a gap.
+	// RetransmitRequest asks the leader to replay the datagrams holding Index through
+	// PrevLogIndex (0: through the last): the follower saw a gap.
 	RetransmitRequest
 	// VoteRequest opens an accelerated term (Waverunner's RequestVoteFPGA): PrevLogIndex
 	// and PrevLogTerm are the leader's lastLogIndex and lastLogTerm.
