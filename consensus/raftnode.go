@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/nanokv/nanokv/consensus/raft"
+	"github.com/nanokv/nanokv/nicoffload"
 )
 
 // RaftNode drives a raft.Raft core for one member of a replicated cluster: it owns the
@@ -40,6 +41,11 @@ type RaftNode struct {
 	done  sync.WaitGroup
 
 	pending map[uint64]*proposal // by index: proposals waiting for their entry to commit
+	// off is the offload engine (--mode offload), nil otherwise; dgramc brings its
+	// datagrams to the loop, releasedTo is the highest index its commit released.
+	off        *offload
+	dgramc     chan []nicoffload.Packet
+	releasedTo uint64
 	// forwards are proposals this member forwarded to the leader (ProposeForward), by
 	// sequence number, waiting to see their EntryForwarded commit. Owned by the loop.
 	forwards map[uint64]*proposal
@@ -121,8 +127,11 @@ type RaftConfig struct {
 	// SnapshotTrailing is how many entries before a snapshot stay in memory, so that a
 	// follower a little behind catches up from the log; default 10000.
 	SnapshotTrailing uint64
-	Now              func() int64
-	Logf             func(format string, args ...any)
+	// Offload, when set, carries the common case of replication through an offload
+	// engine (offload.go); deliver its datagrams with StepDatagrams.
+	Offload *OffloadConfig
+	Now     func() int64
+	Logf    func(format string, args ...any)
 }
 
 // Defaults of RaftConfig: an election timeout of 80–120 ms. Measured with kill -9 of the
@@ -145,6 +154,8 @@ type RaftStatus struct {
 	LastIndex, CommitIndex uint64
 	AppliedIndex           uint64
 	Membership             raft.Membership
+	// Offload is the offload engine's state (nil in raft mode).
+	Offload *OffloadStatus
 }
 
 type proposal struct {
@@ -152,9 +163,12 @@ type proposal struct {
 	local   any
 	index   uint64
 	term    uint64
-	forward bool       // a follower may forward it to the leader (ProposeForward)
-	sent    time.Time  // when it was forwarded
-	done    chan error // buffered: the loop never blocks on it
+	forward bool // a follower may forward it to the leader (ProposeForward)
+	// released: the offload engine committed it and its proposer was answered; the
+	// entry still reaches the applier when the core commits it.
+	released bool
+	sent     time.Time  // when it was forwarded
+	done     chan error // buffered: the loop never blocks on it
 }
 
 // forwardTTL is how long a forwarded proposal is remembered. Its proposer stops waiting
@@ -171,6 +185,9 @@ type ctrlRequest struct {
 type readRequest struct {
 	done  chan error
 	index uint64
+	// released is the offload engine's commit when the read arrived: writes up to it
+	// were acknowledged before the core committed them, and the read must see them.
+	released uint64
 }
 
 // ErrDropped is returned for a proposal whose entry was replaced by another leader's: it
@@ -220,6 +237,10 @@ func StartRaft(cfg RaftConfig) (*RaftNode, error) {
 		snapReports: make(chan snapReport, 64),
 	}
 	n.snapshotter, _ = cfg.SM.(Snapshotter)
+	if cfg.Offload != nil {
+		n.off = newOffload(*cfg.Offload)
+		n.dgramc = make(chan []nicoffload.Packet, 1024)
+	}
 	st := raft.State{}
 	if !cfg.MemoryOnly {
 		storage, replayed, err := openRaftStorage(cfg.Dir, cfg.Fsync, cfg.Logf)
@@ -389,6 +410,7 @@ func (n *RaftNode) TransferLeader(ctx context.Context, to uint64) (uint64, error
 			}
 			to = best
 		}
+		n.closeOffload(false) // a transfer is software's business
 		return r.TransferLeader(to)
 	})
 	return to, err
@@ -445,6 +467,7 @@ func (n *RaftNode) ChangeMembership(ctx context.Context, cc raft.ConfChange) err
 	var index uint64
 	err := n.do(ctx, func(r *raft.Raft) error {
 		var err error
+		n.closeOffload(false) // membership changes are software's business
 		index, err = r.ProposeConfChange(n.cfg.Now(), cc)
 		return err
 	})
@@ -495,7 +518,7 @@ func (n *RaftNode) publishStatus() {
 	r := n.r
 	n.status.Store(&RaftStatus{ID: n.cfg.ID, Lead: r.Lead(), Term: r.Term(), Role: r.Role(),
 		LastIndex: r.LastIndex(), CommitIndex: r.Committed(), AppliedIndex: n.applied.load(),
-		Membership: r.Membership()})
+		Membership: r.Membership(), Offload: n.offloadStatus()})
 }
 
 func (n *RaftNode) run() {
@@ -523,6 +546,10 @@ func (n *RaftNode) run() {
 		case <-ticker.C:
 			catchUp()
 			n.expireForwards()
+			n.offloadTick()
+		case pkts := <-n.dgramc:
+			catchUp()
+			n.offloadStep(pkts)
 		case m := <-n.recvc:
 			catchUp()
 			n.step(m)
@@ -564,9 +591,26 @@ func (n *RaftNode) run() {
 			}
 			n.compact(res)
 		}
+		if n.off != nil && n.off.open && n.drainOffload() {
+			n.closeOffload(true)
+		}
 		if err := n.handleReady(); err != nil {
 			n.stopOnError(err)
 			return
+		}
+		if n.off != nil {
+			if n.off.open && n.off.cfg.Engine.AckAfterPersist {
+				// handleReady wrote (and synced) every entry of the log
+				n.off.eng.Persisted(n.r.LastIndex())
+				if n.drainOffload() {
+					n.closeOffload(true)
+				}
+			}
+			n.checkOffload()
+			if err := n.handleReady(); err != nil {
+				n.stopOnError(err)
+				return
+			}
 		}
 		n.maybeSnapshot()
 		n.publishStatus()
@@ -729,6 +773,9 @@ func (n *RaftNode) step(m raft.Message) {
 			}
 		}
 	default:
+		if o := n.off; o != nil && o.open && !o.leading && (m.Type == raft.MsgApp && len(m.Entries) > 0 || m.Type == raft.MsgSnap) {
+			n.closeOffload(true) // software is repairing this log: the engine must not append
+		}
 		n.r.Step(m)
 	}
 }
@@ -740,6 +787,9 @@ func (n *RaftNode) handleForward(m raft.Message) {
 	data := make([][]byte, len(m.Entries))
 	for i := range m.Entries {
 		data[i] = raft.AppendForwarded(nil, m.From, m.Context+uint64(i), m.Entries[i].Data)
+	}
+	if n.proposeOffloaded(raft.EntryForwarded, nil, data) {
+		return
 	}
 	if _, err := n.r.ProposeTyped(n.cfg.Now(), raft.EntryForwarded, data...); err != nil {
 		n.cfg.Send([]raft.Message{{Type: raft.MsgForwardResp, From: n.cfg.ID, To: m.From, Term: n.r.Term(),
@@ -805,6 +855,9 @@ func (n *RaftNode) propose(batch []*proposal) {
 	for i, p := range batch {
 		data[i] = p.data
 	}
+	if n.proposeOffloaded(raft.EntryNormal, batch, data) {
+		return
+	}
 	first, err := n.r.Propose(n.cfg.Now(), data...)
 	term := n.r.Term()
 	for i, p := range batch {
@@ -819,6 +872,7 @@ func (n *RaftNode) propose(batch []*proposal) {
 
 func (n *RaftNode) read(rq *readRequest) {
 	n.readSeq++
+	rq.released = n.releasedTo
 	if err := n.r.ReadIndex(n.readSeq, n.cfg.LeaseReads); err != nil {
 		rq.done <- err
 		return
@@ -878,7 +932,7 @@ func (n *RaftNode) handleReady() error {
 			if rs.Lost {
 				rq.done <- ErrNotLeader
 			} else {
-				rq.index = rs.Index
+				rq.index = max(rs.Index, rq.released)
 				rq.done <- nil
 			}
 		}
@@ -912,10 +966,13 @@ func (n *RaftNode) commitEntries(ents []raft.Entry) {
 		}
 		if p := n.pending[e.Index]; p != nil {
 			delete(n.pending, e.Index)
-			if p.term == e.Term {
+			switch {
+			case p.term == e.Term:
 				local = p.local
-				p.done <- nil
-			} else {
+				if !p.released {
+					p.done <- nil
+				}
+			case !p.released:
 				p.done <- ErrDropped
 			}
 		}
@@ -1007,12 +1064,18 @@ func (n *RaftNode) refuseAll(err error) {
 }
 
 func (n *RaftNode) failAll(err error) {
+	if n.off != nil && n.off.open {
+		n.off.eng.Close()
+		n.off.open = false
+	}
 	for _, w := range append(n.compactWait, n.compactNext...) {
 		w <- err
 	}
 	n.compactWait, n.compactNext = nil, nil
 	for idx, p := range n.pending {
-		p.done <- err
+		if !p.released {
+			p.done <- err
+		}
 		delete(n.pending, idx)
 	}
 	for seq, p := range n.forwards {

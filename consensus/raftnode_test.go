@@ -12,9 +12,12 @@ import (
 	"testing"
 	"time"
 
+	"math/rand/v2"
+
 	"github.com/anishathalye/porcupine"
 	"github.com/nanokv/nanokv/consensus/raft"
 	"github.com/nanokv/nanokv/internal/kvmodel"
+	"github.com/nanokv/nanokv/nicoffload"
 )
 
 // memNet connects RaftNodes in one process; links can be cut.
@@ -24,6 +27,9 @@ type memNet struct {
 	cut   map[uint64]bool // members cut off from everyone
 	// rewrite, when set, may change a message on its way (called under mu).
 	rewrite func(m *raft.Message)
+	// dgramLoss drops this percentage of offload datagrams, chosen by rng.
+	dgramLoss int
+	rng       *rand.Rand
 }
 
 func (nw *memNet) send(msgs []raft.Message) {
@@ -38,6 +44,29 @@ func (nw *memNet) send(msgs []raft.Message) {
 		}
 		if to := nw.nodes[m.To]; to != nil {
 			to.Step(m)
+		}
+	}
+}
+
+// sendDatagrams delivers an offload engine's datagrams like the UDP transport would:
+// decoded, to the member they name, lost when either end is cut off, and a fraction
+// dropped (dgramLoss, in percent) as a lossy network drops them.
+func (nw *memNet) sendDatagrams(from uint64, dgs []nicoffload.Outgoing) {
+	nw.mu.Lock()
+	defer nw.mu.Unlock()
+	for _, d := range dgs {
+		if nw.cut[from] || nw.cut[d.To] {
+			continue
+		}
+		if nw.dgramLoss > 0 && nw.rng.IntN(100) < nw.dgramLoss {
+			continue
+		}
+		p, err := nicoffload.ParsePacket(d.Bytes)
+		if err != nil {
+			panic(fmt.Sprintf("a datagram of member %d does not decode: %v", from, err))
+		}
+		if to := nw.nodes[d.To]; to != nil {
+			to.StepDatagrams([]nicoffload.Packet{p})
 		}
 	}
 }
@@ -123,12 +152,19 @@ type testCluster struct {
 	dirs      map[uint64]string
 	boot      raft.Membership
 	lease     bool
+	// offload runs every member with an offload engine, its datagrams on net.
+	offload bool
 }
 
 func newTestCluster(t *testing.T, n int, lease bool) *testCluster {
 	t.Helper()
+	return newTestClusterWith(t, n, lease, false)
+}
+
+func newTestClusterWith(t *testing.T, n int, lease, offload bool) *testCluster {
+	t.Helper()
 	c := &testCluster{t: t, net: &memNet{nodes: map[uint64]*RaftNode{}, cut: map[uint64]bool{}},
-		sms: map[uint64]*kvSM{}, dirs: map[uint64]string{}, lease: lease}
+		sms: map[uint64]*kvSM{}, dirs: map[uint64]string{}, lease: lease, offload: offload}
 	for id := uint64(1); id <= uint64(n); id++ {
 		c.boot.Voters = append(c.boot.Voters, id)
 		c.dirs[id] = t.TempDir()
@@ -148,9 +184,14 @@ func newTestCluster(t *testing.T, n int, lease bool) *testCluster {
 func (c *testCluster) start(id uint64) {
 	c.t.Helper()
 	sm := &kvSM{kv: map[string]string{}}
+	var off *OffloadConfig
+	if c.offload {
+		off = &OffloadConfig{Engine: nicoffload.Config{ClusterID: 7, RetransmitTimeout: 4 * time.Millisecond},
+			Send: func(dgs []nicoffload.Outgoing) { c.net.sendDatagrams(id, dgs) }}
+	}
 	node, err := StartRaft(RaftConfig{ID: id, Bootstrap: c.boot, SM: sm, Send: c.net.send, Dir: c.dirs[id],
 		Fsync: FsyncNo, TickInterval: 2 * time.Millisecond, ElectionTicks: 10, LeaseReads: c.lease,
-		SnapshotLogBytes: c.snapBytes, SnapshotTrailing: 5})
+		SnapshotLogBytes: c.snapBytes, SnapshotTrailing: 5, Offload: off})
 	if err != nil {
 		c.t.Fatal(err)
 	}

@@ -16,6 +16,7 @@ import (
 	"github.com/nanokv/nanokv/consensus"
 	"github.com/nanokv/nanokv/consensus/raft"
 	"github.com/nanokv/nanokv/kvstore"
+	"github.com/nanokv/nanokv/nicoffload"
 )
 
 // A cluster member (started with --peers, with --join, or by RAFT.CLUSTER INIT/JOIN;
@@ -28,6 +29,7 @@ import (
 type cluster struct {
 	raft      *consensus.RaftNode
 	tr        *consensus.TCPTransport
+	udp       *nicoffload.UDPTransport // --mode offload
 	timeoutNs atomic.Int64 // request timeout (CONFIG SET raft.request-timeout)
 	// proxy is RedisRaft's follower-proxy: a follower forwards its clients' writes to
 	// the leader and reads after a barrier through the leader, instead of -MOVED.
@@ -132,7 +134,32 @@ func (s *Server) launchCluster(redisAddr string, nodeID, clusterID uint64, boot 
 	for id, addr := range boot.Addrs {
 		tr.SetPeer(id, addr)
 	}
+	var udp *nicoffload.UDPTransport
+	var offload *consensus.OffloadConfig
+	if cfg.Offload {
+		// The engine's datagrams use the member's address, on UDP.
+		udp, err = nicoffload.ListenUDP(nicoffload.UDPConfig{ClusterID: clusterID, Listen: tr.Addr(),
+			Peers: boot.Addrs, Handler: func(pkts []nicoffload.Packet) {
+				if n := node.Load(); n != nil {
+					n.StepDatagrams(pkts)
+				}
+			}})
+		if err != nil {
+			tr.Close()
+			return fmt.Errorf("server: offload transport: %w", err)
+		}
+		offload = &consensus.OffloadConfig{
+			Engine: nicoffload.Config{ClusterID: clusterID, AckAfterPersist: cfg.Fsync == consensus.FsyncAlways,
+				RetransmitTimeout: 20 * time.Millisecond},
+			Send: func(dgs []nicoffload.Outgoing) {
+				if err := udp.Send(dgs); err != nil {
+					s.logf("server: offload transport: %v", err)
+				}
+			},
+		}
+	}
 	rn, err := consensus.StartRaft(consensus.RaftConfig{
+		Offload: offload,
 		ID: nodeID, Bootstrap: boot, Dir: cfg.DataDir, MemoryOnly: cfg.MemoryOnly, Fsync: cfg.Fsync,
 		SM: &fsm{store: s.store, logf: s.logf}, Send: tr.Send, SendSnapshot: tr.SendSnapshot,
 		TickInterval: cfg.TickInterval, ElectionTicks: cfg.ElectionTicks, SnapshotLogBytes: cfg.SnapshotLogBytes,
@@ -141,6 +168,9 @@ func (s *Server) launchCluster(redisAddr string, nodeID, clusterID uint64, boot 
 	})
 	if err != nil {
 		tr.Close()
+		if udp != nil {
+			udp.Close()
+		}
 		return err
 	}
 	node.Store(rn)
@@ -148,7 +178,7 @@ func (s *Server) launchCluster(redisAddr string, nodeID, clusterID uint64, boot 
 	if timeout <= 0 {
 		timeout = 2 * time.Second
 	}
-	c := &cluster{raft: rn, tr: tr, id: clusterID, nodeID: nodeID, addr: tr.Addr()}
+	c := &cluster{raft: rn, tr: tr, udp: udp, id: clusterID, nodeID: nodeID, addr: tr.Addr()}
 	c.timeoutNs.Store(int64(timeout))
 	c.proxy.Store(cfg.FollowerProxy)
 	s.clusterP.Store(c)
@@ -161,6 +191,9 @@ func (c *cluster) close() error {
 	err := c.raft.Close()
 	if terr := c.tr.Close(); err == nil {
 		err = terr
+	}
+	if c.udp != nil {
+		c.udp.Close()
 	}
 	return err
 }
@@ -256,6 +289,22 @@ func (c *cluster) info(w func(k string, v any)) {
 	w("raft_snapshots_sent", stats.Sent.Load())
 	w("raft_snapshots_installed", stats.Installed.Load())
 	w("raft_snapshot_max_apply_stall_ms", time.Duration(stats.SnapshotMaxStall.Load()).Milliseconds())
+	mode := "raft"
+	if o := st.Offload; o != nil {
+		mode = "offload"
+		accel := "no"
+		if o.Accelerated {
+			accel = "yes"
+		}
+		w("raft_offload_accelerated", accel)
+		w("raft_offload_terms_opened", o.Opened)
+		w("raft_offload_fallbacks", o.Fallbacks)
+		w("raft_offload_batches", o.Engine.Sealed)
+		w("raft_offload_datagrams", o.Engine.Sent)
+		w("raft_offload_retransmissions", o.Engine.Replayed)
+		w("raft_offload_acks", o.Engine.Acks)
+	}
+	w("raft_mode", mode)
 }
 
 // Replicas implements resp.Replicator for WAIT: a node that is not a cluster member has

@@ -232,16 +232,24 @@ func (s *Server) runMembership() {
 	for {
 		st := c.raft.Status()
 		m := st.Membership
+		changed := false
 		for id, addr := range m.Addrs {
 			if id != st.ID && known[id] != addr {
 				c.tr.SetPeer(id, addr)
 				known[id] = addr
+				changed = true
 			}
 		}
 		for id := range known {
 			if !m.IsVoter(id) && !m.IsLearner(id) {
 				c.tr.RemovePeer(id)
 				delete(known, id)
+				changed = true
+			}
+		}
+		if changed && c.udp != nil {
+			if err := c.udp.SetPeers(known); err != nil {
+				s.logf("server: offload transport: %v", err)
 			}
 		}
 		if st.Role == raft.Leader && len(m.Learners) > 0 {

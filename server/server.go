@@ -84,6 +84,9 @@ type Config struct {
 	// FollowerProxy is RedisRaft's follower-proxy: followers serve Redis clients by
 	// forwarding to the leader instead of answering -MOVED.
 	FollowerProxy bool
+	// Offload runs a cluster member in --mode offload: the common case of replication
+	// goes through a nicoffload engine over UDP, on the member's address.
+	Offload bool
 }
 
 // Server is a running node.

@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -89,6 +90,12 @@ func TestClusterProcessesUnderFaults(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts processes")
 	}
+	for _, mode := range []string{"raft", "offload"} {
+		t.Run(mode, func(t *testing.T) { testClusterProcessesUnderFaults(t, mode) })
+	}
+}
+
+func testClusterProcessesUnderFaults(t *testing.T, mode string) {
 	redisBase, clusterBase := freeRange(t, 4), freeRange(t, 4)
 	var peers []string
 	for i := 1; i <= 3; i++ {
@@ -99,7 +106,7 @@ func TestClusterProcessesUnderFaults(t *testing.T) {
 	for i := 1; i <= 4; i++ {
 		m := &member{id: i, redis: fmt.Sprintf("127.0.0.1:%d", redisBase+i-1)}
 		m.args = []string{"--id", fmt.Sprint(i), "--redis", m.redis, "--cluster", fmt.Sprintf("127.0.0.1:%d", clusterBase+i-1),
-			"--data-dir", filepath.Join(base, fmt.Sprint(i)), "--memcache", "", "--zk", "", "--fsync", "always"}
+			"--data-dir", filepath.Join(base, fmt.Sprint(i)), "--memcache", "", "--zk", "", "--fsync", "always", "--mode", mode}
 		if i <= 3 {
 			m.args = append(m.args, "--peers", strings.Join(peers, ","))
 		}
@@ -270,6 +277,23 @@ func TestClusterProcessesUnderFaults(t *testing.T) {
 			t.Fatalf("members disagree: %v", digests)
 		}
 		time.Sleep(20 * time.Millisecond)
+	}
+	if mode == "offload" {
+		// The writes must have gone through the engine, not only through software Raft.
+		batches := 0
+		for i := 1; i <= 3; i++ {
+			info := clientFor(members[i].redis).Info(ctx, "raft").Val()
+			for _, line := range strings.Split(info, "\r\n") {
+				if v, ok := strings.CutPrefix(line, "raft_offload_batches:"); ok {
+					b, _ := strconv.Atoi(v)
+					batches += b
+				}
+			}
+		}
+		if batches == 0 {
+			t.Fatal("no member sent a batch through the offload engine")
+		}
+		t.Logf("%d batches through the offload engine", batches)
 	}
 	n := 0
 	acked.Range(func(any, any) bool { n++; return true })

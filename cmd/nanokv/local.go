@@ -25,7 +25,7 @@ func runLocal(args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("nanokv local", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	nodes := fs.Int("nodes", 3, "number of members")
-	mode := fs.String("mode", "raft", "consensus mode (raft in this build)")
+	mode := fs.String("mode", "raft", "consensus mode of every member: raft|offload")
 	redisBase := fs.Int("redis-base", 6401, "Redis port of member 1; member i listens on base+i-1")
 	clusterBase := fs.Int("cluster-base", 7401, "member-traffic port of member 1")
 	memcacheBase := fs.Int("memcache-base", 0, "memcached port of member 1 (0: no memcached listener)")
@@ -39,8 +39,8 @@ func runLocal(args []string, stdout, stderr io.Writer) error {
 	if *nodes < 1 || *nodes > 9 {
 		return fmt.Errorf("--nodes %d: want 1 to 9", *nodes)
 	}
-	if *mode != "raft" {
-		return fmt.Errorf("--mode %s: clusters run --mode raft in this build", *mode)
+	if *mode != "raft" && *mode != "offload" {
+		return fmt.Errorf("--mode %s: clusters run --mode raft or offload in this build", *mode)
 	}
 	exe, err := os.Executable()
 	if err != nil {
@@ -88,7 +88,7 @@ func runLocal(args []string, stdout, stderr io.Writer) error {
 			"--redis", "127.0.0.1:"+strconv.Itoa(*redisBase+i-1),
 			"--memcache", mc, "--zk", zk,
 			"--data-dir", filepath.Join(*dataDir, "node"+strconv.Itoa(i)),
-			"--fsync", *fsync, "--memory-only="+strconv.FormatBool(*memoryOnly))
+			"--fsync", *fsync, "--mode", *mode, "--memory-only="+strconv.FormatBool(*memoryOnly))
 		pr, pw := io.Pipe()
 		cmd.Stdout, cmd.Stderr = pw, pw
 		if err := cmd.Start(); err != nil {

@@ -129,8 +129,8 @@ func run(args []string, stdout, stderr io.Writer) error {
 			return errors.New("--join needs --cluster, the address the other members reach this node on")
 		case o.memoryOnly:
 			return errors.New("--join needs a WAL (no --memory-only): the node must remember the cluster it joined")
-		case o.mode != "raft":
-			return fmt.Errorf("--mode %s: clusters run --mode raft in this build", o.mode)
+		case o.mode == "lowi":
+			return errors.New("--mode lowi: clusters run --mode raft or offload in this build")
 		}
 	}
 	if (o.join != "" || o.cluster != "" && o.peers == "") && !idSet {
@@ -144,8 +144,8 @@ func run(args []string, stdout, stderr io.Writer) error {
 		if _, ok := peers[uint64(o.id)]; !ok || o.id <= 0 {
 			return fmt.Errorf("--id %d is not among --peers", o.id)
 		}
-		if o.mode != "raft" {
-			return fmt.Errorf("--mode %s: clusters run --mode raft in this build", o.mode)
+		if o.mode == "lowi" {
+			return errors.New("--mode lowi: clusters run --mode raft or offload in this build")
 		}
 	}
 	itemMax, err := parseSize(o.mcItemMax)
@@ -200,6 +200,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 		JoinAddr:            o.join,
 		ReadConsistency:     o.readCons,
 		FollowerProxy:       o.proxy,
+		Offload:             o.mode == "offload",
 	})
 	if err != nil {
 		return err

@@ -108,6 +108,11 @@ type Raft struct {
 	step func(r *Raft, m Message)
 	tick func(r *Raft)
 	rand func(n int) int
+
+	// offloaded are the followers an offload engine replicates to in this term
+	// (SetOffloaded): the leader sends them no entries, only heartbeats and commit
+	// indexes, and learns their progress from their MsgAppResp as always.
+	offloaded map[uint64]bool
 }
 
 // New builds a core from its persisted state.
@@ -245,6 +250,7 @@ func (r *Raft) reset(term uint64) {
 		r.readStates = append(r.readStates, ReadState{Ctx: rd.ctx, Lost: true})
 	}
 	r.reads, r.roundTicks, r.roundFresh = nil, nil, false
+	r.offloaded = nil
 }
 
 func (r *Raft) becomeFollower(term, lead uint64) {
@@ -609,9 +615,9 @@ func (r *Raft) sendAppend(to uint64, allowEmpty bool) bool {
 		return true
 	}
 	var ents []Entry
-	if last := r.log.lastIndex(); pr.next <= last {
+	if last := r.log.lastIndex(); pr.next <= last && !r.offloaded[to] {
 		ents = r.log.slice(pr.next, last, r.cfg.MaxMsgBytes)
-	} else if !allowEmpty && pr.state == replicate {
+	} else if !allowEmpty && pr.state == replicate || r.offloaded[to] && !allowEmpty {
 		return false
 	}
 	r.send(Message{Type: MsgApp, To: to, Index: prev, LogTerm: prevTerm, Entries: ents,
@@ -865,6 +871,54 @@ func (r *Raft) ProposeTyped(time int64, typ EntryType, data ...[]byte) (uint64, 
 	r.bcastAppend()
 	return first, nil
 }
+
+// SetOffloaded hands replication to the followers in ids to an offload engine for the
+// rest of this term (nil takes it back): the leader then sends them heartbeats and empty
+// MsgApps with the commit index, never entries, while the engine carries the entries
+// (AppendOffloaded) and the followers' MsgAppResp keep the leader's progress and commit
+// rule the only ones. Only a leader in replicate state with these followers may do so.
+func (r *Raft) SetOffloaded(ids []uint64) error {
+	if ids == nil {
+		r.offloaded = nil
+		if r.role == Leader {
+			r.bcastAppend() // whatever the engine had not delivered, software sends now
+		}
+		return nil
+	}
+	if r.role != Leader {
+		return ErrNotLeader
+	}
+	off := make(map[uint64]bool, len(ids))
+	for _, id := range ids {
+		if pr := r.prs[id]; id == r.id || pr == nil || pr.learner {
+			return fmt.Errorf("raft: member %d cannot be offloaded", id)
+		}
+		off[id] = true
+	}
+	r.offloaded = off
+	return nil
+}
+
+// AppendOffloaded appends entries an offload engine assigned on this leader. They are
+// taken as they are, clock included, since the engine has sent them to the followers as
+// they are: they must follow the last index in this leader's term.
+func (r *Raft) AppendOffloaded(ents []Entry) error {
+	if r.role != Leader || r.offloaded == nil {
+		return ErrNotLeader
+	}
+	last, clock := r.log.lastIndex(), r.log.lastTime()
+	for i, e := range ents {
+		if e.Index != last+1+uint64(i) || e.Term != r.term || e.Time < clock || e.Type == EntryConf {
+			return fmt.Errorf("raft: offloaded entry %d (term %d) does not follow %d in term %d", e.Index, e.Term, last+uint64(i), r.term)
+		}
+		clock = e.Time
+	}
+	r.log.append(ents...)
+	return nil
+}
+
+// LastTime is the clock of the last entry (an offload engine's LastLogTime register).
+func (r *Raft) LastTime() int64 { return r.log.lastTime() }
 
 // ProposeConfChange proposes one membership change. Only one may be in flight, and only
 // once this leader has committed an entry of its term: otherwise two leaders of
