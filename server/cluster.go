@@ -30,7 +30,7 @@ type cluster struct {
 	raft      *consensus.RaftNode
 	tr        *consensus.TCPTransport
 	udp       *nicoffload.UDPTransport // --mode offload
-	timeoutNs atomic.Int64 // request timeout (CONFIG SET raft.request-timeout)
+	timeoutNs atomic.Int64             // request timeout (CONFIG SET raft.request-timeout)
 	// proxy is RedisRaft's follower-proxy: a follower forwards its clients' writes to
 	// the leader and reads after a barrier through the leader, instead of -MOVED.
 	proxy  atomic.Bool
@@ -160,7 +160,7 @@ func (s *Server) launchCluster(redisAddr string, nodeID, clusterID uint64, boot 
 	}
 	rn, err := consensus.StartRaft(consensus.RaftConfig{
 		Offload: offload,
-		ID: nodeID, Bootstrap: boot, Dir: cfg.DataDir, MemoryOnly: cfg.MemoryOnly, Fsync: cfg.Fsync,
+		ID:      nodeID, Bootstrap: boot, Dir: cfg.DataDir, MemoryOnly: cfg.MemoryOnly, Fsync: cfg.Fsync,
 		SM: &fsm{store: s.store, logf: s.logf}, Send: tr.Send, SendSnapshot: tr.SendSnapshot,
 		TickInterval: cfg.TickInterval, ElectionTicks: cfg.ElectionTicks, SnapshotLogBytes: cfg.SnapshotLogBytes,
 		SnapshotTrailing: cfg.SnapshotTrailing,
