@@ -18,9 +18,10 @@ import (
 // to the engine, which appends them to the core's log (raft.AppendOffloaded) and sends
 // them in batched datagrams; its commit index releases the proposers at once. A follower
 // opens its engine when the leader's vote request arrives; the entries its engine takes
-// are stepped into its core as the leader's MsgApp would be, so the core persists them
-// and answers with MsgAppResp as always — the core's progress and commit rule stay the
-// only ones, the engine only gets there first. Anything the engine did not expect (a
+// are stepped into its core as the leader's MsgApp would be (raft.StepOffloaded), so the
+// core persists them; the engine's acks stand for its MsgAppResp, and the leader feeds
+// them to its core (raft.ReportOffloaded), so the core's progress and commit rule stay
+// the only ones. Anything the engine did not expect (a
 // halt, a follower it cannot catch up, a role change, a membership change, a software
 // MsgApp with entries on a follower) closes it, and software Raft carries on; the leader
 // tries again once everyone has caught up.
@@ -156,6 +157,8 @@ func (n *RaftNode) closeOffload(fallback bool) {
 	n.drainOffload()
 	o.open = false
 	if o.leading {
+		// Software takes over from where the engine's acks say each follower is.
+		o.eng.PeerMatches(n.r.ReportOffloaded)
 		n.r.SetOffloaded(nil)
 		o.retryAt = time.Now().Add(100 * time.Millisecond)
 	}
@@ -172,6 +175,9 @@ func (n *RaftNode) drainOffload() (stop bool) {
 	for o.eng.HasReady() {
 		out := o.eng.Ready()
 		appended := len(out.Append) == 0 || n.appendOffloaded(out.Append, out.CommitIndex)
+		if len(out.Append) == 0 && out.CommitIndex > 0 && !o.leading {
+			n.followerCommit(out.CommitIndex)
+		}
 		if !appended {
 			stop = true
 		}
@@ -183,6 +189,9 @@ func (n *RaftNode) drainOffload() (stop bool) {
 		}
 		if o.leading && out.CommitIndex > 0 {
 			n.releaseUpTo(out.CommitIndex)
+			// The followers' acks are the core's MsgAppResp: their progress, and the
+			// core's commit (and with it the applier), move now.
+			o.eng.PeerMatches(n.r.ReportOffloaded)
 		}
 		if len(out.Recover) > 0 || out.Halt != nil {
 			stop = true
@@ -213,9 +222,22 @@ func (n *RaftNode) appendOffloaded(ents []nicoffload.Entry, commit uint64) bool 
 	if !ok || r.Role() != raft.Follower {
 		return false
 	}
-	r.Step(raft.Message{Type: raft.MsgApp, From: r.Lead(), To: n.cfg.ID, Term: r.Term(), Index: prev,
+	r.StepOffloaded(raft.Message{Type: raft.MsgApp, From: r.Lead(), To: n.cfg.ID, Term: r.Term(), Index: prev,
 		LogTerm: prevTerm, Entries: re, Commit: min(commit, re[len(re)-1].Index)})
 	return r.LastIndex() >= re[len(re)-1].Index
+}
+
+// followerCommit takes a commit index the engine heard from the leader without entries,
+// as an empty MsgApp from the leader carries it.
+func (n *RaftNode) followerCommit(commit uint64) {
+	r := n.r
+	last := r.LastIndex()
+	lastTerm, ok := r.TermAt(last)
+	if !ok || r.Role() != raft.Follower {
+		return
+	}
+	r.StepOffloaded(raft.Message{Type: raft.MsgApp, From: r.Lead(), To: n.cfg.ID, Term: r.Term(), Index: last,
+		LogTerm: lastTerm, Commit: min(commit, last)})
 }
 
 // releaseUpTo answers the proposers whose entries the engine committed: blind writes are

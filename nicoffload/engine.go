@@ -338,6 +338,13 @@ func (e *Engine) Registers() Registers {
 	return r
 }
 
+// PeerMatches calls fn with each follower's match index (leader), without allocating.
+func (e *Engine) PeerMatches(fn func(id, match uint64)) {
+	for i := range e.peers {
+		fn(e.peers[i].id, e.peers[i].match)
+	}
+}
+
 // Stats returns the counters.
 func (e *Engine) Stats() Stats { return e.stats }
 

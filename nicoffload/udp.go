@@ -26,6 +26,13 @@ type UDPConfig struct {
 	// in the kernel. 0 blocks at once: on a 2-core machine shared by three members and a
 	// client, a spinning thread takes a core the others need.
 	SpinBudget time.Duration
+	// LockThread gives the receive loop an OS thread of its own, as a NIC's receive
+	// pipeline owns its queue. Off by default: the socket waits in Go's netpoller, so a
+	// locked thread is parked and woken with a futex per wake-up, and on a 2-core machine
+	// shared by three members and a client those wake-ups cost more than the locality
+	// gains (profiles of a 3-member cluster showed a third of the followers' time in
+	// futex with it on).
+	LockThread bool
 	// BatchSize is the number of datagrams read per recvmmsg (default 32). Each slot
 	// holds a MaxDatagram buffer.
 	BatchSize int
@@ -193,11 +200,10 @@ func (t *UDPTransport) Send(dgs []Outgoing) error {
 }
 
 func (t *UDPTransport) receive() {
-	// One thread owns the socket, as the NIC's receive pipeline would: the Go scheduler
-	// does not move this loop between threads, so its caches and the kernel's wake-up
-	// target stay put.
-	runtime.LockOSThread()
-	defer runtime.UnlockOSThread()
+	if t.cfg.LockThread {
+		runtime.LockOSThread()
+		defer runtime.UnlockOSThread()
+	}
 	defer close(t.done)
 
 	ms := make([]ipv4.Message, t.cfg.BatchSize)

@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/signal"
 	"runtime/pprof"
+	"runtime/trace"
 	"strconv"
 	"strings"
 	"syscall"
@@ -50,6 +51,7 @@ type options struct {
 	config      string
 	version     bool
 	cpuprofile  string
+	trace       string
 }
 
 func newFlagSet(o *options, stderr io.Writer) *flag.FlagSet {
@@ -75,6 +77,7 @@ func newFlagSet(o *options, stderr io.Writer) *flag.FlagSet {
 	fs.StringVar(&o.config, "config", "", "config file: one 'flag value' per line, same names as the flags")
 	fs.BoolVar(&o.version, "version", false, "print the version and exit")
 	fs.StringVar(&o.cpuprofile, "cpuprofile", "", "write a Go CPU profile to this file until shutdown")
+	fs.StringVar(&o.trace, "trace", "", "write a Go execution trace (go tool trace) to this file until shutdown")
 	return fs
 }
 
@@ -177,6 +180,19 @@ func run(args []string, stdout, stderr io.Writer) error {
 		}
 		defer func() {
 			pprof.StopCPUProfile()
+			f.Close()
+		}()
+	}
+	if o.trace != "" {
+		f, err := os.Create(o.trace)
+		if err != nil {
+			return err
+		}
+		if err := trace.Start(f); err != nil {
+			return err
+		}
+		defer func() {
+			trace.Stop()
 			f.Close()
 		}()
 	}

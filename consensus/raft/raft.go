@@ -643,7 +643,8 @@ func (r *Raft) maybeSendAppends(to uint64) {
 			break
 		}
 	}
-	if !sent && pr.sentCommit < r.log.committed {
+	if !sent && pr.sentCommit < r.log.committed && !r.offloaded[to] {
+		// (an offload engine tells its followers of commits in its datagrams)
 		r.sendAppend(to, true)
 	}
 }
@@ -915,6 +916,42 @@ func (r *Raft) AppendOffloaded(ents []Entry) error {
 	}
 	r.log.append(ents...)
 	return nil
+}
+
+// ReportOffloaded tells the leader that follower id, served by an offload engine, holds
+// the log up to match (the engine's ack), as its MsgAppResp would: progress advances and
+// the commit rule runs.
+func (r *Raft) ReportOffloaded(id, match uint64) {
+	if r.role != Leader || !r.offloaded[id] {
+		return
+	}
+	pr := r.prs[id]
+	if pr == nil || match > r.log.lastIndex() || !pr.maybeUpdate(match) {
+		return
+	}
+	pr.recentActive = true
+	if pr.state == probe {
+		pr.becomeReplicate()
+	}
+	pr.freeInflight(match)
+	if r.maybeCommit() {
+		r.bcastAppend()
+	}
+}
+
+// StepOffloaded steps a MsgApp that a follower's offload engine took from its leader:
+// it is appended as any MsgApp, but the acceptance is not answered, since the engine has
+// acked it already. A refusal is answered: software must repair this log.
+func (r *Raft) StepOffloaded(m Message) {
+	n := len(r.msgs)
+	r.Step(m)
+	kept := r.msgs[:n]
+	for _, out := range r.msgs[n:] {
+		if out.Type != MsgAppResp || out.Reject {
+			kept = append(kept, out)
+		}
+	}
+	r.msgs = kept
 }
 
 // LastTime is the clock of the last entry (an offload engine's LastLogTime register).
