@@ -52,6 +52,7 @@ type event struct {
 	kind int
 	node uint64
 	msg  simMsg
+	data []byte // evDatagram: the offload engine's datagram
 }
 
 const (
@@ -63,6 +64,7 @@ const (
 	evHeal
 	evClient
 	evCompact
+	evDatagram
 )
 
 type eventQueue []*event
@@ -163,6 +165,7 @@ type simNode struct {
 	inbound  map[uint64]*smState // snapshot contents received, by index
 	writes   map[uint64]*clientOp
 	reads    map[uint64]*clientOp
+	off      *simOffload // the offload engine (sim_offload_test.go), nil without
 }
 
 type clientOp struct {
@@ -175,6 +178,7 @@ type clientOp struct {
 	term     uint64
 	ctx      uint64 // read: ReadIndex context
 	readAt   uint64
+	minRead  uint64 // read: the offload engine's commit when it was asked
 	returned bool
 }
 
@@ -189,6 +193,8 @@ type sim struct {
 	ids   []uint64
 	boot  Membership
 	lease bool
+	// offload runs an offload engine on every member.
+	offload bool
 
 	partition map[uint64]int // member → side; messages between sides are dropped
 	faults    bool
@@ -202,7 +208,7 @@ type sim struct {
 	clients []*clientOp // the op each client has in flight (nil when idle)
 	nextCtx uint64
 	nextVal int
-	stats   struct{ puts, gets, unknown, failed, msgs, dropped int }
+	stats   struct{ puts, gets, unknown, failed, msgs, dropped, accelerated, released int }
 }
 
 func (s *sim) logf(format string, args ...any) {
@@ -217,9 +223,9 @@ func (s *sim) schedule(at int64, e *event) {
 	heap.Push(&s.q, e)
 }
 
-func newSim(t *testing.T, seed int64, n int, lease bool) *sim {
+func newSim(t *testing.T, seed int64, n int, lease, offload bool) *sim {
 	s := &sim{t: t, seed: seed, rng: rand.New(rand.NewPCG(uint64(seed), 0x5eed)),
-		nodes: map[uint64]*simNode{}, lease: lease, partition: map[uint64]int{}, faults: true,
+		nodes: map[uint64]*simNode{}, lease: lease, offload: offload, partition: map[uint64]int{}, faults: true,
 		leaders: map[uint64]uint64{}, committed: map[uint64]Entry{}, digests: map[uint64]uint64{},
 		clients: make([]*clientOp, 6)}
 	for id := uint64(1); id <= uint64(n); id++ {
@@ -262,6 +268,10 @@ func (s *sim) startNode(nd *simNode) {
 	nd.inbound = map[uint64]*smState{}
 	nd.writes = map[uint64]*clientOp{}
 	nd.reads = map[uint64]*clientOp{}
+	nd.off = nil
+	if s.offload {
+		nd.off = s.newOffload()
+	}
 }
 
 func (s *sim) run(until int64) {
@@ -283,12 +293,17 @@ func (s *sim) handle(e *event) {
 		for _, id := range s.ids {
 			if nd := s.nodes[id]; nd.up {
 				nd.r.Tick()
+				if nd.off != nil {
+					s.offloadTick(nd)
+				}
 				s.process(nd)
 			}
 		}
 		s.schedule(s.now+tickEvery, &event{kind: evTick})
 	case evDeliver:
 		s.deliver(e.msg)
+	case evDatagram:
+		s.deliverDatagram(e)
 	case evClient:
 		s.clientStep(int(e.node))
 	case evPartition:
@@ -349,6 +364,11 @@ func (s *sim) crash(nd *simNode) {
 	for _, op := range nd.reads {
 		s.fail(op)
 	}
+	if nd.off != nil {
+		for _, op := range nd.off.waiting {
+			s.fail(op)
+		}
+	}
 }
 
 func (s *sim) compact(nd *simNode, trailing uint64) {
@@ -372,7 +392,17 @@ func (s *sim) compact(nd *simNode, trailing uint64) {
 
 // process is the driver: persist, send, apply, answer, Advance.
 func (s *sim) process(nd *simNode) {
-	for nd.up && nd.r.HasReady() {
+	defer s.answerWaitingReads(nd)
+	for {
+		if nd.up {
+			s.drainOffload(nd)
+			if !nd.r.HasReady() {
+				s.checkOffload(nd)
+			}
+		}
+		if !nd.up || !nd.r.HasReady() {
+			return
+		}
 		rd := nd.r.Ready()
 		if rd.SoftState != nil && rd.SoftState.Role == Leader {
 			s.onNewLeader(nd)
@@ -386,6 +416,9 @@ func (s *sim) process(nd *simNode) {
 			s.logf("member %d installed snapshot at %d", nd.id, rd.Snapshot.Index)
 		}
 		nd.disk.persist(rd)
+		if nd.off != nil && nd.off.open {
+			nd.off.eng.Persisted(nd.r.LastIndex()) // everything in the log is on disk now
+		}
 		for _, m := range rd.Messages {
 			s.send(nd, m)
 		}
@@ -405,9 +438,13 @@ func (s *sim) process(nd *simNode) {
 				s.fail(op)
 				continue
 			}
-			op.readAt = rs.Index
+			op.readAt = max(rs.Index, op.minRead)
 			if nd.sm.applied < rs.Index {
 				s.t.Fatalf("seed %d: read index %d beyond applied %d", s.seed, rs.Index, nd.sm.applied)
+			}
+			if nd.sm.applied < op.readAt {
+				nd.off.waiting = append(nd.off.waiting, op) // behind the engine's commit
+				continue
 			}
 			op.val = nd.sm.get(op.key)
 			s.finish(op, op.val)
@@ -512,6 +549,9 @@ func (s *sim) deliver(sm simMsg) {
 		s.snapFailed(sm)
 		return
 	}
+	if o := to.off; o != nil && o.open && !o.leading && (m.Type == MsgApp && len(m.Entries) > 0 || m.Type == MsgSnap) {
+		s.closeOffload(to) // software is repairing this log: the engine must not append
+	}
 	if sm.snap != nil {
 		to.inbound[m.Snapshot.Index] = sm.snap
 		if from := s.nodes[m.From]; from.up {
@@ -556,7 +596,13 @@ func (s *sim) clientStep(c int) {
 		s.nextVal++
 		op.val = fmt.Sprint(s.nextVal)
 		batch := kvstore.AppendCommand(nil, 0, [][]byte{[]byte("SET"), []byte(op.key), []byte(op.val)})
-		idx, err := target.r.Propose(s.now, batch)
+		var idx uint64
+		var err error
+		if o := target.off; o != nil && o.open && o.leading && o.eng.Halted() == nil {
+			idx, err = o.eng.Propose(s.now*simUnit, max(s.now, target.r.LastTime()), batch)
+		} else {
+			idx, err = target.r.Propose(s.now, batch)
+		}
 		if err != nil {
 			s.again(c)
 			return
@@ -566,6 +612,9 @@ func (s *sim) clientStep(c int) {
 	} else {
 		s.nextCtx++
 		op.ctx = s.nextCtx
+		if target.off != nil {
+			op.minRead = target.off.releasedTo
+		}
 		if err := target.r.ReadIndex(op.ctx, s.lease); err != nil {
 			s.again(c)
 			return
@@ -689,8 +738,8 @@ func (r *Raft) String() string {
 	return fmt.Sprintf("term %d role %v lead %d last %d commit %d", r.term, r.role, r.lead, r.LastIndex(), r.Committed())
 }
 
-func runSim(t *testing.T, seed int64, n int, lease bool) *sim {
-	s := newSim(t, seed, n, lease)
+func runSim(t *testing.T, seed int64, n int, lease, offload bool) *sim {
+	s := newSim(t, seed, n, lease, offload)
 	s.run(simDuration)
 	s.converge()
 	// Calls still in flight are unknown writes or unanswered reads.
@@ -706,7 +755,7 @@ func runSim(t *testing.T, seed int64, n int, lease bool) *sim {
 		if err := porcupine.VisualizePath(kvmodel.Model, info, path); err != nil {
 			path = "not written: " + err.Error()
 		}
-		t.Fatalf("seed %d (lease %v): history is %s (%d ops); visualization: %s", seed, lease, res, len(s.ops), path)
+		t.Fatalf("seed %d (lease %v, offload %v): history is %s (%d ops); visualization: %s", seed, lease, offload, res, len(s.ops), path)
 	}
 	return s
 }
@@ -720,21 +769,25 @@ func TestSimulatedClusterUnderFaults(t *testing.T) {
 			seeds = append(seeds, int64(i))
 		}
 	}
-	var total struct{ puts, gets, unknown, msgs, dropped, leaders int }
+	var total struct{ puts, gets, unknown, msgs, dropped, leaders, accelerated, released int }
 	for _, seed := range seeds {
 		for _, n := range []int{3, 5} {
-			lease := seed%2 == 1
-			s := runSim(t, seed, n, lease)
-			total.puts += s.stats.puts
-			total.gets += s.stats.gets
-			total.unknown += s.stats.unknown
-			total.msgs += s.stats.msgs
-			total.dropped += s.stats.dropped
-			total.leaders += len(s.leaders)
+			for _, offload := range []bool{false, true} {
+				lease := seed%2 == 1
+				s := runSim(t, seed, n, lease, offload)
+				total.puts += s.stats.puts
+				total.gets += s.stats.gets
+				total.unknown += s.stats.unknown
+				total.msgs += s.stats.msgs
+				total.dropped += s.stats.dropped
+				total.leaders += len(s.leaders)
+				total.accelerated += s.stats.accelerated
+				total.released += s.stats.released
+			}
 		}
 	}
-	// The run must have done something worth checking.
-	if total.puts == 0 || total.gets == 0 || total.leaders <= 2*len(seeds) {
+	// The run must have done something worth checking, with and without the engine.
+	if total.puts == 0 || total.gets == 0 || total.leaders <= 2*len(seeds) || total.accelerated < len(seeds) || total.released == 0 {
 		t.Fatalf("simulation exercised too little: %+v", total)
 	}
 	t.Logf("%d seeds: %+v", len(seeds), total)
