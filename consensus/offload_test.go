@@ -1,18 +1,11 @@
 package consensus
 
 import (
-	"context"
-	"errors"
 	"fmt"
 	"math/rand/v2"
 	"slices"
-	"sync"
 	"testing"
 	"time"
-
-	"github.com/anishathalye/porcupine"
-	"github.com/nanokv/nanokv/consensus/raft"
-	"github.com/nanokv/nanokv/internal/kvmodel"
 )
 
 // accelerated polls until the leader runs an accelerated term.
@@ -151,73 +144,13 @@ func TestOffloadLinearizableAcrossFailover(t *testing.T) {
 	c.net.mu.Lock()
 	c.net.dgramLoss, c.net.rng = 2, rand.New(rand.NewPCG(3, 4))
 	c.net.mu.Unlock()
-	var mu sync.Mutex
-	var ops []porcupine.Operation
-	start := time.Now()
-	stamp := func() int64 { return int64(time.Since(start)) }
-	stopc := make(chan struct{})
-	var wg sync.WaitGroup
-	for cl := range 4 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := 0; ; i++ {
-				select {
-				case <-stopc:
-					return
-				default:
-				}
-				n := c.nodes()[uint64(1+(cl+i)%3)]
-				ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
-				key := []string{"a", "b"}[i%2]
-				call := stamp()
-				if i%3 == 0 {
-					if err := n.ReadBarrier(ctx); err == nil {
-						v := c.sm(n.Status().ID).get(key)
-						mu.Lock()
-						ops = append(ops, porcupine.Operation{ClientId: cl, Input: kvmodel.Get(key), Call: call, Output: v, Return: stamp()})
-						mu.Unlock()
-					}
-				} else {
-					val := fmt.Sprintf("%d-%d", cl, i)
-					_, err := n.Propose(ctx, []byte(key+"="+val), nil)
-					ret := stamp()
-					switch {
-					case err == nil:
-					case errors.Is(err, raft.ErrNotLeader), errors.Is(err, raft.ErrTransferring), errors.Is(err, ErrDropped):
-						cancel()
-						continue // certainly not committed
-					default:
-						ret = 1 << 62 // unknown outcome
-					}
-					mu.Lock()
-					ops = append(ops, porcupine.Operation{ClientId: cl, Input: kvmodel.Put(key, val), Call: call, Return: ret})
-					mu.Unlock()
-				}
-				cancel()
-			}
-		}()
-	}
 	opened := uint64(0)
-	for range 3 {
-		time.Sleep(150 * time.Millisecond)
-		lead := c.leader()
+	c.checkLinearizableUnderCuts(func(lead *RaftNode) {
 		if st := lead.Status().Offload; st != nil {
 			opened += st.Opened
 		}
-		id := lead.Status().ID
-		c.net.setCut(id, true)
-		time.Sleep(150 * time.Millisecond)
-		c.net.setCut(id, false)
-	}
-	close(stopc)
-	wg.Wait()
+	})
 	if opened == 0 {
 		t.Fatal("no leader ran an accelerated term during the workload")
 	}
-	res := porcupine.CheckOperationsTimeout(kvmodel.Model, ops, 30*time.Second)
-	if res != porcupine.Ok {
-		t.Fatalf("history of %d ops is %s", len(ops), res)
-	}
-	t.Logf("%d operations linearizable", len(ops))
 }

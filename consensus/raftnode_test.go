@@ -488,71 +488,82 @@ func TestRaftNodeLinearizableAcrossFailover(t *testing.T) {
 		t.Run(fmt.Sprintf("lease=%v", lease), func(t *testing.T) {
 			c := newTestCluster(t, 3, lease)
 			c.leader()
-			var mu sync.Mutex
-			var ops []porcupine.Operation
-			start := time.Now()
-			stamp := func() int64 { return int64(time.Since(start)) }
-			stopc := make(chan struct{})
-			var wg sync.WaitGroup
-			for cl := range 4 {
-				wg.Add(1)
-				go func() {
-					defer wg.Done()
-					for i := 0; ; i++ {
-						select {
-						case <-stopc:
-							return
-						default:
-						}
-						nodes := c.nodes()
-						n := nodes[uint64(1+(cl+i)%3)]
-						ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
-						key := []string{"a", "b"}[i%2]
-						call := stamp()
-						if i%3 == 0 {
-							err := n.ReadBarrier(ctx)
-							if err == nil {
-								v := c.sm(n.Status().ID).get(key)
-								mu.Lock()
-								ops = append(ops, porcupine.Operation{ClientId: cl, Input: kvmodel.Get(key), Call: call, Output: v, Return: stamp()})
-								mu.Unlock()
-							}
-						} else {
-							val := fmt.Sprintf("%d-%d", cl, i)
-							_, err := n.Propose(ctx, []byte(key+"="+val), nil)
-							ret := stamp()
-							switch {
-							case err == nil:
-							case errors.Is(err, raft.ErrNotLeader), errors.Is(err, raft.ErrTransferring), errors.Is(err, ErrDropped):
-								cancel()
-								continue // certainly not committed
-							default:
-								ret = 1 << 62 // unknown outcome
-							}
-							mu.Lock()
-							ops = append(ops, porcupine.Operation{ClientId: cl, Input: kvmodel.Put(key, val), Call: call, Return: ret})
-							mu.Unlock()
-						}
-						cancel()
-					}
-				}()
-			}
-			for range 3 { // the workload: run, cut the leader off, heal
-				time.Sleep(150 * time.Millisecond)
-				id := c.leader().Status().ID
-				c.net.setCut(id, true)
-				time.Sleep(150 * time.Millisecond)
-				c.net.setCut(id, false)
-			}
-			close(stopc)
-			wg.Wait()
-			res := porcupine.CheckOperationsTimeout(kvmodel.Model, ops, 30*time.Second)
-			if res != porcupine.Ok {
-				t.Fatalf("history of %d ops is %s", len(ops), res)
-			}
-			t.Logf("%d operations linearizable", len(ops))
+			c.checkLinearizableUnderCuts(nil)
 		})
 	}
+}
+
+// checkLinearizableUnderCuts runs four clients (puts through Propose, gets after
+// ReadBarrier, on every member in turn) while the leader is cut off and healed three
+// times, and requires the history to be linearizable. onCut, if set, sees each leader
+// just before it is cut off.
+func (c *testCluster) checkLinearizableUnderCuts(onCut func(lead *RaftNode)) {
+	t := c.t
+	var mu sync.Mutex
+	var ops []porcupine.Operation
+	start := time.Now()
+	stamp := func() int64 { return int64(time.Since(start)) }
+	stopc := make(chan struct{})
+	var wg sync.WaitGroup
+	for cl := range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; ; i++ {
+				select {
+				case <-stopc:
+					return
+				default:
+				}
+				n := c.nodes()[uint64(1+(cl+i)%3)]
+				ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+				key := []string{"a", "b"}[i%2]
+				call := stamp()
+				if i%3 == 0 {
+					if err := n.ReadBarrier(ctx); err == nil {
+						v := c.sm(n.Status().ID).get(key)
+						mu.Lock()
+						ops = append(ops, porcupine.Operation{ClientId: cl, Input: kvmodel.Get(key), Call: call, Output: v, Return: stamp()})
+						mu.Unlock()
+					}
+				} else {
+					val := fmt.Sprintf("%d-%d", cl, i)
+					_, err := n.Propose(ctx, []byte(key+"="+val), nil)
+					ret := stamp()
+					switch {
+					case err == nil:
+					case errors.Is(err, raft.ErrNotLeader), errors.Is(err, raft.ErrTransferring), errors.Is(err, ErrDropped):
+						cancel()
+						continue // certainly not committed
+					default:
+						ret = 1 << 62 // unknown outcome
+					}
+					mu.Lock()
+					ops = append(ops, porcupine.Operation{ClientId: cl, Input: kvmodel.Put(key, val), Call: call, Return: ret})
+					mu.Unlock()
+				}
+				cancel()
+			}
+		}()
+	}
+	for range 3 { // the workload: run, cut the leader off, heal
+		time.Sleep(150 * time.Millisecond)
+		lead := c.leader()
+		if onCut != nil {
+			onCut(lead)
+		}
+		id := lead.Status().ID
+		c.net.setCut(id, true)
+		time.Sleep(150 * time.Millisecond)
+		c.net.setCut(id, false)
+	}
+	close(stopc)
+	wg.Wait()
+	res := porcupine.CheckOperationsTimeout(kvmodel.Model, ops, 30*time.Second)
+	if res != porcupine.Ok {
+		t.Fatalf("history of %d ops is %s", len(ops), res)
+	}
+	t.Logf("%d operations linearizable", len(ops))
 }
 
 // A member whose WAL fails stops taking part and answers every request with the error,

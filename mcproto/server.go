@@ -9,12 +9,12 @@ package mcproto
 
 import (
 	"context"
-	"errors"
 	"net"
 	"sync"
 	"sync/atomic"
 	"time"
 
+	"github.com/nanokv/nanokv/internal/netserve"
 	"github.com/nanokv/nanokv/kvstore"
 )
 
@@ -93,34 +93,25 @@ func (s *Server) Serve(ln net.Listener) error {
 	}
 	s.lns = append(s.lns, ln)
 	s.mu.Unlock()
-	for {
-		nc, err := ln.Accept()
-		if err != nil {
-			s.mu.Lock()
-			closed := s.closed
-			s.mu.Unlock()
-			if closed || errors.Is(err, net.ErrClosed) {
-				return nil
-			}
-			var ne net.Error
-			if errors.As(err, &ne) && ne.Timeout() {
-				continue
-			}
-			return err
-		}
+	closed := func() bool {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		return s.closed
+	}
+	return netserve.Accept(ln, closed, func(nc net.Conn) {
 		s.stats.totalConns.Add(1)
 		s.mu.Lock()
 		if s.closed {
 			s.mu.Unlock()
 			nc.Close()
-			return nil
+			return
 		}
 		if len(s.conns) >= s.cfg.MaxConns {
 			s.mu.Unlock()
 			s.stats.rejectedConns.Add(1)
 			nc.Write([]byte("ERROR Too many open connections\r\n"))
 			nc.Close()
-			continue
+			return
 		}
 		c := newConn(s, nc)
 		s.conns[c] = struct{}{}
@@ -133,7 +124,7 @@ func (s *Server) Serve(ln net.Listener) error {
 			delete(s.conns, c)
 			s.mu.Unlock()
 		}()
-	}
+	})
 }
 
 // Close stops the listeners and closes every connection, waiting for their goroutines.

@@ -8,13 +8,13 @@ package resp
 
 import (
 	"context"
-	"errors"
 	"net"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
+	"github.com/nanokv/nanokv/internal/netserve"
 	"github.com/nanokv/nanokv/kvstore"
 )
 
@@ -113,35 +113,26 @@ func (s *Server) Serve(ln net.Listener) error {
 	}
 	s.lns = append(s.lns, ln)
 	s.mu.Unlock()
-	for {
-		nc, err := ln.Accept()
-		if err != nil {
-			s.mu.Lock()
-			closed := s.closed
-			s.mu.Unlock()
-			if closed || errors.Is(err, net.ErrClosed) {
-				return nil
-			}
-			var ne net.Error
-			if errors.As(err, &ne) && ne.Timeout() {
-				continue
-			}
-			return err
-		}
+	closed := func() bool {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		return s.closed
+	}
+	return netserve.Accept(ln, closed, func(nc net.Conn) {
 		s.stats.connections.Add(1)
 		c := newConn(s, nc)
 		s.mu.Lock()
 		if s.closed {
 			s.mu.Unlock()
 			nc.Close()
-			return nil
+			return
 		}
 		if len(s.conns) >= s.config().MaxClients {
 			s.mu.Unlock()
 			s.stats.rejected.Add(1)
 			nc.Write([]byte("-ERR max number of clients reached\r\n"))
 			nc.Close()
-			continue
+			return
 		}
 		s.conns[c] = struct{}{}
 		s.handler.Add(1)
@@ -153,7 +144,7 @@ func (s *Server) Serve(ln net.Listener) error {
 			delete(s.conns, c)
 			s.mu.Unlock()
 		}()
-	}
+	})
 }
 
 // Close stops the listeners and closes every connection, waiting for their goroutines.

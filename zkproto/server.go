@@ -1,12 +1,12 @@
 package zkproto
 
 import (
-	"errors"
 	"net"
 	"sync"
 	"sync/atomic"
 	"time"
 
+	"github.com/nanokv/nanokv/internal/netserve"
 	"github.com/nanokv/nanokv/kvstore"
 )
 
@@ -131,26 +131,17 @@ func (s *Server) Serve(ln net.Listener) error {
 	}
 	s.lns = append(s.lns, ln)
 	s.mu.Unlock()
-	for {
-		nc, err := ln.Accept()
-		if err != nil {
-			s.mu.Lock()
-			closed := s.closed
-			s.mu.Unlock()
-			if closed || errors.Is(err, net.ErrClosed) {
-				return nil
-			}
-			var ne net.Error
-			if errors.As(err, &ne) && ne.Timeout() {
-				continue
-			}
-			return err
-		}
+	closed := func() bool {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		return s.closed
+	}
+	return netserve.Accept(ln, closed, func(nc net.Conn) {
 		s.mu.Lock()
 		if s.closed || len(s.conns) >= s.cfg.MaxClientCnxns {
 			s.mu.Unlock()
 			nc.Close()
-			continue
+			return
 		}
 		c := newConn(s, nc)
 		s.conns[c] = struct{}{}
@@ -161,7 +152,7 @@ func (s *Server) Serve(ln net.Listener) error {
 			c.serve()
 			s.forget(c)
 		}()
-	}
+	})
 }
 
 // bind records that c now speaks for session id. c.sess and c.timeout are set before
