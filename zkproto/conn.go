@@ -50,6 +50,8 @@ type conn struct {
 
 	outMu   sync.Mutex
 	out     []byte
+	writeMu sync.Mutex // held while writing (flushOut)
+	spare   []byte     // the other half of the double buffer, under writeMu
 	outSig  chan struct{}
 	outDone chan struct{}
 	dead    bool // the writer stopped: queue nothing more
@@ -82,9 +84,11 @@ func (c *conn) expire() {
 	}
 }
 
-// queue appends one framed packet for the writer. The signal is sent under outMu, so
-// that stopWriter cannot close the channel in between.
-func (c *conn) queue(build func(dst []byte) []byte) {
+// queue appends one framed packet. Replies are written by the connection's goroutine
+// itself once it has handled what one network read brought (flushOut); a notification
+// (wake) signals the writer goroutine, since no request may be coming to carry it. The
+// signal is sent under outMu, so that stopWriter cannot close the channel in between.
+func (c *conn) queue(wake bool, build func(dst []byte) []byte) {
 	c.outMu.Lock()
 	defer c.outMu.Unlock()
 	if c.dead {
@@ -96,10 +100,37 @@ func (c *conn) queue(build func(dst []byte) []byte) {
 	if len(c.out) > maxOutBytes {
 		c.nc.Close()
 	}
-	select {
-	case c.outSig <- struct{}{}:
-	default:
+	if wake {
+		select {
+		case c.outSig <- struct{}{}:
+		default:
+		}
 	}
+}
+
+// flushOut writes what is queued. The connection's goroutine and the writer both write
+// through it: writeMu keeps what they took out of c.out in order on the wire.
+func (c *conn) flushOut() bool {
+	c.writeMu.Lock()
+	defer c.writeMu.Unlock()
+	c.outMu.Lock()
+	buf := c.out
+	if len(buf) == 0 {
+		c.outMu.Unlock()
+		return true
+	}
+	c.out = c.spare[:0]
+	c.outMu.Unlock()
+	_, err := c.nc.Write(buf)
+	c.spare = buf[:0]
+	if err != nil {
+		c.outMu.Lock()
+		c.dead = true
+		c.outMu.Unlock()
+		c.nc.Close()
+		return false
+	}
+	return true
 }
 
 // stopWriter lets the writer send what is queued, and waits for it to finish.
@@ -112,7 +143,7 @@ func (c *conn) stopWriter() {
 }
 
 func (c *conn) reply(xid int32, zxid int64, errCode int32, body Record) {
-	c.queue(func(dst []byte) []byte {
+	c.queue(false, func(dst []byte) []byte {
 		return AppendReply(dst, ReplyHeader{Xid: xid, Zxid: zxid, Err: errCode}, body)
 	})
 }
@@ -120,7 +151,7 @@ func (c *conn) reply(xid int32, zxid int64, errCode int32, body Record) {
 // notify queues a watch notification (called by the watch manager on the applier).
 func (c *conn) notify(typ int32, path string) {
 	ev := WatcherEvent{Type: typ, State: stateSyncConnected, Path: path}
-	c.queue(func(dst []byte) []byte {
+	c.queue(true, func(dst []byte) []byte {
 		return AppendReply(dst, ReplyHeader{Xid: XidNotification, Zxid: -1}, &ev)
 	})
 }
@@ -128,24 +159,16 @@ func (c *conn) notify(typ int32, path string) {
 // stateSyncConnected is KeeperState.SyncConnected, the state of every notification.
 const stateSyncConnected int32 = 3
 
+// writer sends notifications that arrive while the connection's goroutine waits for
+// the client, and what is left when the connection ends.
 func (c *conn) writer() {
 	defer close(c.outDone)
-	var buf []byte
 	for range c.outSig {
-		c.outMu.Lock()
-		buf, c.out = c.out, buf[:0]
-		c.outMu.Unlock()
-		if len(buf) == 0 {
-			continue
-		}
-		if _, err := c.nc.Write(buf); err != nil {
-			c.outMu.Lock()
-			c.dead = true
-			c.outMu.Unlock()
-			c.nc.Close()
+		if !c.flushOut() {
 			return
 		}
 	}
+	c.flushOut()
 }
 
 func (c *conn) serve() {
@@ -181,7 +204,7 @@ func (c *conn) serve() {
 				return
 			}
 		}
-		if !c.flushBatch() {
+		if !c.flushBatch() || !c.flushOut() {
 			return
 		}
 		var ok bool
