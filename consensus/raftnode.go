@@ -67,6 +67,8 @@ type RaftNode struct {
 	snapshotter  Snapshotter
 	snapReq      chan struct{}
 	snapDone     chan snapResult
+	snapIndex    uint64      // the newest snapshot this member holds (written or installed)
+	snapWriting  atomic.Bool // an AsyncSnapshotter's snapshot is being written
 	snapshotting bool
 	// compactWait are Compact calls waiting for the snapshot in progress; compactNext
 	// arrived while one was already being written, so they wait for the next.
@@ -85,7 +87,7 @@ type RaftStats struct {
 	Installed        atomic.Uint64 // snapshots received from a leader and installed
 	Sent             atomic.Uint64 // snapshots sent to followers
 	SnapshotBytes    atomic.Int64  // size of the last snapshot
-	SnapshotMaxStall atomic.Int64  // longest time the applier spent writing one, ns
+	SnapshotMaxStall atomic.Int64  // longest pause a snapshot caused the applier (writing it, or one entry copying what it changes), ns
 }
 
 type snapReport struct {
@@ -258,6 +260,7 @@ func StartRaft(cfg RaftConfig) (*RaftNode, error) {
 			}
 			n.commit.advance(snap.Index)
 			n.applied.advance(snap.Index)
+			n.snapIndex = snap.Index
 			removeOldSnapshots(cfg.Dir, snap.Index) // one written but not yet recorded when we stopped
 			n.lastApplied = Entry{Index: snap.Index, Term: snap.Term, Time: snap.Time}
 			cfg.Logf("consensus: member %d loaded its snapshot at index %d", cfg.ID, snap.Index)
@@ -671,6 +674,7 @@ func (n *RaftNode) installSnapshot(rd *raft.Ready) error {
 	removeOldSnapshots(n.cfg.Dir, meta.Index)
 	n.logBytes = 0
 	n.stats.Installed.Add(1)
+	n.snapIndex = max(n.snapIndex, meta.Index)
 	n.cfg.Logf("consensus: member %d installs the leader's snapshot at %d", n.cfg.ID, meta.Index)
 	n.commit.advance(meta.Index)
 	n.queue.push(pending{e: Entry{Index: meta.Index, Term: meta.Term, Time: meta.Time}, local: restoreMarker{meta}})
@@ -747,6 +751,11 @@ func (n *RaftNode) compact1(res snapResult) error {
 		return res.err
 	}
 	meta := res.meta
+	if meta.Index <= n.snapIndex {
+		// The leader's snapshot was installed while this one was written: it is newer.
+		return nil
+	}
+	n.snapIndex = meta.Index
 	meta.Membership = n.r.MembershipAt(meta.Index).Clone()
 	if err := n.storage.compact(meta, n.r.HardState(), false); err != nil {
 		n.cfg.Logf("consensus: member %d: compaction: %v", n.cfg.ID, err)
@@ -995,7 +1004,7 @@ func (n *RaftNode) runApplier() {
 		case <-n.queue.signal:
 		case <-n.snapReq:
 			n.queue.drain(n.applyBatch)
-			n.snapDone <- n.takeSnapshot()
+			n.startSnapshot()
 			continue
 		case <-n.stop:
 			n.queue.drain(n.applyBatch)
@@ -1005,26 +1014,62 @@ func (n *RaftNode) runApplier() {
 	}
 }
 
-// takeSnapshot writes the state machine at the applier's position. Applying stops
-// meanwhile (commits and blind-write replies do not): the stall is measured.
-func (n *RaftNode) takeSnapshot() snapResult {
+// startSnapshot snapshots the state machine at the applier's position and reports on
+// snapDone. A state machine that can capture its state at once (AsyncSnapshotter) is
+// written on a goroutine of its own while applying goes on; any other is written here,
+// and applying stops meanwhile (commits and blind-write replies do not). The pause is
+// measured either way.
+func (n *RaftNode) startSnapshot() {
 	e := n.lastApplied
 	if e.Index == 0 {
-		return snapResult{err: errors.New("snapshot: nothing applied yet")}
+		n.snapDone <- snapResult{err: errors.New("snapshot: nothing applied yet")}
+		return
 	}
+	meta := raft.SnapshotMeta{Index: e.Index, Term: e.Term, Time: e.Time}
 	start := time.Now()
-	size, err := writeSnapshotFile(n.cfg.Dir, e.Index, n.snapshotter)
+	async, ok := n.snapshotter.(AsyncSnapshotter)
+	if !ok {
+		size, err := writeSnapshotFile(n.cfg.Dir, e.Index, n.snapshotter.Snapshot)
+		n.snapDone <- n.snapshotWritten(meta, size, time.Since(start), time.Since(start), err)
+		return
+	}
+	write, err := async.BeginSnapshot()
 	stall := time.Since(start)
+	if err != nil {
+		n.snapDone <- snapResult{err: fmt.Errorf("snapshot %d: %w", e.Index, err)}
+		return
+	}
+	n.noteStall(stall)
+	n.snapWriting.Store(true)
+	n.done.Add(1)
+	go func() {
+		defer n.done.Done()
+		size, err := writeSnapshotFile(n.cfg.Dir, e.Index, write)
+		n.snapWriting.Store(false)
+		n.snapDone <- n.snapshotWritten(meta, size, stall, time.Since(start), err)
+	}()
+}
+
+func (n *RaftNode) snapshotWritten(meta raft.SnapshotMeta, size int64, stall, took time.Duration, err error) snapResult {
 	if err != nil {
 		return snapResult{err: err}
 	}
 	n.stats.Snapshots.Add(1)
 	n.stats.SnapshotBytes.Store(size)
-	if int64(stall) > n.stats.SnapshotMaxStall.Load() {
-		n.stats.SnapshotMaxStall.Store(int64(stall))
+	n.noteStall(stall)
+	n.cfg.Logf("consensus: member %d wrote a snapshot at index %d (%d bytes in %v; applying paused %v to begin it, longest apply meanwhile %v)",
+		n.cfg.ID, meta.Index, size, took, stall, time.Duration(n.stats.SnapshotMaxStall.Load()))
+	return snapResult{meta: meta}
+}
+
+// noteStall records the longest pause a snapshot caused the applier.
+func (n *RaftNode) noteStall(d time.Duration) {
+	for {
+		old := n.stats.SnapshotMaxStall.Load()
+		if int64(d) <= old || n.stats.SnapshotMaxStall.CompareAndSwap(old, int64(d)) {
+			return
+		}
 	}
-	n.cfg.Logf("consensus: member %d wrote a snapshot at index %d (%d bytes in %v)", n.cfg.ID, e.Index, size, stall)
-	return snapResult{meta: raft.SnapshotMeta{Index: e.Index, Term: e.Term, Time: e.Time}}
 }
 
 // Stats exposes the snapshot counters.
@@ -1039,7 +1084,15 @@ func (n *RaftNode) applyBatch(batch []pending) {
 				panic(fmt.Sprintf("consensus: member %d: %v", n.cfg.ID, err))
 			}
 		} else if p.e.Data != nil {
-			n.cfg.SM.Apply(p.e, p.local)
+			if n.snapWriting.Load() {
+				// The state machine copies what an entry changes first while a snapshot
+				// is written: that is the pause a snapshot costs the applier.
+				start := time.Now()
+				n.cfg.SM.Apply(p.e, p.local)
+				n.noteStall(time.Since(start))
+			} else {
+				n.cfg.SM.Apply(p.e, p.local)
+			}
 		}
 		n.lastApplied = Entry{Index: p.e.Index, Term: p.e.Term, Time: p.e.Time}
 	}

@@ -20,14 +20,22 @@ type Snapshotter interface {
 	Restore(r io.Reader) error
 }
 
+// AsyncSnapshotter is a Snapshotter that can capture its state at once, on the applier,
+// and write it afterwards while applying goes on (kvstore's copy-on-write snapshots).
+type AsyncSnapshotter interface {
+	Snapshotter
+	BeginSnapshot() (write func(io.Writer) error, err error)
+}
+
 // Snapshot files are snap-<index, 16 hex digits>.snap, written as .tmp, fsynced and
 // renamed, so a crash leaves either the old snapshot or the new one, never half of one.
 func snapshotPath(dir string, index uint64) string {
 	return filepath.Join(dir, fmt.Sprintf("snap-%016x.snap", index))
 }
 
-// writeSnapshotFile writes sm's state to the snapshot file for index.
-func writeSnapshotFile(dir string, index uint64, sm Snapshotter) (int64, error) {
+// writeSnapshotFile writes a state machine's state (write) to the snapshot file for
+// index.
+func writeSnapshotFile(dir string, index uint64, write func(io.Writer) error) (int64, error) {
 	final := snapshotPath(dir, index)
 	tmp := final + ".tmp"
 	f, err := os.Create(tmp)
@@ -35,7 +43,7 @@ func writeSnapshotFile(dir string, index uint64, sm Snapshotter) (int64, error) 
 		return 0, fmt.Errorf("snapshot: %w", err)
 	}
 	bw := bufio.NewWriterSize(f, 1<<20)
-	err = sm.Snapshot(bw)
+	err = write(bw)
 	if err == nil {
 		err = bw.Flush()
 	}

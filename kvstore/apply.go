@@ -249,6 +249,7 @@ func (s *Store) applyExpire(c *Ctx, d *decoder) {
 		}
 		sh := &s.shards[shardOf(key)]
 		sh.mu.Lock()
+		s.beforeWrite(shardOf(key))
 		c.lookup(key) // deletes the key if its deadline has passed at the entry's time
 		sh.mu.Unlock()
 	}

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"encoding/binary"
 	"errors"
+	"maps"
 	"fmt"
 	"io"
 	"slices"
@@ -40,38 +41,144 @@ var ErrBadSnapshot = errors.New("kvstore: bad snapshot")
 // Snapshot writes the whole state to w. It must not run concurrently with Apply (call it
 // from the applier); readers may go on meanwhile.
 func (s *Store) Snapshot(w io.Writer) error {
-	bw := bufio.NewWriterSize(w, 1<<16)
-	var buf []byte
-	buf = append(buf, snapshotMagic...)
-	buf = binary.AppendUvarint(buf, s.applied)
-	buf = binary.AppendUvarint(buf, s.ver)
-	for i := range s.shards {
-		for db := range s.shards[i].dbs {
-			d := &s.shards[i].dbs[db]
-			buf = binary.AppendUvarint(buf, d.tombFloor)
-			buf = binary.AppendUvarint(buf, uint64(len(d.tomb)))
-			for _, k := range sortedKeys(d.tomb) {
-				buf = appendBytes(buf, k)
-				buf = binary.AppendUvarint(buf, d.tomb[k])
+	write, err := s.BeginSnapshot()
+	if err != nil {
+		return err
+	}
+	return write(w)
+}
+
+// BeginSnapshot captures the state as it is now, between two entries, and returns the
+// function that writes it; Apply may go on while it runs, on another goroutine. It must
+// be called from the applier (or with no Apply running), one snapshot at a time.
+//
+// The capture is copy-on-write at shard granularity: the header and the small sections
+// (the ZooKeeper tree, the idempotent-request table) are serialized now; a shard is
+// serialized by the writer when it gets there, or by the applier just before the first
+// entry that would change it, whichever comes first. So applying pauses for at most one
+// shard (1/256 of the keyspace) per shard it touches, instead of for the whole store.
+func (s *Store) BeginSnapshot() (func(io.Writer) error, error) {
+	tx := &snapTx{}
+	tx.head = append(tx.head, snapshotMagic...)
+	tx.head = binary.AppendUvarint(tx.head, s.applied)
+	tx.head = binary.AppendUvarint(tx.head, s.ver)
+	tx.tail = s.zk.appendSnapshot(nil)
+	tx.tail = s.appendIdemSnapshot(tx.tail)
+	if !s.snap.CompareAndSwap(nil, tx) {
+		return nil, errors.New("kvstore: a snapshot is already being written")
+	}
+	return func(w io.Writer) error {
+		defer s.snap.Store(nil)
+		bw := bufio.NewWriterSize(w, 1<<16)
+		if _, err := bw.Write(tx.head); err != nil {
+			return err
+		}
+		var buf []byte
+		for i := range s.shards {
+			sh := &s.shards[i]
+			sh.mu.Lock()
+			s.captureShard(tx, i)
+			c := tx.shards[i]
+			tx.shards[i] = nil
+			sh.mu.Unlock()
+			buf = appendShardCopy(buf[:0], c)
+			if _, err := bw.Write(buf); err != nil {
+				return err
 			}
-			buf = binary.AppendUvarint(buf, uint64(len(d.keys)))
-			for _, k := range sortedKeys(d.keys) {
-				buf = appendKeyRecord(buf, k, d.view(k, d.keys[k]), d.ttl[k])
-				if len(buf) > 1<<16 {
-					if _, err := bw.Write(buf); err != nil {
-						return err
-					}
-					buf = buf[:0]
-				}
+		}
+		if _, err := bw.Write(tx.tail); err != nil {
+			return err
+		}
+		return bw.Flush()
+	}, nil
+}
+
+// snapTx is a snapshot being written: what was captured when it began, and each shard
+// once copied (under the shard's lock).
+type snapTx struct {
+	head, tail []byte
+	shards     [numShards]*shardCopy
+	captured   [numShards]bool
+}
+
+// shardCopy is a shard as it was when the snapshot began. Slots are values, so copying
+// the maps copies them; collections change in place, so they are serialized.
+type shardCopy [NumDBs]dbCopy
+
+type dbCopy struct {
+	keys      map[string]slot
+	flags     map[string]uint32
+	ttl       map[string]int64
+	tomb      map[string]uint64
+	tombFloor uint64
+	colls     map[string][]byte // appendTo of each collection
+}
+
+// captureShard copies shard i into tx unless it already is. The caller holds the
+// shard's write lock. Copying maps, rather than serializing, keeps the applier's pause
+// short: the sorting and encoding happen on the writer's goroutine.
+func (s *Store) captureShard(tx *snapTx, i int) {
+	if tx.captured[i] {
+		return
+	}
+	tx.captured[i] = true
+	c := new(shardCopy)
+	for db := range s.shards[i].dbs {
+		d, cp := &s.shards[i].dbs[db], &c[db]
+		cp.tombFloor = d.tombFloor
+		cp.tomb = maps.Clone(d.tomb)
+		if len(d.keys) == 0 {
+			continue
+		}
+		cp.keys, cp.flags, cp.ttl = maps.Clone(d.keys), maps.Clone(d.flags), maps.Clone(d.ttl)
+		if len(d.colls) > 0 {
+			cp.colls = make(map[string][]byte, len(d.colls))
+			for k, coll := range d.colls {
+				cp.colls[k] = coll.appendTo(nil)
 			}
 		}
 	}
-	buf = s.zk.appendSnapshot(buf)
-	buf = s.appendIdemSnapshot(buf)
-	if _, err := bw.Write(buf); err != nil {
-		return err
+	tx.shards[i] = c
+}
+
+// appendShardCopy serializes a captured shard in the snapshot format.
+func appendShardCopy(buf []byte, c *shardCopy) []byte {
+	for db := range c {
+		cp := &c[db]
+		buf = binary.AppendUvarint(buf, cp.tombFloor)
+		buf = binary.AppendUvarint(buf, uint64(len(cp.tomb)))
+		for _, k := range sortedKeys(cp.tomb) {
+			buf = appendBytes(buf, k)
+			buf = binary.AppendUvarint(buf, cp.tomb[k])
+		}
+		buf = binary.AppendUvarint(buf, uint64(len(cp.keys)))
+		for _, k := range sortedKeys(cp.keys) {
+			sl := cp.keys[k]
+			typ := Type(sl.meta & metaTypeMask)
+			var flags uint32
+			if sl.meta&metaHasFlags != 0 {
+				flags = cp.flags[k]
+			}
+			var ttl int64
+			if sl.meta&metaHasTTL != 0 {
+				ttl = cp.ttl[k]
+			}
+			val := sl.str
+			if typ != TypeString {
+				val = string(cp.colls[k])
+			}
+			buf = appendRecord(buf, k, typ, sl.meta>>metaVerShift, flags, ttl, val)
+		}
 	}
-	return bw.Flush()
+	return buf
+}
+
+// beforeWrite runs when the applier has write-locked shard i: a snapshot being written
+// takes the shard's content first (copy-on-write).
+func (s *Store) beforeWrite(i int) {
+	if tx := s.snap.Load(); tx != nil {
+		s.captureShard(tx, i)
+	}
 }
 
 func sortedKeys[V any](m map[string]V) []string {
@@ -89,20 +196,24 @@ func appendBytes(dst []byte, b string) []byte {
 }
 
 func appendKeyRecord(dst []byte, key string, it item, ttl int64) []byte {
-	dst = appendBytes(dst, key)
-	dst = append(dst, byte(it.typ))
-	dst = binary.AppendUvarint(dst, it.ver)
-	dst = binary.AppendUvarint(dst, uint64(it.flags))
 	if !it.hasTTL {
 		ttl = 0
 	}
-	dst = binary.AppendVarint(dst, ttl)
-	if it.typ == TypeString {
-		return appendBytes(dst, it.str)
+	val := it.str
+	if it.typ != TypeString {
+		val = string(it.coll.appendTo(nil))
 	}
-	val := it.coll.appendTo(nil)
-	dst = binary.AppendUvarint(dst, uint64(len(val)))
-	return append(dst, val...)
+	return appendRecord(dst, key, it.typ, it.ver, it.flags, ttl, val)
+}
+
+// appendRecord appends one key record: key type ver flags ttl (0: none) value.
+func appendRecord(dst []byte, key string, typ Type, ver uint64, flags uint32, ttl int64, val string) []byte {
+	dst = appendBytes(dst, key)
+	dst = append(dst, byte(typ))
+	dst = binary.AppendUvarint(dst, ver)
+	dst = binary.AppendUvarint(dst, uint64(flags))
+	dst = binary.AppendVarint(dst, ttl)
+	return appendBytes(dst, val)
 }
 
 // snapReader reads snapshot fields, bounding every length by what is left to read.

@@ -117,6 +117,9 @@ type Store struct {
 	// entryMu is read-held by the applier for each whole entry (Apply, Restore), so that
 	// AppliedDigest, holding it exclusively, sees a state between two entries.
 	entryMu sync.RWMutex
+	// snap is the snapshot being written, if any (BeginSnapshot): the applier hands it
+	// each shard before its first change.
+	snap atomic.Pointer[snapTx]
 	// idem is the idempotent-request table, by client id (idempotent.go); only the
 	// applier touches it.
 	idem map[string]*idemClient
@@ -167,6 +170,7 @@ func (s *Store) lockAll(write bool) {
 	for i := range s.shards {
 		if write {
 			s.shards[i].mu.Lock()
+			s.beforeWrite(i)
 		} else {
 			s.shards[i].mu.RLock()
 		}
@@ -223,6 +227,7 @@ func (s *Store) lock(l *lockSet) {
 	for i := 0; i < l.n; i++ {
 		if l.write {
 			s.shards[l.ids[i]].mu.Lock()
+			s.beforeWrite(int(l.ids[i]))
 		} else {
 			s.shards[l.ids[i]].mu.RLock()
 		}

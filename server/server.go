@@ -142,6 +142,10 @@ func (f *fsm) Apply(e consensus.Entry, local any) {
 // Snapshot and Restore let a Raft member compact its log (consensus.Snapshotter).
 func (f *fsm) Snapshot(w io.Writer) error { return f.store.Snapshot(w) }
 
+// BeginSnapshot captures the store at once for a snapshot written while applying goes
+// on (consensus.AsyncSnapshotter).
+func (f *fsm) BeginSnapshot() (func(io.Writer) error, error) { return f.store.BeginSnapshot() }
+
 // Restore loads a snapshot written by Snapshot.
 func (f *fsm) Restore(r io.Reader) error { return f.store.Restore(r) }
 
