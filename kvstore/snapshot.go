@@ -4,9 +4,9 @@ import (
 	"bufio"
 	"encoding/binary"
 	"errors"
-	"maps"
 	"fmt"
 	"io"
+	"maps"
 	"slices"
 
 	"github.com/cespare/xxhash/v2"
