@@ -37,10 +37,14 @@ type offload struct {
 	eng     *nicoffload.Engine
 	open    bool
 	leading bool
-	// retryAt: a leader whose accelerated term ended waits this long before it tries
-	// again, so that a follower that keeps failing does not make it flap.
-	retryAt time.Time
-	stats   OffloadStats
+	// retryAt: a leader whose accelerated term ended waits until then before it tries
+	// again; backoff doubles (to 10 s) while terms keep ending within a second, so that
+	// a network that drops the engine's datagrams (UDP filtered, say) costs a vote round
+	// now and then, not every 100 ms.
+	retryAt  time.Time
+	backoff  time.Duration
+	openedAt time.Time
+	stats    OffloadStats
 }
 
 // OffloadStats counts engine events for INFO raft.
@@ -121,6 +125,7 @@ func (n *RaftNode) offloadTick() {
 		LastLogIndex: last, LastLogTerm: r.Term(), LastLogTime: r.LastTime(), CommitIndex: r.Committed(),
 		Peers: slices.Clone(m.Voters), MatchIndex: match})
 	o.open, o.leading = true, true
+	o.openedAt = time.Now()
 	o.stats.Opened++
 }
 
@@ -160,7 +165,12 @@ func (n *RaftNode) closeOffload(fallback bool) {
 		// Software takes over from where the engine's acks say each follower is.
 		o.eng.PeerMatches(n.r.ReportOffloaded)
 		n.r.SetOffloaded(nil)
-		o.retryAt = time.Now().Add(100 * time.Millisecond)
+		if time.Since(o.openedAt) < time.Second {
+			o.backoff = min(max(2*o.backoff, 100*time.Millisecond), 10*time.Second)
+		} else {
+			o.backoff = 100 * time.Millisecond
+		}
+		o.retryAt = time.Now().Add(o.backoff)
 	}
 	o.stats.Closed++
 	if fallback {
@@ -263,14 +273,21 @@ func (n *RaftNode) failOffloaded(ents []raft.Entry) {
 }
 
 // proposeOffloaded proposes through the engine; false when it is not accelerating (the
-// caller then proposes through the core).
+// caller then proposes through the core). What the engine cannot carry (an entry larger
+// than a datagram) ends the accelerated term first: the core must not append behind
+// the engine's back while it alone feeds the followers.
 func (n *RaftNode) proposeOffloaded(typ raft.EntryType, batch []*proposal, data [][]byte) bool {
 	o := n.off
-	if o == nil || !o.open || !o.leading || o.eng.Halted() != nil {
+	if o == nil || !o.open || !o.leading {
+		return false
+	}
+	if o.eng.Halted() != nil {
+		n.closeOffload(true)
 		return false
 	}
 	first, err := o.eng.ProposeTyped(monoNow(), max(n.cfg.Now(), n.r.LastTime()), uint8(typ), data...)
 	if err != nil {
+		n.closeOffload(true)
 		return false
 	}
 	for i, p := range batch {

@@ -1,6 +1,7 @@
 package consensus
 
 import (
+	"bytes"
 	"fmt"
 	"math/rand/v2"
 	"slices"
@@ -153,4 +154,30 @@ func TestOffloadLinearizableAcrossFailover(t *testing.T) {
 	if opened == 0 {
 		t.Fatal("no leader ran an accelerated term during the workload")
 	}
+}
+
+// An entry too large for a datagram goes through software Raft: the accelerated term
+// closes first, so the entry is not left in a log whose followers only the engine feeds.
+func TestOffloadLargeEntryFallsBackToSoftware(t *testing.T) {
+	c := newTestClusterWith(t, 3, false, true)
+	lead := c.accelerated()
+	ctx := ctxT(t)
+	big := append([]byte("big="), bytes.Repeat([]byte("x"), 100<<10)...)
+	idx, err := lead.Propose(ctx, big, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.sameApplied(idx)
+	for id := range c.nodes() {
+		if got := c.sm(id).get("big"); len(got) != 100<<10 {
+			t.Fatalf("member %d holds %d bytes of the large value", id, len(got))
+		}
+	}
+	// Acceleration comes back for the writes after it.
+	lead = c.accelerated()
+	idx, err = lead.Propose(ctx, []byte("small=1"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.sameApplied(idx)
 }

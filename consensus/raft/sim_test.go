@@ -598,9 +598,17 @@ func (s *sim) clientStep(c int) {
 		batch := kvstore.AppendCommand(nil, 0, [][]byte{[]byte("SET"), []byte(op.key), []byte(op.val)})
 		var idx uint64
 		var err error
-		if o := target.off; o != nil && o.open && o.leading && o.eng.Halted() == nil {
-			idx, err = o.eng.Propose(s.now*simUnit, max(s.now, target.r.LastTime()), batch)
-		} else {
+		viaEngine := false
+		if o := target.off; o != nil && o.open && o.leading {
+			if o.eng.Halted() == nil {
+				idx, err = o.eng.Propose(s.now*simUnit, max(s.now, target.r.LastTime()), batch)
+				viaEngine = err == nil
+			}
+			if !viaEngine {
+				s.closeOffload(target) // what the engine cannot take goes through software
+			}
+		}
+		if !viaEngine {
 			idx, err = target.r.Propose(s.now, batch)
 		}
 		if err != nil {
