@@ -311,7 +311,7 @@ func (n *RaftNode) checkOffload() {
 	}
 }
 
-// OffloadStats reports the engine's counters (loop-owned; read through Status).
+// offloadStatus is the engine's state for Status (the loop publishes it).
 func (n *RaftNode) offloadStatus() *OffloadStatus {
 	o := n.off
 	if o == nil {

@@ -124,19 +124,7 @@ func (s *Server) applied(evs []kvstore.ZKEvent) {
 
 // Serve accepts connections on ln until Close.
 func (s *Server) Serve(ln net.Listener) error {
-	s.mu.Lock()
-	if s.closed {
-		s.mu.Unlock()
-		return net.ErrClosed
-	}
-	s.lns = append(s.lns, ln)
-	s.mu.Unlock()
-	closed := func() bool {
-		s.mu.Lock()
-		defer s.mu.Unlock()
-		return s.closed
-	}
-	return netserve.Accept(ln, closed, func(nc net.Conn) {
+	return netserve.Serve(&s.mu, &s.closed, &s.lns, ln, func(nc net.Conn) {
 		s.mu.Lock()
 		if s.closed || len(s.conns) >= s.cfg.MaxClientCnxns {
 			s.mu.Unlock()

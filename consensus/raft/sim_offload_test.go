@@ -148,7 +148,7 @@ func (s *sim) appendOffloaded(nd *simNode, ents []nicoffload.Entry, commit uint6
 			for _, e := range re {
 				if op := nd.writes[e.Index]; op != nil && op.term == r.Term() {
 					delete(nd.writes, e.Index)
-					s.dropCall(op)
+					s.fail(op) // certainly not written: the client retries
 				}
 			}
 			return false
@@ -176,17 +176,6 @@ func (s *sim) release(nd *simNode, commit uint64) {
 		}
 	}
 	o.releasedTo = max(o.releasedTo, commit)
-}
-
-// dropCall ends a write that certainly did not happen: the client simply retries.
-func (s *sim) dropCall(op *clientOp) {
-	if op.returned {
-		return
-	}
-	op.returned = true
-	s.stats.failed++
-	s.clients[op.client] = nil
-	s.again(op.client)
 }
 
 // checkOffload closes a term that no longer matches the core (a new term, a leader

@@ -688,7 +688,8 @@ func (s *sim) finishUnknown(op *clientOp) {
 	s.again(op.client)
 }
 
-// fail drops a read that got no answer: it observed nothing.
+// fail drops a call that certainly had no effect (a read that got no answer, a write
+// that never reached a log): the client retries.
 func (s *sim) fail(op *clientOp) {
 	if op.returned {
 		return

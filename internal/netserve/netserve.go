@@ -5,12 +5,32 @@ package netserve
 import (
 	"errors"
 	"net"
+	"sync"
 )
 
-// Accept accepts connections on ln and hands each to handle, until the listener is
+// Serve registers ln with its server and accepts connections on it, handing each to
+// handle, until the server closes. mu guards closed and lns, which the server's Close
+// sets and closes; a server already closed refuses ln with net.ErrClosed.
+func Serve(mu sync.Locker, closed *bool, lns *[]net.Listener, ln net.Listener, handle func(net.Conn)) error {
+	mu.Lock()
+	if *closed {
+		mu.Unlock()
+		return net.ErrClosed
+	}
+	*lns = append(*lns, ln)
+	mu.Unlock()
+	isClosed := func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return *closed
+	}
+	return accept(ln, isClosed, handle)
+}
+
+// accept accepts connections on ln and hands each to handle, until the listener is
 // closed: it then returns nil, as it does once closed reports true after a failed
 // Accept (the owner closed it). A timeout is retried; any other error is returned.
-func Accept(ln net.Listener, closed func() bool, handle func(net.Conn)) error {
+func accept(ln net.Listener, closed func() bool, handle func(net.Conn)) error {
 	for {
 		nc, err := ln.Accept()
 		if err != nil {
