@@ -71,11 +71,11 @@ type profile struct {
 
 var profiles = map[string]profile{
 	// quick: the whole harness end to end in well under two minutes on two cores.
-	"quick": {rbN: 20000, rbPipelines: []int{1, 16}, clusterNodes: []int{3}, modes: []string{"raft", "offload", "lowi"},
+	"quick": {rbN: 20000, rbPipelines: []int{1, 16}, clusterNodes: []int{3}, modes: []string{"offload", "raft", "lowi"},
 		mcSecs: 2, mcMixes: []float64{1}, zkServers: []int{1}, zkClients: []int{1, 8}, zkDur: 2 * time.Second,
 		olStart: 5000, olMax: 20000, olStep: time.Second, olConns: 4,
 		failTrials: 3, failNodes: []int{3}, memtierSecs: 2, memtierClient: 25},
-	"full": {rbN: 200000, rbPipelines: []int{1, 16}, clusterNodes: []int{3, 5}, modes: []string{"raft", "offload", "lowi"},
+	"full": {rbN: 200000, rbPipelines: []int{1, 16}, clusterNodes: []int{3, 5}, modes: []string{"offload", "raft", "lowi"},
 		mcSecs: 10, mcMixes: []float64{1, 0.1}, zkServers: []int{1, 3}, zkClients: []int{1, 32}, zkDur: 10 * time.Second,
 		olStart: 10000, olMax: 320000, olStep: 5 * time.Second, olConns: 8, olClusters: true,
 		failTrials: 20, failNodes: []int{3, 5}, memtierSecs: 10, memtierClient: 25},
@@ -275,7 +275,7 @@ func leaderAddr(ctx context.Context, in *instance, proto string) (string, error)
 }
 
 func (h *harness) redisSystems() []*system {
-	systems := []*system{redisSystem(), nanokvSystem(1, "raft", protoRedis)}
+	systems := []*system{redisSystem(), nanokvSystem(1, defaultMode, protoRedis)}
 	for _, n := range h.prof.clusterNodes {
 		for _, m := range h.prof.modes {
 			systems = append(systems, nanokvSystem(n, m, protoRedis))
@@ -350,9 +350,9 @@ func (h *harness) runScenario(ctx context.Context, name string) (*Scenario, erro
 		sc.Title = "memcache: memcaslap (and memtier_benchmark memcache_text)"
 		sc.Settings = fmt.Sprintf("memcaslap -T 1 -c 50 -t %ds, 16-byte keys, %d-byte values, against the leader; memcached -t 1.", p.mcSecs, vs)
 		sc.Note = "memcaslap reports latency only as power-of-two buckets: its p50/p99/p99.9 are interpolated inside the bucket (±40%)."
-		systems := []*system{memcachedSystem(), nanokvSystem(1, "raft", protoMemcache)}
+		systems := []*system{memcachedSystem(), nanokvSystem(1, defaultMode, protoMemcache)}
 		for _, n := range p.clusterNodes {
-			systems = append(systems, nanokvSystem(n, "raft", protoMemcache))
+			systems = append(systems, nanokvSystem(n, defaultMode, protoMemcache))
 		}
 		mcslap := toolMissing("memcaslap", "apt-get install libmemcached-tools")
 		memtier := toolMissing("memtier_benchmark", "no Debian package: build github.com/RedisLabs/memtier_benchmark")
@@ -410,10 +410,10 @@ func (h *harness) runScenario(ctx context.Context, name string) (*Scenario, erro
 		for _, n := range p.zkServers {
 			systems = append(systems, zookeeperSystem(n))
 		}
-		systems = append(systems, nanokvSystem(1, "raft", protoZK))
+		systems = append(systems, nanokvSystem(1, defaultMode, protoZK))
 		for _, n := range p.zkServers {
 			if n > 1 {
-				systems = append(systems, nanokvSystem(n, "raft", protoZK))
+				systems = append(systems, nanokvSystem(n, defaultMode, protoZK))
 			}
 		}
 		sc.Rows = h.each(ctx, name, systems, "setData", func(ctx context.Context, in *instance, dir string) ([]Row, error) {
@@ -433,9 +433,9 @@ func (h *harness) runScenario(ctx context.Context, name string) (*Scenario, erro
 		sc.Settings = fmt.Sprintf("%d connections to the leader, SETs of %d bytes offered at a fixed rate (doubling from %.0f/s up to %.0f/s, "+
 			"%v per step, stopping once a system falls below 80%% of the offered rate or its p99 passes 200 ms); latency from each "+
 			"request's scheduled send time (no coordinated omission), in an HdrHistogram.", p.olConns, vs, p.olStart, p.olMax, p.olStep)
-		systems := []*system{redisSystem(), nanokvSystem(1, "raft", protoRedis)}
+		systems := []*system{redisSystem(), nanokvSystem(1, defaultMode, protoRedis)}
 		if p.olClusters {
-			systems = append(systems, nanokvSystem(3, "raft", protoRedis))
+			systems = append(systems, nanokvSystem(3, defaultMode, protoRedis))
 		}
 		sc.Rows = h.each(ctx, name, systems, "sweep", func(ctx context.Context, in *instance, dir string) ([]Row, error) {
 			addr, err := leaderAddr(ctx, in, protoRedis)
@@ -463,7 +463,7 @@ func (h *harness) runScenario(ctx context.Context, name string) (*Scenario, erro
 			failoverWriters, p.failTrials)
 		var systems []*system
 		for _, n := range p.failNodes {
-			systems = append(systems, nanokvSystem(n, "raft", protoRedis))
+			systems = append(systems, nanokvSystem(n, defaultMode, protoRedis))
 		}
 		if h.cfg.RedisRaft != "" {
 			systems = append(systems, redisRaftSystem(h.cfg.RedisRaft, 3))

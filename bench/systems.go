@@ -118,9 +118,12 @@ func (in *instance) endpoints(proto string) []string {
 }
 
 // nanokvSystem is nanokv with n members in a mode, serving proto.
+// defaultMode is nanokv's own default --mode: systems named without a mode run it.
+const defaultMode = "offload"
+
 func nanokvSystem(n int, mode, proto string) *system {
 	name := fmt.Sprintf("nanokv-%d", n)
-	if mode != "raft" {
+	if mode != defaultMode {
 		name += "-" + mode
 	}
 	return &system{name: name, proto: proto, nodes: n, mode: mode, start: startNanokv}
