@@ -41,11 +41,11 @@ type RaftNode struct {
 	done  sync.WaitGroup
 
 	pending map[uint64]*proposal // by index: proposals waiting for their entry to commit
-	// off is the offload engine (--mode offload), nil otherwise; dgramc brings its
-	// datagrams to the loop, releasedTo is the highest index its commit released.
-	off        *offload
-	dgramc     chan []nicoffload.Packet
-	releasedTo uint64
+	// off drives the offload engine (--mode offload, offload.go), nil otherwise; dgramc
+	// brings its datagrams to the loop.
+	off    *raft.Offload
+	offCfg OffloadConfig
+	dgramc chan []nicoffload.Packet
 	// forwards are proposals this member forwarded to the leader (ProposeForward), by
 	// sequence number, waiting to see their EntryForwarded commit. Owned by the loop.
 	forwards map[uint64]*proposal
@@ -240,7 +240,6 @@ func StartRaft(cfg RaftConfig) (*RaftNode, error) {
 	}
 	n.snapshotter, _ = cfg.SM.(Snapshotter)
 	if cfg.Offload != nil {
-		n.off = newOffload(*cfg.Offload)
 		n.dgramc = make(chan []nicoffload.Packet, 1024)
 	}
 	st := raft.State{}
@@ -285,6 +284,9 @@ func StartRaft(cfg RaftConfig) (*RaftNode, error) {
 		}
 	}
 	n.r = raft.New(raft.Config{ID: cfg.ID, ElectionTicks: cfg.ElectionTicks, HeartbeatTicks: cfg.HeartbeatTicks}, st)
+	if cfg.Offload != nil {
+		n.startOffload(*cfg.Offload)
+	}
 	n.publishStatus()
 	n.done.Add(2)
 	go n.run()
@@ -413,7 +415,7 @@ func (n *RaftNode) TransferLeader(ctx context.Context, to uint64) (uint64, error
 			}
 			to = best
 		}
-		n.closeOffload(false) // a transfer is software's business
+		n.closeOffload() // a transfer is software's business
 		return r.TransferLeader(to)
 	})
 	return to, err
@@ -470,7 +472,7 @@ func (n *RaftNode) ChangeMembership(ctx context.Context, cc raft.ConfChange) err
 	var index uint64
 	err := n.do(ctx, func(r *raft.Raft) error {
 		var err error
-		n.closeOffload(false) // membership changes are software's business
+		n.closeOffload() // membership changes are software's business
 		index, err = r.ProposeConfChange(n.cfg.Now(), cc)
 		return err
 	})
@@ -549,10 +551,17 @@ func (n *RaftNode) run() {
 		case <-ticker.C:
 			catchUp()
 			n.expireForwards()
-			n.offloadTick()
+			if n.off != nil {
+				n.off.Tick(monoNow())
+			}
 		case pkts := <-n.dgramc:
 			catchUp()
-			n.offloadStep(pkts)
+			if n.off != nil {
+				now := monoNow()
+				for i := range pkts {
+					n.off.Step(now, &pkts[i])
+				}
+			}
 		case m := <-n.recvc:
 			catchUp()
 			n.step(m)
@@ -594,22 +603,19 @@ func (n *RaftNode) run() {
 			}
 			n.compact(res)
 		}
-		if n.off != nil && n.off.open && n.drainOffload() {
-			n.closeOffload(true)
+		if n.off != nil {
+			n.off.Drain(monoNow())
 		}
 		if err := n.handleReady(); err != nil {
 			n.stopOnError(err)
 			return
 		}
 		if n.off != nil {
-			if n.off.open && n.off.cfg.Engine.AckAfterPersist {
+			if n.offCfg.Engine.AckAfterPersist {
 				// handleReady wrote (and synced) every entry of the log
-				n.off.eng.Persisted(n.r.LastIndex())
-				if n.drainOffload() {
-					n.closeOffload(true)
-				}
+				n.off.Persisted(n.r.LastIndex())
 			}
-			n.checkOffload()
+			n.off.Drain(monoNow())
 			if err := n.handleReady(); err != nil {
 				n.stopOnError(err)
 				return
@@ -782,8 +788,8 @@ func (n *RaftNode) step(m raft.Message) {
 			}
 		}
 	default:
-		if o := n.off; o != nil && o.open && !o.leading && (m.Type == raft.MsgApp && len(m.Entries) > 0 || m.Type == raft.MsgSnap) {
-			n.closeOffload(true) // software is repairing this log: the engine must not append
+		if n.off != nil {
+			n.off.Observe(monoNow(), m) // software repairing this log closes the engine
 		}
 		n.r.Step(m)
 	}
@@ -881,7 +887,9 @@ func (n *RaftNode) propose(batch []*proposal) {
 
 func (n *RaftNode) read(rq *readRequest) {
 	n.readSeq++
-	rq.released = n.releasedTo
+	if n.off != nil {
+		rq.released = n.off.ReleasedTo()
+	}
 	if err := n.r.ReadIndex(n.readSeq, n.cfg.LeaseReads); err != nil {
 		rq.done <- err
 		return
@@ -1117,9 +1125,8 @@ func (n *RaftNode) refuseAll(err error) {
 }
 
 func (n *RaftNode) failAll(err error) {
-	if n.off != nil && n.off.open {
-		n.off.eng.Close()
-		n.off.open = false
+	if n.off != nil {
+		n.off.Abort()
 	}
 	for _, w := range append(n.compactWait, n.compactNext...) {
 		w <- err

@@ -270,7 +270,7 @@ func (s *sim) startNode(nd *simNode) {
 	nd.reads = map[uint64]*clientOp{}
 	nd.off = nil
 	if s.offload {
-		nd.off = s.newOffload()
+		nd.off = s.newOffload(nd)
 	}
 }
 
@@ -395,9 +395,8 @@ func (s *sim) process(nd *simNode) {
 	defer s.answerWaitingReads(nd)
 	for {
 		if nd.up {
-			s.drainOffload(nd)
-			if !nd.r.HasReady() {
-				s.checkOffload(nd)
+			if nd.off != nil {
+				nd.off.Drain(s.now * simUnit)
 			}
 		}
 		if !nd.up || !nd.r.HasReady() {
@@ -416,8 +415,8 @@ func (s *sim) process(nd *simNode) {
 			s.logf("member %d installed snapshot at %d", nd.id, rd.Snapshot.Index)
 		}
 		nd.disk.persist(rd)
-		if nd.off != nil && nd.off.open {
-			nd.off.eng.Persisted(nd.r.LastIndex()) // everything in the log is on disk now
+		if nd.off != nil {
+			nd.off.Persisted(nd.r.LastIndex()) // everything in the log is on disk now
 		}
 		for _, m := range rd.Messages {
 			s.send(nd, m)
@@ -549,8 +548,8 @@ func (s *sim) deliver(sm simMsg) {
 		s.snapFailed(sm)
 		return
 	}
-	if o := to.off; o != nil && o.open && !o.leading && (m.Type == MsgApp && len(m.Entries) > 0 || m.Type == MsgSnap) {
-		s.closeOffload(to) // software is repairing this log: the engine must not append
+	if to.off != nil {
+		to.off.Observe(s.now*simUnit, m)
 	}
 	if sm.snap != nil {
 		to.inbound[m.Snapshot.Index] = sm.snap
@@ -599,14 +598,8 @@ func (s *sim) clientStep(c int) {
 		var idx uint64
 		var err error
 		viaEngine := false
-		if o := target.off; o != nil && o.open && o.leading {
-			if o.eng.Halted() == nil {
-				idx, err = o.eng.Propose(s.now*simUnit, max(s.now, target.r.LastTime()), batch)
-				viaEngine = err == nil
-			}
-			if !viaEngine {
-				s.closeOffload(target) // what the engine cannot take goes through software
-			}
+		if target.off != nil {
+			idx, viaEngine = target.off.Propose(s.now*simUnit, s.now, EntryNormal, batch)
 		}
 		if !viaEngine {
 			idx, err = target.r.Propose(s.now, batch)
@@ -621,7 +614,7 @@ func (s *sim) clientStep(c int) {
 		s.nextCtx++
 		op.ctx = s.nextCtx
 		if target.off != nil {
-			op.minRead = target.off.releasedTo
+			op.minRead = target.off.ReleasedTo()
 		}
 		if err := target.r.ReadIndex(op.ctx, s.lease); err != nil {
 			s.again(c)

@@ -1,0 +1,327 @@
+package raft
+
+import (
+	"slices"
+	"time"
+
+	"github.com/nanokv/nanokv/nicoffload"
+)
+
+// Offload drives a nicoffload.Engine beside a Raft core (--mode offload): Waverunner's
+// split, where the engine carries new entries in the common case and the core keeps
+// elections, heartbeats, reads, membership, snapshots and every repair.
+//
+// On the leader, once every voter holds the whole log and it is committed, Tick opens
+// an accelerated term: the core hands the followers to the engine (SetOffloaded: no more
+// entries from the core), proposals go to the engine, which appends them to the core's
+// log (AppendOffloaded) and sends them in batched datagrams; its commit index releases
+// the proposers at once. A follower opens its engine when its leader's vote request
+// arrives; the entries its engine takes are stepped into its core as the leader's MsgApp
+// would be (StepOffloaded), so the core persists them; the engine's acks stand for its
+// MsgAppResp, and the leader feeds them to its core (ReportOffloaded), so the core's
+// progress and commit rule stay the only ones. Anything the engine did not expect (a
+// halt, a follower it cannot catch up, a role or term change, a software MsgApp with
+// entries on a follower) closes it, and software Raft carries on; the leader tries again
+// once everyone has caught up.
+//
+// Like the core, the driver is a pure state machine: the caller passes the clock (in
+// nanoseconds, any origin) and owns the goroutines, the network and the proposers. The
+// node loop (package consensus) and the deterministic simulator run this same code.
+type Offload struct {
+	eng  *nicoffload.Engine
+	r    *Raft
+	id   uint64
+	host OffloadHost
+
+	open    bool
+	leading bool
+	// retryAt: a leader whose accelerated term ended waits until then before it tries
+	// again; backoff doubles (to maxOffloadBackoff) while terms keep ending within a
+	// second, so that a network that drops the engine's datagrams (UDP filtered, say)
+	// costs a vote round now and then, not every tick.
+	retryAt  int64
+	backoff  int64
+	openedAt int64
+	// releasedTo is the highest index whose proposers the engine's commit answered.
+	releasedTo uint64
+	stats      OffloadStats
+}
+
+// OffloadHost is what the driver needs of the member around it.
+type OffloadHost struct {
+	// Send hands the engine's datagrams to the network; it must not block.
+	Send func(dgs []nicoffload.Outgoing)
+	// Release answers the proposers of entries from..to (inclusive): the engine
+	// committed them, before the core knows. Blind writes are acknowledged now.
+	Release func(from, to uint64)
+	// Drop fails the proposers of entries the log refused: they were never written
+	// and never sent, so the writes certainly did not happen.
+	Drop func(ents []Entry)
+	// Logf, when set, receives the driver's rare events.
+	Logf func(format string, args ...any)
+}
+
+// OffloadStats counts accelerated terms.
+type OffloadStats struct {
+	Opened, Closed, Fallbacks uint64
+}
+
+const (
+	minOffloadBackoff = int64(100 * time.Millisecond)
+	maxOffloadBackoff = int64(10 * time.Second)
+	// a term that lasted less than this counts as a failure for the backoff
+	shortOffloadTerm = int64(time.Second)
+)
+
+// NewOffload returns the driver of a new engine beside core r of member id.
+func NewOffload(r *Raft, id uint64, cfg nicoffload.Config, host OffloadHost) *Offload {
+	if host.Logf == nil {
+		host.Logf = func(string, ...any) {}
+	}
+	return &Offload{eng: nicoffload.New(cfg), r: r, id: id, host: host}
+}
+
+// Open reports whether an accelerated term is open on this member.
+func (o *Offload) Open() bool { return o.open }
+
+// Leading reports whether the open term is this member's as leader.
+func (o *Offload) Leading() bool { return o.open && o.leading }
+
+// Accelerated reports whether the engine carries writes now: open and not halted.
+func (o *Offload) Accelerated() bool { return o.open && o.eng.Halted() == nil }
+
+// ReleasedTo is the highest index the engine's commit released. A read that arrives
+// after a write was acknowledged must wait for it to be applied, however far the core's
+// read index lags behind.
+func (o *Offload) ReleasedTo() uint64 { return o.releasedTo }
+
+// Stats returns the driver's counters.
+func (o *Offload) Stats() OffloadStats { return o.stats }
+
+// EngineStats returns the engine's counters.
+func (o *Offload) EngineStats() nicoffload.Stats { return o.eng.Stats() }
+
+// Tick runs on every tick of the core: the engine's timers, and a leader's attempt to
+// open an accelerated term.
+func (o *Offload) Tick(now int64) {
+	if o.open {
+		o.eng.Tick(now)
+		return
+	}
+	r := o.r
+	if r.Role() != Leader || r.Transferee() != None || now < o.retryAt {
+		return
+	}
+	last := r.LastIndex()
+	if r.Committed() != last {
+		return
+	}
+	if t, _ := r.TermAt(last); t != r.Term() {
+		return // the term's no-op is not in yet
+	}
+	m := r.Membership()
+	match := map[uint64]uint64{}
+	var followers []uint64
+	for _, id := range m.Voters {
+		if id != o.id {
+			if r.MatchIndex(id) != last {
+				return // software catches it up first
+			}
+			followers = append(followers, id)
+		}
+		match[id] = last
+	}
+	if len(followers) == 0 || r.SetOffloaded(followers) != nil {
+		return
+	}
+	o.eng.Open(now, nicoffload.Registers{ID: o.id, IsLeader: true, CurrentTerm: r.Term(),
+		LastLogIndex: last, LastLogTerm: r.Term(), LastLogTime: r.LastTime(), CommitIndex: r.Committed(),
+		Peers: slices.Clone(m.Voters), MatchIndex: match})
+	o.open, o.leading = true, true
+	o.openedAt = now
+	o.stats.Opened++
+	o.host.Logf("raft: member %d opens an accelerated term %d at %d", o.id, r.Term(), last)
+}
+
+// Step hands one datagram to the engine; a follower opens its engine for the vote
+// request of its own leader in its own term. The caller drains afterwards.
+func (o *Offload) Step(now int64, p *nicoffload.Packet) {
+	r := o.r
+	if !o.open && p.Type == nicoffload.VoteRequest && r.Role() == Follower &&
+		p.Term == r.Term() && p.From == r.Lead() && r.Membership().IsVoter(o.id) {
+		last := r.LastIndex()
+		lastTerm, _ := r.TermAt(last)
+		o.eng.Open(now, nicoffload.Registers{ID: o.id, CurrentTerm: r.Term(), LastLogIndex: last,
+			LastLogTerm: lastTerm, LastLogTime: r.LastTime(), CommitIndex: r.Committed(),
+			Peers: slices.Clone(r.Membership().Voters)})
+		o.open, o.leading = true, false
+		o.openedAt = now
+		o.stats.Opened++
+	}
+	o.eng.Step(now, p)
+}
+
+// Persisted tells a follower's engine (AckAfterPersist) that the log is durable up to
+// index: its acks may now cover it.
+func (o *Offload) Persisted(index uint64) {
+	if o.open {
+		o.eng.Persisted(index)
+	}
+}
+
+// Propose proposes entries through the engine and returns the first one's index; ok is
+// false when the engine does not accelerate now (the caller then proposes through the
+// core). What the engine cannot carry (an entry larger than a datagram) ends the
+// accelerated term first: the core must not append behind the engine's back while the
+// engine alone feeds the followers. entryTime is the clock stamped on the entries.
+func (o *Offload) Propose(now, entryTime int64, typ EntryType, data ...[]byte) (first uint64, ok bool) {
+	if !o.open || !o.leading {
+		return 0, false
+	}
+	if o.eng.Halted() != nil {
+		o.Close(now, true)
+		return 0, false
+	}
+	first, err := o.eng.ProposeTyped(now, max(entryTime, o.r.LastTime()), uint8(typ), data...)
+	if err != nil {
+		o.Close(now, true)
+		return 0, false
+	}
+	return first, true
+}
+
+// Observe is called with every message before the core steps it: a software MsgApp
+// with entries, or a snapshot, on an accelerated follower means software is repairing
+// this log, and the engine must not append behind it.
+func (o *Offload) Observe(now int64, m Message) {
+	if o.open && !o.leading && (m.Type == MsgApp && len(m.Entries) > 0 || m.Type == MsgSnap) {
+		o.Close(now, true)
+	}
+}
+
+// Drain works off the engine's output (nicoffload.Output's order) and then closes the
+// accelerated term if the engine asked for software, or if it no longer matches the
+// core (a new term, a leader that stepped down, a follower with another leader).
+func (o *Offload) Drain(now int64) {
+	if !o.open {
+		return
+	}
+	if o.drain() {
+		o.Close(now, true)
+		return
+	}
+	reg := o.eng.Registers()
+	r := o.r
+	if r.Term() != reg.CurrentTerm || o.leading && r.Role() != Leader || !o.leading && r.Role() != Follower {
+		o.Close(now, true)
+	}
+}
+
+// drain reports whether acceleration must stop.
+func (o *Offload) drain() (stop bool) {
+	for o.eng.HasReady() {
+		out := o.eng.Ready()
+		appended := len(out.Append) == 0 || o.appendEntries(out.Append, out.CommitIndex)
+		if len(out.Append) == 0 && out.CommitIndex > 0 && !o.leading {
+			o.followerCommit(out.CommitIndex)
+		}
+		if !appended {
+			stop = true
+		}
+		// Datagrams that depend on entries this log refused must not leave: a leader's
+		// would let a later leader commit what this one reported as never written, a
+		// follower's acks would count entries it does not hold.
+		if len(out.Datagrams) > 0 && appended {
+			o.host.Send(out.Datagrams)
+		}
+		if o.leading && out.CommitIndex > o.releasedTo {
+			o.host.Release(o.releasedTo+1, out.CommitIndex)
+			o.releasedTo = out.CommitIndex
+		}
+		if o.leading && out.CommitIndex > 0 {
+			// The followers' acks are the core's MsgAppResp: their progress, and the
+			// core's commit (and with it the applier), move now.
+			o.eng.PeerMatches(o.r.ReportOffloaded)
+		}
+		if len(out.Recover) > 0 || out.Halt != nil {
+			stop = true
+		}
+		o.eng.Advance(out)
+	}
+	return stop
+}
+
+// appendEntries puts the engine's entries in the one Raft log: on the leader as its
+// own, on a follower as the leader's MsgApp would.
+func (o *Offload) appendEntries(ents []nicoffload.Entry, commit uint64) bool {
+	re := make([]Entry, len(ents))
+	for i, e := range ents {
+		re[i] = Entry{Index: e.Index, Term: e.Term, Time: e.Time, Type: EntryType(e.Type), Data: e.Data}
+	}
+	r := o.r
+	if o.leading {
+		if err := r.AppendOffloaded(re); err != nil {
+			o.host.Logf("raft: member %d: offload: %v", o.id, err)
+			o.host.Drop(re)
+			return false
+		}
+		return true
+	}
+	prev := re[0].Index - 1
+	prevTerm, ok := r.TermAt(prev)
+	if !ok || r.Role() != Follower {
+		return false
+	}
+	r.StepOffloaded(Message{Type: MsgApp, From: r.Lead(), To: o.id, Term: r.Term(), Index: prev,
+		LogTerm: prevTerm, Entries: re, Commit: min(commit, re[len(re)-1].Index)})
+	return r.LastIndex() >= re[len(re)-1].Index
+}
+
+// followerCommit takes a commit index the engine heard from the leader without entries,
+// as an empty MsgApp from the leader carries it.
+func (o *Offload) followerCommit(commit uint64) {
+	r := o.r
+	last := r.LastIndex()
+	lastTerm, ok := r.TermAt(last)
+	if !ok || r.Role() != Follower {
+		return
+	}
+	r.StepOffloaded(Message{Type: MsgApp, From: r.Lead(), To: o.id, Term: r.Term(), Index: last,
+		LogTerm: lastTerm, Commit: min(commit, last)})
+}
+
+// Close ends the accelerated term: the engine's last output is taken (its proposals are
+// in the log already, or are dropped), and software Raft has everything. fallback says
+// it ended because something unexpected happened.
+func (o *Offload) Close(now int64, fallback bool) {
+	if !o.open {
+		return
+	}
+	o.eng.Close()
+	o.drain()
+	o.open = false
+	if o.leading {
+		// Software takes over from where the engine's acks say each follower is.
+		o.eng.PeerMatches(o.r.ReportOffloaded)
+		o.r.SetOffloaded(nil)
+		if now-o.openedAt < shortOffloadTerm {
+			o.backoff = min(max(2*o.backoff, minOffloadBackoff), maxOffloadBackoff)
+		} else {
+			o.backoff = minOffloadBackoff
+		}
+		o.retryAt = now + o.backoff
+	}
+	o.stats.Closed++
+	if fallback {
+		o.stats.Fallbacks++
+	}
+	o.host.Logf("raft: member %d closes its accelerated term", o.id)
+}
+
+// Abort drops the engine without draining it, for a member that stops.
+func (o *Offload) Abort() {
+	if o.open {
+		o.eng.Close()
+		o.open = false
+	}
+}
