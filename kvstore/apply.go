@@ -161,7 +161,11 @@ func (s *Store) Apply(e Entry, w ReplyWriter) error {
 	}
 	s.applied = e.Index
 	c := Ctx{s: s, Now: e.Time, W: w, writing: true, rnd: rng{state: e.Index*0x9e3779b97f4a7c15 ^ e.Term}}
-	d := decoder{b: e.Data}
+	d := decoder{b: e.Data, args: s.applyArgs}
+	defer func() {
+		clear(d.args[:cap(d.args)]) // keep the scratch, not the entry it pointed into
+		s.applyArgs = d.args[:0]
+	}()
 	for len(d.b) > 0 && d.err == nil {
 		kind := d.b[0]
 		d.b = d.b[1:]

@@ -140,3 +140,34 @@ func TestWatchVersionOfAbsentKeys(t *testing.T) {
 		t.Fatal("dropping tombstones left an absent key's version unchanged")
 	}
 }
+
+// A plain SET does not look the key up before store does: store itself must expire a
+// key whose deadline passed (counted, as Redis counts it), drop a live key's deadline,
+// and replace a key of another type with all its side state.
+func TestPlainSetOverwrites(t *testing.T) {
+	h := newHarness(t)
+	h.expect(Status("OK"), "SET", "k", "old", "PX", "100")
+	h.now += 200
+	h.expect(Status("OK"), "SET", "k", "new")
+	if n := h.s.ExpiredCount(); n != 1 {
+		t.Fatalf("expired keys after overwriting an expired key: %d, want 1", n)
+	}
+	h.expect(int64(-1), "PTTL", "k")
+	h.expect("new", "GET", "k")
+
+	h.expect(Status("OK"), "SET", "live", "a", "PX", "1000")
+	h.expect(Status("OK"), "SET", "live", "b")
+	h.expect(int64(-1), "PTTL", "live")
+	h.expect(Status("OK"), "SET", "live", "c", "PX", "1000")
+	h.expect(Status("OK"), "SET", "live", "d", "KEEPTTL")
+	h.expect(int64(1000), "PTTL", "live")
+	if n := h.s.ExpiredCount(); n != 1 {
+		t.Fatalf("expired keys after overwriting live keys: %d, want 1", n)
+	}
+
+	h.expect(int64(1), "HSET", "h", "f", "v")
+	h.expect(Status("OK"), "SET", "h", "s")
+	h.expect(Status("string"), "TYPE", "h")
+	h.expectErr("WRONGTYPE", "HGET", "h", "f")
+	h.expect("s", "GET", "h")
+}

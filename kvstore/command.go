@@ -252,15 +252,28 @@ func (c *Ctx) nextVer() uint64 {
 
 // store writes it at key with a fresh version. keepTTL keeps the key's deadline if it
 // has one; otherwise any deadline is dropped (as SET and every overwrite in Redis do).
+// A key whose deadline has passed is expired first, as lookup would have done, so a
+// caller that overwrites whatever is there (a plain SET) need not look it up: store
+// does its work in one lookup and one assignment of the keyspace map.
 func (c *Ctx) store(key []byte, it item, keepTTL bool) {
 	d := c.db(key)
-	_, hadTTL := d.deadline(key)
-	it.hasTTL = hadTTL && keepTTL
-	if hadTTL && !keepTTL {
-		delete(d.ttl, string(key))
+	k := string(key)
+	old, existed := d.keys[k]
+	it.hasTTL = false
+	if existed && old.meta&metaHasTTL != 0 {
+		switch {
+		case d.ttl[k] <= c.Now:
+			c.removeKey(d, key)
+			c.s.stats.ExpiredKeys.Add(1)
+			existed = false
+		case keepTTL:
+			it.hasTTL = true
+		default:
+			delete(d.ttl, k)
+		}
 	}
 	it.ver = c.nextVer()
-	d.put(key, it)
+	d.putOver(k, old, existed, it)
 }
 
 // setString stores a string value; it drops any TTL unless keepTTL.

@@ -71,6 +71,11 @@ func (d *dbShard) deadline(key []byte) (int64, bool) {
 func (d *dbShard) put(key []byte, it item) {
 	k := string(key)
 	old, existed := d.keys[k]
+	d.putOver(k, old, existed, it)
+}
+
+// putOver is put for a caller that has already looked up the slot at k (old, existed).
+func (d *dbShard) putOver(k string, old slot, existed bool, it item) {
 	if existed {
 		if Type(old.meta&metaTypeMask) != TypeString && it.typ == TypeString {
 			delete(d.colls, k)

@@ -196,6 +196,9 @@ func mcSecondsLeft(at, now int64) int64 {
 
 // mcReply writes the reply array for the item now at key (or a miss).
 func (c *Ctx) mcReply(code string, key []byte) {
+	if c.W == Discard {
+		return // a blind write's reply was given at commit: skip the lookups
+	}
 	c.W.Array(5)
 	c.W.Status(code)
 	it, ok := c.mcLookup(key)
@@ -293,7 +296,11 @@ func mcStoreCmd(c *Ctx, args [][]byte) {
 	if p.failed() {
 		return
 	}
-	old, exists := c.mcLookup(key)
+	var old item
+	var exists bool
+	if hasCAS || mode != MCSet {
+		old, exists = c.mcLookup(key) // a plain set overwrites: store expires what it must
+	}
 	if hasCAS {
 		// classic cas: NOT_FOUND for a missing item, EXISTS for another unique
 		switch {

@@ -125,6 +125,9 @@ type Store struct {
 	idem map[string]*idemClient
 	// stats counted by the applier for INFO.
 	stats Stats
+	// applyArgs is the applier's scratch for a command's arguments, kept between
+	// entries so that decoding a command allocates nothing.
+	applyArgs [][]byte
 	// zk is the ZooKeeper data tree (zk.go), with a lock of its own.
 	zk zkTree
 }

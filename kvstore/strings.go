@@ -166,6 +166,12 @@ func setCmd(c *Ctx, args [][]byte) {
 		}
 	}
 	key := args[1]
+	if flags == 0 && expire == nil {
+		// the common case overwrites whatever is there: store expires and replaces it
+		c.setString(key, string(args[2]), false)
+		c.W.Status("OK")
+		return
+	}
 	old, exists := c.lookup(key)
 	if flags&setGet != 0 && exists && old.typ != TypeString {
 		c.W.Error(ErrWrongType)

@@ -244,8 +244,9 @@ func (c *conn) flushBatch() {
 		return
 	}
 	data, n, blind := c.batch, c.batchOps, c.batchBlind
-	// the log keeps data until it is applied; a blind batch does not wait for that
-	c.batch, c.batchOps = nil, 0
+	// the log keeps data until it is applied; a blind batch does not wait for that. The
+	// next batch starts about this one's size, not growing from nothing.
+	c.batch, c.batchOps = make([]byte, 0, min(max(len(data)+len(data)/4, 256), 64<<10)), 0
 	c.propose(data, n, blind)
 }
 
