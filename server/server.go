@@ -84,6 +84,9 @@ type Config struct {
 	// FollowerProxy is RedisRaft's follower-proxy: followers serve Redis clients by
 	// forwarding to the leader instead of answering -MOVED.
 	FollowerProxy bool
+	// AdaptiveProcs lets a single node run on one P until it saturates a core
+	// (procs.go); a process serves one node when it sets this.
+	AdaptiveProcs bool
 	// Offload runs a cluster member in --mode offload: the common case of replication
 	// goes through a nicoffload engine over UDP, on the member's address.
 	Offload bool
@@ -210,6 +213,9 @@ func Start(cfg Config) (*Server, error) {
 	s.wg.Add(1)
 	go s.runExpiry()
 	startGCTuner(s.stop)
+	if cfg.AdaptiveProcs && s.node != nil {
+		startProcTuner(s.stop)
+	}
 	return s, nil
 }
 

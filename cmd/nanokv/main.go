@@ -217,6 +217,8 @@ func run(args []string, stdout, stderr io.Writer) error {
 		ReadConsistency:     o.readCons,
 		FollowerProxy:       o.proxy,
 		Offload:             o.mode == "offload",
+		// GOMAXPROCS in the environment pins the number of Ps
+		AdaptiveProcs: os.Getenv("GOMAXPROCS") == "",
 	})
 	if err != nil {
 		return err
