@@ -6,6 +6,7 @@ import (
 	"net"
 	"time"
 
+	"github.com/nanokv/nanokv/internal/netserve"
 	"github.com/nanokv/nanokv/kvstore"
 )
 
@@ -218,6 +219,7 @@ func (c *conn) flushOut() bool {
 	}
 	n, err := c.nc.Write(c.out)
 	c.s.stats.bytesWritten.Add(uint64(n))
+	netserve.CountWritten(n)
 	if cap(c.out) > 1<<20 {
 		c.out = nil
 	} else {

@@ -7,6 +7,7 @@ import (
 	"net"
 	"time"
 
+	"github.com/nanokv/nanokv/internal/netserve"
 	"github.com/nanokv/nanokv/kvstore"
 )
 
@@ -157,6 +158,7 @@ func (c *conn) flushOut() bool {
 	}
 	n, err := c.nc.Write(c.B)
 	c.s.stats.netOut.Add(uint64(n))
+	netserve.CountWritten(n)
 	if cap(c.B) > 1<<20 {
 		c.B = nil
 	} else {

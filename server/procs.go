@@ -4,68 +4,125 @@ import (
 	"runtime"
 	"syscall"
 	"time"
+
+	"github.com/nanokv/nanokv/internal/netserve"
 )
 
 // A single node's work is nearly serial: a connection reads, proposes and writes, and
 // one applier applies. On a machine of two cores that the clients share (the machine
 // this project is measured on: redis-benchmark and memcaslap are single-threaded and
-// need a core of their own), a second P does not add throughput until one core is
-// saturated; before that it costs it. With two Ps the runtime wakes an idle thread for
-// every batch of ready connections and the two threads crowd the client's core:
-// redis-benchmark -P 1 -c 50 measured 82–92k ops/s with GOMAXPROCS=2 against 98–106k
-// with 1, at the same server CPU (~90%). Pipelined load is the opposite case: at -P 16
-// one P is saturated (99% CPU) and two give SET 904k against 708k.
+// need a core of their own), a second P often costs throughput instead of adding it:
+// the runtime wakes an idle thread for every batch of ready connections, and the two
+// threads crowd the client's core. Measured with 50 connections: redis-benchmark -P 1
+// made 82–92k ops/s at GOMAXPROCS=2 against 98–106k at 1, and memcaslap 9:1 get:set
+// 121k against 139k, both with one core saturated at one P; while -P 16 SET, whose
+// applier runs beside the connections, needs two (904k against 708k).
 //
-// The tuner therefore runs one P while one is enough and adds the others only while the
-// process keeps a core busy. Every window it reads the process's CPU time: at one P,
-// procsUpWindows windows in a row at or above procsUpBusy of a core add the rest (a
-// saturated P is losing throughput now); with more, procsDownWindows windows in a row below
-// procsDownBusy of a core (the work would fit in one), or one window below procsIdleBusy
-// (the load stopped), go back to one. The thresholds sit between what was measured:
-// one P runs -P 1 load at 85–93% of a core and saturated load at 99%; two Ps run -P 1
-// load at 91–95% and -P 16 load at 102–119%.
+// Saturation alone therefore cannot decide; throughput can. The tuner runs one P while
+// that P is not saturated. Once it is (procsUpWindows windows in a row at procsUpBusy
+// of a core), it tries the other Ps for procsTrial windows, and keeps them only if the process
+// then delivers procsUpGain more (bytes written to clients per second, by every
+// frontend). While at more than one P it tries one P again every hold, and keeps it
+// unless delivery drops by procsDownLoss. A trial that confirms the current setting doubles the hold (up to
+// procsMaxHold); a window with the load gone (below procsIdleBusy of a core) returns to
+// one P at once. A switch takes effect at once (GOMAXPROCS stops the world for it), so
+// the window after it measures the new setting.
 const (
-	procsWindow      = 100 * time.Millisecond
-	procsUpBusy      = 0.985
-	procsUpWindows   = 2
-	procsDownBusy    = 0.95
-	procsDownWindows = 3
-	procsIdleBusy    = 0.5
+	procsWindow    = 100 * time.Millisecond
+	procsUpBusy    = 0.985
+	procsUpWindows = 1
+	procsIdleBusy  = 0.5
+	procsUpGain    = 0.03
+	procsDownLoss  = 0.05
+	procsTrial     = 2 // windows a trial is measured over
+	procsMinHold   = 10
+
+	procsMaxHold = 80
 	// procsMaxCPUs: on larger machines the clients do not crowd the server's cores, and
 	// the runtime's default stands.
 	procsMaxCPUs = 2
 )
 
-// procTuner decides GOMAXPROCS from the CPU time of the last window.
+// procTuner decides GOMAXPROCS, window by window, from CPU time and delivery rate.
 type procTuner struct {
-	max   int // the runtime's default: one P per core
-	cur   int
-	quiet int // consecutive windows below procsDownBusy at more than one P
-	busy  int // consecutive windows at or above procsUpBusy at one P
+	max int // the runtime's default: one P per core
+	cur int
+
+	sat      int     // consecutive saturated windows at one P
+	hold     int     // windows before the next trial is allowed
+	holdLen  int     // the hold a confirming trial doubles
+	trial    int     // windows of the running trial measured so far; 0: none
+	trialSum float64 // their rates
+	prevRate float64 // the rate of the window before, at the same setting; 0: none
+	from     int     // the setting the trial left
+	baseRate float64 // delivery rate in the setting the trial left
+}
+
+func newProcTuner(max int) *procTuner {
+	return &procTuner{max: max, cur: 1, holdLen: procsMinHold}
 }
 
 // next returns the number of Ps for the next window, given the cores the process kept
-// busy in the last one (CPU seconds per wall second).
-func (t *procTuner) next(busy float64) int {
-	switch {
-	case t.cur == 1:
-		t.busy++
-		if busy < procsUpBusy {
-			t.busy = 0
-		} else if t.busy >= procsUpWindows {
-			t.cur, t.busy, t.quiet = t.max, 0, 0
+// busy in the last one (CPU seconds per wall second) and the rate it delivered.
+func (t *procTuner) next(busy, rate float64) int {
+	prev := t.prevRate
+	t.prevRate = rate
+	if busy < procsIdleBusy {
+		t.cur, t.sat, t.trial, t.hold, t.holdLen = 1, 0, 0, 0, procsMinHold
+		return t.cur
+	}
+	if t.trial > 0 {
+		t.trial++
+		t.trialSum += rate
+		if t.trial <= procsTrial {
+			return t.cur
 		}
-	case busy < procsIdleBusy:
-		t.cur, t.quiet = 1, 0
-	case busy < procsDownBusy:
-		t.quiet++
-		if t.quiet >= procsDownWindows {
-			t.cur, t.quiet = 1, 0
+		mean := t.trialSum / procsTrial
+		var keep bool
+		if t.cur == 1 {
+			keep = mean >= t.baseRate*(1-procsDownLoss) // one P need only not lose
+		} else {
+			keep = mean >= t.baseRate*(1+procsUpGain) // more Ps must earn their cost
 		}
-	default:
-		t.quiet = 0
+		t.trial = 0
+		if keep {
+			t.holdLen = procsMinHold
+		} else {
+			t.cur, t.prevRate = t.from, 0
+			t.holdLen = min(2*t.holdLen, procsMaxHold)
+		}
+		t.hold, t.sat = t.holdLen, 0
+		return t.cur
+	}
+	if t.hold > 0 {
+		t.hold--
+	}
+	if t.cur == 1 {
+		if busy >= procsUpBusy {
+			t.sat++
+		} else {
+			t.sat = 0
+		}
+		if t.sat < procsUpWindows || t.hold > 0 {
+			return t.cur
+		}
+		t.startTrial(t.max, rate, prev)
+		return t.cur
+	}
+	if t.hold == 0 {
+		t.startTrial(1, rate, prev)
 	}
 	return t.cur
+}
+
+// startTrial leaves the current setting, whose rate was rate in the last window and
+// prev in the one before (0: that one ran another setting), for to.
+func (t *procTuner) startTrial(to int, rate, prev float64) {
+	t.from, t.baseRate = t.cur, rate
+	if prev > 0 {
+		t.baseRate = (rate + prev) / 2
+	}
+	t.cur, t.trial, t.trialSum, t.sat, t.prevRate = to, 1, 0, 0, 0
 }
 
 // startProcTuner runs the tuner until stop is closed; it does nothing on a machine with
@@ -75,7 +132,7 @@ func startProcTuner(stop <-chan struct{}) {
 	if n < 2 || n > procsMaxCPUs {
 		return
 	}
-	t := &procTuner{max: runtime.GOMAXPROCS(0), cur: 1}
+	t := newProcTuner(runtime.GOMAXPROCS(0))
 	if t.max < 2 {
 		return
 	}
@@ -83,7 +140,7 @@ func startProcTuner(stop <-chan struct{}) {
 	go func() {
 		tick := time.NewTicker(procsWindow)
 		defer tick.Stop()
-		lastCPU, lastWall := cpuTime(), time.Now()
+		lastCPU, lastOut, lastWall := cpuTime(), netserve.Written(), time.Now()
 		for {
 			select {
 			case <-stop:
@@ -91,11 +148,13 @@ func startProcTuner(stop <-chan struct{}) {
 				return
 			case <-tick.C:
 			}
-			cpu, wall := cpuTime(), time.Now()
-			busy := (cpu - lastCPU).Seconds() / wall.Sub(lastWall).Seconds()
-			lastCPU, lastWall = cpu, wall
+			cpu, out, wall := cpuTime(), netserve.Written(), time.Now()
+			secs := wall.Sub(lastWall).Seconds()
+			busy := (cpu - lastCPU).Seconds() / secs
+			rate := float64(out-lastOut) / secs
+			lastCPU, lastOut, lastWall = cpu, out, wall
 			prev := t.cur
-			if p := t.next(busy); p != prev {
+			if p := t.next(busy, rate); p != prev {
 				runtime.GOMAXPROCS(p)
 			}
 		}

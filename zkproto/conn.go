@@ -12,6 +12,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/nanokv/nanokv/internal/netserve"
 	"github.com/nanokv/nanokv/kvstore"
 )
 
@@ -121,7 +122,8 @@ func (c *conn) flushOut() bool {
 	}
 	c.out = c.spare[:0]
 	c.outMu.Unlock()
-	_, err := c.nc.Write(buf)
+	n, err := c.nc.Write(buf)
+	netserve.CountWritten(n)
 	c.spare = buf[:0]
 	if err != nil {
 		c.outMu.Lock()

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"net"
 	"sync"
+	"sync/atomic"
 )
 
 // Serve registers ln with its server and accepts connections on it, handing each to
@@ -46,3 +47,13 @@ func accept(ln net.Listener, closed func() bool, handle func(net.Conn)) error {
 		handle(nc)
 	}
 }
+
+// written counts the bytes every frontend of the process wrote to its clients.
+var written atomic.Uint64
+
+// CountWritten adds n bytes written to a client. A single node's P tuner
+// (server/procs.go) reads the total as the rate of work the process delivers.
+func CountWritten(n int) { written.Add(uint64(n)) }
+
+// Written returns the bytes written to clients so far, by every frontend.
+func Written() uint64 { return written.Load() }
