@@ -75,7 +75,7 @@ var profiles = map[string]profile{
 		mcSecs: 2, mcMixes: []float64{1}, zkServers: []int{1}, zkClients: []int{1, 8}, zkDur: 2 * time.Second,
 		olStart: 5000, olMax: 20000, olStep: time.Second, olConns: 4,
 		failTrials: 3, failNodes: []int{3}, memtierSecs: 2, memtierClient: 25},
-	"full": {rbN: 200000, rbPipelines: []int{1, 16}, clusterNodes: []int{3, 5}, modes: []string{"offload", "raft", "lowi"},
+	"full": {rbN: 1000000, rbPipelines: []int{1, 16}, clusterNodes: []int{3, 5}, modes: []string{"offload", "raft", "lowi"},
 		mcSecs: 10, mcMixes: []float64{1, 0.1}, zkServers: []int{1, 3}, zkClients: []int{1, 32}, zkDur: 10 * time.Second,
 		olStart: 10000, olMax: 320000, olStep: 5 * time.Second, olConns: 8, olClusters: true,
 		failTrials: 20, failNodes: []int{3, 5}, memtierSecs: 10, memtierClient: 25},
@@ -295,7 +295,7 @@ func (h *harness) runScenario(ctx context.Context, name string) (*Scenario, erro
 	switch name {
 	case "redis":
 		sc.Title = "redis: redis-benchmark SET/GET"
-		sc.Settings = fmt.Sprintf("redis-benchmark -t set,get -c 50 -n %d -r 100000 -d %d -P {%s}, against the leader; "+
+		sc.Settings = fmt.Sprintf("redis-benchmark -t set,get -c 50 -n %d -r 1000000 -d %d -P {%s}, against the leader; "+
 			"nanokv members keep a WAL (--fsync everysec), redis-server has no persistence (its best case). "+
 			"p99.9 is the first percentile redis-benchmark lists at or above 99.9%%.", p.rbN, vs, joinInts(p.rbPipelines))
 		if line := toolMissing("redis-benchmark", "apt-get install redis-tools"); line != "" {

@@ -115,7 +115,7 @@ func cdfQuantile(cdf []CDFPoint, q float64) float64 {
 func redisBenchmarkArgs(addr string, clients, pipeline, n, valueSize int) []string {
 	host, port, _ := net.SplitHostPort(addr)
 	return []string{"redis-benchmark", "-h", host, "-p", port, "-t", "set,get", "-c", strconv.Itoa(clients),
-		"-n", strconv.Itoa(n), "-r", "100000", "-d", strconv.Itoa(valueSize), "-P", strconv.Itoa(pipeline)}
+		"-n", strconv.Itoa(n), "-r", "1000000", "-d", strconv.Itoa(valueSize), "-P", strconv.Itoa(pipeline)}
 }
 
 // runRedisBenchmark runs SET then GET against addr and names the rows "SET -P n".
