@@ -16,6 +16,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -229,6 +230,12 @@ func (n *Node) flushUntil(idx uint64) error {
 			continue
 		}
 		n.flushing = true
+		// Let the proposers that are ready to run append first, so that one write (and
+		// one wake-up of the applier) covers them all: on one P they would otherwise
+		// run only after this write, each to write alone.
+		n.mu.Unlock()
+		runtime.Gosched()
+		n.mu.Lock()
 		buf, batch, upto := n.walBuf, n.unsynced, n.last
 		n.walBuf, n.unsynced = n.spare[:0], nil
 		n.mu.Unlock()
