@@ -443,6 +443,9 @@ func (c *conn) handle(payload []byte) bool {
 	xid, op := req.Header.Xid, req.Header.Type
 	switch b := req.Body.(type) {
 	case *CreateRequest:
+		if !c.s.cfg.ExtendedTypes && isTTLMode(b.Flags) {
+			return c.answer(xid, kvstore.ZUnimplemented, nil)
+		}
 		zop := kvstore.ZKOp{Type: op, Path: b.Path, Data: b.Data, ACL: b.ACL, Mode: b.Flags}
 		if op == kvstore.ZKOpCreateContainer {
 			zop.Mode = kvstore.ZKContainer
@@ -467,11 +470,12 @@ func (c *conn) handle(payload []byte) bool {
 		return true
 	case *MultiRequest:
 		if op == kvstore.ZKOpMulti {
-			if t, ok := c.multiTxn(b); ok {
-				c.addWrite(xid, op, t)
-				return true
+			t, code := c.multiTxn(b)
+			if code != kvstore.ZOK {
+				return c.answer(xid, code, nil)
 			}
-			return c.answer(xid, kvstore.ZUnimplemented, nil)
+			c.addWrite(xid, op, t)
+			return true
 		}
 	}
 	// Everything else is answered in order, after the writes before it.
@@ -541,7 +545,11 @@ func (c *conn) handle(payload []byte) bool {
 				c.reply(xid, zxid, code, nil)
 				return
 			}
-			c.reply(xid, zxid, 0, &GetACLResponse{ACL: n.ACL, Stat: n.Stat})
+			acl := n.ACL
+			if !kvstore.ZKCheckPerm(acl, kvstore.ZKPermAdmin, c.auth) {
+				acl = maskDigests(acl)
+			}
+			c.reply(xid, zxid, 0, &GetACLResponse{ACL: acl, Stat: n.Stat})
 		})
 	case *GetAllChildrenNumberRequest:
 		c.s.store.ZKView(func(v *kvstore.ZKView) {
@@ -618,6 +626,21 @@ func (c *conn) answer(xid, code int32, body Record) bool {
 }
 
 // readable finds path and checks that the session may read it with one of perm's bits.
+// maskDigests is what ZooKeeper shows of an ACL to a session without ADMIN on the
+// node: every digest id keeps its user name, and ":x" replaces its hash.
+func maskDigests(acl []kvstore.ZKACL) []kvstore.ZKACL {
+	out := make([]kvstore.ZKACL, len(acl))
+	for i, a := range acl {
+		if a.Scheme == "digest" {
+			if user, _, ok := strings.Cut(a.ID, ":"); ok {
+				a.ID = user + ":x"
+			}
+		}
+		out[i] = a
+	}
+	return out
+}
+
 func (c *conn) readable(v *kvstore.ZKView, path string, perm int32) (kvstore.ZKNode, int32) {
 	n, ok := v.Get(path)
 	if !ok {
@@ -675,22 +698,28 @@ func (c *conn) multiRead(xid int32, zxid int64, m *MultiRequest) {
 	c.reply(xid, zxid, 0, resp)
 }
 
-// multiTxn turns a multi's ops into one transaction.
-func (c *conn) multiTxn(m *MultiRequest) (*kvstore.ZKTxn, bool) {
+// multiTxn turns a multi's ops into one transaction, or returns the error that answers
+// the whole request.
+func (c *conn) multiTxn(m *MultiRequest) (*kvstore.ZKTxn, int32) {
 	t := &kvstore.ZKTxn{Kind: kvstore.ZKTxnMulti, Ops: make([]kvstore.ZKOp, 0, len(m.Ops))}
 	for _, op := range m.Ops {
 		var z kvstore.ZKOp
 		switch b := op.Body.(type) {
 		case *CreateRequest:
+			if !c.s.cfg.ExtendedTypes && isTTLMode(b.Flags) {
+				return nil, kvstore.ZMarshallingError // the whole request, as ZooKeeper
+			}
 			z = kvstore.ZKOp{Type: op.Type, Path: b.Path, Data: b.Data, ACL: b.ACL, Mode: b.Flags}
 			if op.Type == kvstore.ZKOpCreateContainer {
 				z.Mode = kvstore.ZKContainer
 			}
 		case *CreateTTLRequest:
-			if !c.s.cfg.ExtendedTypes {
-				return nil, false
-			}
 			z = kvstore.ZKOp{Type: op.Type, Path: b.Path, Data: b.Data, ACL: b.ACL, Mode: b.Flags, TTL: b.TTL}
+			if !c.s.cfg.ExtendedTypes {
+				// ZooKeeper fails the multi at this op: the store answers an op it does
+				// not know with ZUnimplemented
+				z = kvstore.ZKOp{Type: kvstore.ZKOpError, Path: b.Path}
+			}
 		case *DeleteRequest:
 			z = kvstore.ZKOp{Type: op.Type, Path: b.Path, Version: b.Version}
 		case *SetDataRequest:
@@ -698,11 +727,11 @@ func (c *conn) multiTxn(m *MultiRequest) (*kvstore.ZKTxn, bool) {
 		case *CheckVersionRequest:
 			z = kvstore.ZKOp{Type: op.Type, Path: b.Path, Version: b.Version}
 		default:
-			return nil, false
+			return nil, kvstore.ZUnimplemented
 		}
 		t.Ops = append(t.Ops, z)
 	}
-	return t, true
+	return t, kvstore.ZOK
 }
 
 // watch registers a watch of kind k on path for this connection.
@@ -824,3 +853,9 @@ func (nopWriter) Map(int)           {}
 func (nopWriter) Set(int)           {}
 func (nopWriter) Double(float64)    {}
 func (nopWriter) Resp3() bool       { return false }
+
+// isTTLMode reports a TTL create mode, which ZooKeeper refuses as unimplemented unless
+// extended types are enabled, whichever create op carries it.
+func isTTLMode(mode int32) bool {
+	return mode == kvstore.ZKPersistentWithTTL || mode == kvstore.ZKPersistentSequentialWithTTL
+}

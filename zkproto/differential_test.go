@@ -54,9 +54,10 @@ func freePort(t *testing.T) int {
 	return ln.Addr().(*net.TCPAddr).Port
 }
 
-// startRealZooKeeper starts a standalone ZooKeeper 3.8 with TTL nodes enabled and
-// returns its client address; the JVM and its process group are killed at cleanup.
-func startRealZooKeeper(t *testing.T) string {
+// startRealZooKeeper starts a standalone ZooKeeper 3.8, with TTL nodes enabled when
+// extended, and returns its client address; the JVM and its process group are killed
+// at cleanup.
+func startRealZooKeeper(t *testing.T, extended bool) string {
 	t.Helper()
 	java, err := exec.LookPath("java")
 	_, jarErr := os.Stat(zkJar)
@@ -75,7 +76,7 @@ func startRealZooKeeper(t *testing.T) string {
 	}
 	// The jar's manifest names every other jar it needs (Class-Path).
 	cmd := exec.Command(java, "-Xmx256m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1",
-		"-Dzookeeper.extendedTypesEnabled=true", "-Dzookeeper.admin.enableServer=false",
+		"-Dzookeeper.extendedTypesEnabled="+strconv.FormatBool(extended), "-Dzookeeper.admin.enableServer=false",
 		"-cp", zkJar, "org.apache.zookeeper.server.ZooKeeperServerMain", cfgPath)
 	cmd.Stdout, cmd.Stderr = logf, logf
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
@@ -527,7 +528,7 @@ func TestDifferentialAgainstZooKeeper(t *testing.T) {
 	if v := os.Getenv("NANOKV_ZK_DIFF_OPS"); v != "" {
 		nops, _ = strconv.Atoi(v)
 	}
-	realAddr := startRealZooKeeper(t)
+	realAddr := startRealZooKeeper(t, true)
 	node := startNode(t, func(c *server.Config) { c.ZKExtendedTypes = true })
 	real := newDiffTarget(t, "zookeeper", realAddr)
 	ours := newDiffTarget(t, "nanokv", node.ZKAddr())
@@ -572,5 +573,95 @@ func TestDifferentialAgainstZooKeeper(t *testing.T) {
 	}
 	if mismatches > 0 {
 		t.Logf("rerun with NANOKV_ZK_DIFF_SEED=%d", seed)
+	}
+}
+
+// What the random corpus does not reach, against a ZooKeeper with its default settings
+// (extended types off): TTL nodes refused, containers allowed, and getACL as sessions
+// with and without rights on the node see it (digest ids are masked for a session
+// without ADMIN).
+func TestDifferentialDefaultsAgainstZooKeeper(t *testing.T) {
+	realAddr := startRealZooKeeper(t, false)
+	node := startNode(t, nil)
+	addrs := map[string]string{"zookeeper": realAddr, "nanokv": node.ZKAddr()}
+	targets := []*diffTarget{newDiffTarget(t, "zookeeper", realAddr), newDiffTarget(t, "nanokv", node.ZKAddr())}
+	for _, d := range targets {
+		if err := d.c.AddAuth("digest", []byte("u:p")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	acls := map[string][]zk.ACL{
+		"/acl-digest-all-world-read": append(zk.DigestACL(zk.PermAll, "u", "p"), zk.WorldACL(zk.PermRead)...),
+		"/acl-digest-all":            zk.DigestACL(zk.PermAll, "u", "p"),
+		"/acl-world-admin":           zk.WorldACL(zk.PermAdmin),
+		"/acl-world-write":           zk.WorldACL(zk.PermWrite),
+	}
+	names := make([]string, 0, len(acls))
+	for p := range acls {
+		names = append(names, p)
+	}
+	sort.Strings(names)
+	ops := []diffOp{
+		{"createTTL without extended types", func(d *diffTarget) string {
+			var r zkproto.Create2Response
+			h := d.raw.call(kvstore.ZKOpCreateTTL, &zkproto.CreateTTLRequest{Path: "/ttl", ACL: openACL, Flags: kvstore.ZKPersistentWithTTL, TTL: 1000}, &r)
+			return fmt.Sprintf("%d %q", h.Err, r.Path)
+		}},
+		{"create with a TTL mode without extended types", func(d *diffTarget) string {
+			var r zkproto.CreateResponse
+			h := d.raw.call(kvstore.ZKOpCreate, &zkproto.CreateRequest{Path: "/ttl2", ACL: openACL, Flags: kvstore.ZKPersistentWithTTL}, &r)
+			return fmt.Sprintf("%d %q", h.Err, r.Path)
+		}},
+		{"multi with a TTL mode create without extended types", func(d *diffTarget) string {
+			res, err := d.c.Multi(&zk.CreateRequest{Path: "/m0", Acl: zk.WorldACL(zk.PermAll)},
+				&zk.CreateRequest{Path: "/m1", Acl: zk.WorldACL(zk.PermAll), Flags: zk.FlagTTL})
+			out := errStr(err)
+			for _, r := range res {
+				out += fmt.Sprintf(" [%s %q]", errStr(r.Error), r.String)
+			}
+			return out
+		}},
+		{"multi with a createTTL without extended types", func(d *diffTarget) string {
+			m := &zkproto.MultiRequest{Ops: []zkproto.MultiOp{
+				{Type: kvstore.ZKOpCreate, Body: &zkproto.CreateRequest{Path: "/m2", ACL: openACL}},
+				{Type: kvstore.ZKOpCreateTTL, Body: &zkproto.CreateTTLRequest{Path: "/m3", ACL: openACL, Flags: kvstore.ZKPersistentWithTTL, TTL: 1000}},
+			}}
+			var r zkproto.MultiResponse
+			h := d.raw.call(kvstore.ZKOpMulti, m, &r)
+			out := fmt.Sprint(h.Err)
+			for _, res := range r.Results {
+				out += fmt.Sprintf(" [%d %d %q]", res.Type, res.Err, res.Path)
+			}
+			return out
+		}},
+		{"createContainer without extended types", func(d *diffTarget) string {
+			var r zkproto.Create2Response
+			h := d.raw.call(kvstore.ZKOpCreateContainer, &zkproto.CreateRequest{Path: "/container", ACL: openACL, Flags: kvstore.ZKContainer}, &r)
+			return fmt.Sprintf("%d %q", h.Err, r.Path)
+		}},
+	}
+	for _, p := range names {
+		ops = append(ops, diffOp{"create " + p, func(d *diffTarget) string {
+			got, err := d.c.Create(p, nil, 0, acls[p])
+			return errStr(err) + " " + got
+		}})
+	}
+	for _, who := range []string{"the owner", "anyone"} {
+		for _, p := range names {
+			ops = append(ops, diffOp{"getACL " + p + " as " + who, func(d *diffTarget) string {
+				c := d.c
+				if who == "anyone" {
+					c, _ = connectZK(t, []string{addrs[d.name]}, 10*time.Second, nil)
+					defer c.Close()
+				}
+				acl, st, err := c.GetACL(p)
+				return fmt.Sprintf("%s %+v %s", errStr(err), acl, d.stat(st))
+			}})
+		}
+	}
+	for i, op := range ops {
+		if want, got := op.run(targets[0]), op.run(targets[1]); want != got {
+			t.Errorf("op %d: %s\n  zookeeper: %s\n  nanokv:    %s", i, op.desc, want, got)
+		}
 	}
 }
