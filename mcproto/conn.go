@@ -260,9 +260,9 @@ func (c *conn) flushBatch() {
 		return
 	}
 	data, blind := c.batch, c.blind
-	// the log keeps data until it is applied; a blind batch does not wait for that. The
-	// next batch starts about this one's size, not growing from nothing.
-	c.batch, c.nops = make([]byte, 0, min(max(len(data)+len(data)/4, 256), 64<<10)), 0
+	// the log keeps data until it is applied (a cluster's log until it is compacted, so
+	// the next batch starts empty: a buffer sized ahead would be kept with its slack)
+	c.batch, c.nops = nil, 0
 	c.barrierOK = false
 	c.results = c.results[:0]
 	var err error

@@ -246,9 +246,9 @@ func (c *conn) flushBatch() {
 		return
 	}
 	data, n, blind := c.batch, c.batchOps, c.batchBlind
-	// the log keeps data until it is applied; a blind batch does not wait for that. The
-	// next batch starts about this one's size, not growing from nothing.
-	c.batch, c.batchOps = make([]byte, 0, min(max(len(data)+len(data)/4, 256), 64<<10)), 0
+	// the log keeps data until it is applied (a cluster's log until it is compacted, so
+	// the next batch starts empty: a buffer sized ahead would be kept with its slack)
+	c.batch, c.batchOps = nil, 0
 	c.propose(data, n, blind)
 }
 
