@@ -136,12 +136,14 @@ type RaftConfig struct {
 	Logf    func(format string, args ...any)
 }
 
-// Defaults of RaftConfig: an election timeout of 80–120 ms. Measured with kill -9 of the
-// leader on three local processes (BenchmarkFailover): a median of about 110 ms to the
-// next acknowledged write.
+// Defaults of RaftConfig: an election timeout of 200–300 ms. 80–120 ms gave a median
+// failover (kill -9 of the leader on three local processes, BenchmarkFailover) of about
+// 110 ms, but under full load on two shared cores members were held up by GC for
+// 66–161 ms at a time, and a leader lost its quorum about every 20 s; with 200 ms none
+// did in runs of a minute, and failover takes about 260 ms.
 const (
 	DefaultTickInterval  = 10 * time.Millisecond
-	DefaultElectionTicks = 8
+	DefaultElectionTicks = 20
 )
 
 // ElectionTimeout is the minimum time a follower waits for its leader.
@@ -531,13 +533,38 @@ func (n *RaftNode) run() {
 	ticker := time.NewTicker(n.cfg.TickInterval)
 	defer ticker.Stop()
 	lastTick := time.Now()
-	// catchUp ticks the core once per interval that really elapsed. It runs before
-	// every event, not only on the ticker: a loop kept busy (or a process stalled by GC
-	// or SIGSTOP) must not judge its lease on a clock that stopped when it last ticked —
-	// that would serve a lease read after the lease ran out.
+	// catchUp moves the core's clock on before an event is handled; it runs before every
+	// event, not only on the ticker. A leader's clock must not run slow: a loop kept busy
+	// (or a process held up by GC, a starved machine or SIGSTOP) must not judge its lease
+	// on a clock that stopped when it last ticked, or it would serve a lease read after
+	// the lease ran out. So a leader ticks once per interval that really elapsed, and
+	// first steps the messages that arrived meanwhile: else check-quorum would depose a
+	// leader whose followers all answered while it was held up. Every other member's
+	// clock may run slow, which only makes it wait longer before an election and refuse
+	// votes longer (the safe side of §6.4.1), so it takes at most one tick per event: a
+	// member held up for longer than an election timeout does not start an election
+	// against a leader whose heartbeat is waiting in its inbox. (Measured: three members
+	// and a client on two cores, under redis-benchmark -P 1 with a 1M-key keyspace, held
+	// up their loops for 66-161 ms during GC; catching up every tick cost a leader change
+	// about every 20 s.)
 	catchUp := func() {
 		now := time.Now()
+		if now.Sub(lastTick) < n.cfg.TickInterval {
+			return
+		}
+		if n.r.Role() != raft.Leader {
+			n.r.Tick()
+			lastTick = now
+			return
+		}
+		if now.Sub(lastTick) >= 2*n.cfg.TickInterval {
+			n.stepQueued()
+		}
 		for now.Sub(lastTick) >= n.cfg.TickInterval {
+			if n.r.Role() != raft.Leader {
+				lastTick = now // deposed meanwhile: a follower does not catch up
+				return
+			}
 			n.r.Tick()
 			lastTick = lastTick.Add(n.cfg.TickInterval)
 		}
@@ -563,8 +590,8 @@ func (n *RaftNode) run() {
 				}
 			}
 		case m := <-n.recvc:
+			n.step(m) // before the clock moves on: see catchUp
 			catchUp()
-			n.step(m)
 			// Drain what else arrived, so one Ready covers many messages.
 		recv:
 			for range 256 {
@@ -623,6 +650,18 @@ func (n *RaftNode) run() {
 		}
 		n.maybeSnapshot()
 		n.publishStatus()
+	}
+}
+
+// stepQueued steps the messages waiting in the inbox, as many as are there now.
+func (n *RaftNode) stepQueued() {
+	for range len(n.recvc) {
+		select {
+		case m := <-n.recvc:
+			n.step(m)
+		default:
+			return
+		}
 	}
 }
 
