@@ -20,13 +20,13 @@ import (
 //
 // Saturation alone therefore cannot decide; throughput can. The tuner runs one P while
 // that P is not saturated. Once it is (procsUpWindows windows in a row at procsUpBusy
-// of a core), it tries the other Ps for procsTrial windows, and keeps them only if the process
-// then delivers procsUpGain more (bytes written to clients per second, by every
+// of a core), it tries the other Ps for procsTrial windows, and keeps them only if the
+// process then delivers procsUpGain more (bytes written to clients per second, by every
 // frontend). While at more than one P it tries one P again every hold, and keeps it
-// unless delivery drops by procsDownLoss. A trial that confirms the current setting doubles the hold (up to
-// procsMaxHold); a window with the load gone (below procsIdleBusy of a core) returns to
-// one P at once. A switch takes effect at once (GOMAXPROCS stops the world for it), so
-// the window after it measures the new setting.
+// unless delivery drops by procsDownLoss. A trial that confirms the current setting
+// doubles the hold (up to procsMaxHold); a window with the load gone (below
+// procsIdleBusy of a core) returns to one P at once. A switch takes effect at once
+// (GOMAXPROCS stops the world for it), so the window after it measures the new setting.
 const (
 	procsWindow    = 100 * time.Millisecond
 	procsUpBusy    = 0.985
@@ -34,10 +34,9 @@ const (
 	procsIdleBusy  = 0.5
 	procsUpGain    = 0.03
 	procsDownLoss  = 0.05
-	procsTrial     = 2 // windows a trial is measured over
-	procsMinHold   = 10
-
-	procsMaxHold = 80
+	procsTrial     = 2  // windows a trial is measured over
+	procsMinHold   = 10 // windows
+	procsMaxHold   = 80
 	// procsMaxCPUs: on larger machines the clients do not crowd the server's cores, and
 	// the runtime's default stands.
 	procsMaxCPUs = 2
