@@ -24,19 +24,24 @@ import (
 // process then delivers procsUpGain more (bytes written to clients per second, by every
 // frontend). While at more than one P it tries one P again every hold, and keeps it
 // unless delivery drops by procsDownLoss. A trial that confirms the current setting
-// doubles the hold (up to procsMaxHold); a window with the load gone (below
-// procsIdleBusy of a core) returns to one P at once. A switch takes effect at once
+// doubles the hold (up to procsMaxHold); a delivery rate far from the one the trial
+// settled on ends the hold, and a window with the load gone (below procsIdleBusy of a
+// core) returns to one P at once. A switch takes effect at once
 // (GOMAXPROCS stops the world for it), so the window after it measures the new setting.
 const (
 	procsWindow    = 100 * time.Millisecond
 	procsUpBusy    = 0.985
 	procsUpWindows = 1
-	procsIdleBusy  = 0.5
-	procsUpGain    = 0.03
-	procsDownLoss  = 0.05
-	procsTrial     = 2  // windows a trial is measured over
-	procsMinHold   = 10 // windows
-	procsMaxHold   = 80
+	// procsLoadChange: a delivery rate this far (either way) from the one the last trial
+	// settled on ends the hold: the load changed (a pipelined run after a
+	// request-response one), and what the trial found no longer applies.
+	procsLoadChange = 0.3
+	procsIdleBusy   = 0.5
+	procsUpGain     = 0.03
+	procsDownLoss   = 0.05
+	procsTrial      = 2  // windows a trial is measured over
+	procsMinHold    = 10 // windows
+	procsMaxHold    = 80
 	// procsMaxCPUs: on larger machines the clients do not crowd the server's cores, and
 	// the runtime's default stands.
 	procsMaxCPUs = 2
@@ -55,6 +60,7 @@ type procTuner struct {
 	prevRate float64 // the rate of the window before, at the same setting; 0: none
 	from     int     // the setting the trial left
 	baseRate float64 // delivery rate in the setting the trial left
+	holdRate float64 // delivery rate of the setting the last trial settled on
 }
 
 func newProcTuner(max int) *procTuner {
@@ -84,9 +90,11 @@ func (t *procTuner) next(busy, rate float64) int {
 			keep = mean >= t.baseRate*(1+procsUpGain) // more Ps must earn their cost
 		}
 		t.trial = 0
+		t.holdRate = mean
 		if keep {
 			t.holdLen = procsMinHold
 		} else {
+			t.holdRate = t.baseRate
 			t.cur, t.prevRate = t.from, 0
 			t.holdLen = min(2*t.holdLen, procsMaxHold)
 		}
@@ -95,6 +103,9 @@ func (t *procTuner) next(busy, rate float64) int {
 	}
 	if t.hold > 0 {
 		t.hold--
+		if rate > t.holdRate*(1+procsLoadChange) || rate < t.holdRate*(1-procsLoadChange) {
+			t.hold = 0
+		}
 	}
 	if t.cur == 1 {
 		if busy >= procsUpBusy {

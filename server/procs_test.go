@@ -45,6 +45,11 @@ func TestProcTunerKeepsWhatDelivers(t *testing.T) {
 		repeat(2*procsMinHold-1, step{0.99, 1000, 1}),
 		[]step{{0.99, 1000, 2}},
 	)
+	// A load that changes ends the hold: its trial comes at once.
+	run("changed load",
+		[]step{{0.99, 1000, 2}, {1.05, 1010, 2}, {1.05, 1000, 1}, {0.99, 1000, 1}},
+		[]step{{0.99, 3000, 2}},
+	)
 	// A trial judges the mean of its windows, against the mean of the two before.
 	run("noisy",
 		[]step{{0.95, 900, 1}, {0.99, 1100, 2}, {1.1, 950, 2}, {1.1, 1150, 2}}, // 1050 ≥ 1.03 × 1000
