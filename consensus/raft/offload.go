@@ -210,6 +210,13 @@ func (o *Offload) Drain(now int64) {
 		o.Close(now, true)
 		return
 	}
+	if o.leading {
+		// An ack that commits nothing new (a follower catching up behind the majority)
+		// makes no Ready, but the core must still hear of it: its progress decides what
+		// software sends that follower once the term closes, and the commit index the
+		// core's heartbeats give it.
+		o.eng.PeerMatches(o.r.ReportOffloaded)
+	}
 	reg := o.eng.Registers()
 	r := o.r
 	if r.Term() != reg.CurrentTerm || o.leading && r.Role() != Leader || !o.leading && r.Role() != Follower {

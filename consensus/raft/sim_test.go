@@ -732,6 +732,10 @@ func (s *sim) converge() {
 		for pid, pr := range nd.r.prs {
 			s.t.Logf("  progress %d: %+v", pid, *pr)
 		}
+		if nd.off != nil {
+			s.t.Logf("  offload: open %v leading %v offloaded %v registers %+v stats %+v", nd.off.Open(), nd.off.Leading(),
+				nd.r.offloaded, nd.off.eng.Registers(), nd.off.EngineStats())
+		}
 	}
 	s.t.Fatalf("seed %d: cluster did not converge after healing", s.seed)
 }
