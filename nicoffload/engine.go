@@ -663,7 +663,25 @@ func (e *Engine) handleAck(now int64, p *peer, pk *Packet) {
 		return // duplicate or reordered
 	}
 	p.match, p.waitSince, p.retries = pk.Index, now, 0
-	e.maybeCommit()
+	if e.maybeCommit() {
+		e.announceIdleCommit(now)
+	}
+}
+
+// announceIdleCommit tells the followers a new commit index at once when no batch is
+// waiting or in flight to carry it: otherwise a follower would learn of the last write
+// of a burst only at the next tick, and a client whose write a follower forwarded (a
+// ZooKeeper client on a follower) would wait for that tick.
+func (e *Engine) announceIdleCommit(now int64) {
+	if len(e.pending) > 0 || e.sealed > e.reg.CommitIndex {
+		return
+	}
+	for i := range e.peers {
+		if p := &e.peers[i]; p.state == peerActive && p.commit < e.reg.CommitIndex {
+			e.sendHeartbeat(now, p)
+		}
+	}
+	e.commitBcast = e.reg.CommitIndex
 }
 
 func (e *Engine) handleRetransmitRequest(now int64, p *peer, pk *Packet) {

@@ -313,12 +313,13 @@ func TestLeaderRetransmitsUnackedAfterTimeout(t *testing.T) {
 }
 
 // A commit no batch carried goes out on the next Tick, in an Append without entries.
-func TestLeaderBroadcastsCommitOnTick(t *testing.T) {
+// A commit that no batch in flight will carry goes to the followers at once; one that a
+// batch will carry waits for it (or for the tick).
+func TestLeaderAnnouncesIdleCommitAtOnce(t *testing.T) {
 	e := newLeader(t, Config{})
 	e.Propose(0, 0, data(1)...)
 	take(t, e)
 	e.Step(1, ack(2, 2, 11))
-	e.Tick(2)
 	_, dgs := take(t, e)
 	if len(dgs) != 2 {
 		t.Fatalf("%d datagrams, want a heartbeat to each follower", len(dgs))
@@ -331,6 +332,28 @@ func TestLeaderBroadcastsCommitOnTick(t *testing.T) {
 	e.Tick(3)
 	if _, dgs := take(t, e); len(dgs) != 0 {
 		t.Fatalf("commit broadcast twice")
+	}
+}
+
+func TestLeaderBroadcastsBusyCommitOnTick(t *testing.T) {
+	e := newLeader(t, Config{})
+	e.Propose(0, 0, data(1)...)
+	take(t, e)
+	e.Propose(1, 0, data(1)...) // a second batch, in flight when the first commits
+	take(t, e)
+	e.Step(2, ack(2, 2, 11))
+	if o, dgs := take(t, e); o.CommitIndex != 11 || len(dgs) != 0 {
+		t.Fatalf("commit %d, %d datagrams: want 11 and none while a batch is in flight", o.CommitIndex, len(dgs))
+	}
+	e.Tick(3)
+	_, dgs := take(t, e)
+	if len(dgs) != 2 {
+		t.Fatalf("%d datagrams on tick, want a heartbeat to each follower", len(dgs))
+	}
+	for _, d := range dgs {
+		if d.p.LeaderCommit != 11 {
+			t.Fatalf("heartbeat %+v", d.p)
+		}
 	}
 }
 
