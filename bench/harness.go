@@ -71,11 +71,11 @@ type profile struct {
 
 var profiles = map[string]profile{
 	// quick: the whole harness end to end in well under two minutes on two cores.
-	"quick": {rbN: 20000, rbPipelines: []int{1, 16}, clusterNodes: []int{3}, modes: []string{"raft", "offload", "lowi"},
+	"quick": {rbN: 20000, rbPipelines: []int{1, 16}, clusterNodes: []int{3}, modes: []string{"offload", "raft", "lowi"},
 		mcSecs: 2, mcMixes: []float64{1}, zkServers: []int{1}, zkClients: []int{1, 8}, zkDur: 2 * time.Second,
 		olStart: 5000, olMax: 20000, olStep: time.Second, olConns: 4,
 		failTrials: 3, failNodes: []int{3}, memtierSecs: 2, memtierClient: 25},
-	"full": {rbN: 1000000, rbPipelines: []int{1, 16}, clusterNodes: []int{3, 5}, modes: []string{"raft", "offload", "lowi"},
+	"full": {rbN: 1000000, rbPipelines: []int{1, 16}, clusterNodes: []int{3, 5}, modes: []string{"offload", "raft", "lowi"},
 		mcSecs: 10, mcMixes: []float64{1, 0.1}, zkServers: []int{1, 3}, zkClients: []int{1, 32}, zkDur: 10 * time.Second,
 		olStart: 10000, olMax: 320000, olStep: 5 * time.Second, olConns: 8, olClusters: true,
 		failTrials: 20, failNodes: []int{3, 5}, memtierSecs: 10, memtierClient: 25},

@@ -119,7 +119,7 @@ func (in *instance) endpoints(proto string) []string {
 
 // nanokvSystem is nanokv with n members in a mode, serving proto.
 // defaultMode is nanokv's own default --mode: systems named without a mode run it.
-const defaultMode = "raft"
+const defaultMode = "offload"
 
 func nanokvSystem(n int, mode, proto string) *system {
 	name := fmt.Sprintf("nanokv-%d", n)

@@ -25,7 +25,7 @@ func runLocal(args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("nanokv local", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	nodes := fs.Int("nodes", 3, "number of members")
-	mode := fs.String("mode", "raft", "consensus mode of every member: raft|offload")
+	mode := fs.String("mode", "offload", "consensus mode of every member: offload|raft")
 	redisBase := fs.Int("redis-base", 6401, "Redis port of member 1; member i listens on base+i-1")
 	clusterBase := fs.Int("cluster-base", 7401, "member-traffic port of member 1")
 	memcacheBase := fs.Int("memcache-base", 0, "memcached port of member 1 (0: no memcached listener)")

@@ -69,7 +69,7 @@ func newFlagSet(o *options, stderr io.Writer) *flag.FlagSet {
 	fs.StringVar(&o.dataDir, "data-dir", "nanokv-data", "directory for the WAL")
 	fs.StringVar(&o.peers, "peers", "", "static cluster members: id=host:port,...")
 	fs.StringVar(&o.join, "join", "", "join a running cluster through any member's redis address (needs --cluster)")
-	fs.StringVar(&o.mode, "mode", "raft", "consensus mode: raft|offload|lowi (a single node commits locally in every mode)")
+	fs.StringVar(&o.mode, "mode", "offload", "consensus mode: offload|raft|lowi (a single node commits locally in every mode)")
 	fs.StringVar(&o.fsync, "fsync", "everysec", "WAL fsync policy: always|everysec|no")
 	fs.BoolVar(&o.memoryOnly, "memory-only", false, "keep no WAL: nothing survives a restart")
 	fs.StringVar(&o.readCons, "read-consistency", "lease", "read consistency: lease|strict|stale")
