@@ -545,8 +545,7 @@ func (n *RaftNode) run() {
 	// member held up for longer than an election timeout does not start an election
 	// against a leader whose heartbeat is waiting in its inbox. (Measured: three members
 	// and a client on two cores, under redis-benchmark -P 1 with a 1M-key keyspace, held
-	// up their loops for 66-161 ms during GC; catching up every tick cost a leader change
-	// about every 20 s.)
+	// up their loops for 66–161 ms during GC.)
 	catchUp := func() {
 		now := time.Now()
 		if now.Sub(lastTick) < n.cfg.TickInterval {
