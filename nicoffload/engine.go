@@ -677,11 +677,13 @@ func (e *Engine) announceIdleCommit(now int64) {
 		return
 	}
 	for i := range e.peers {
-		if p := &e.peers[i]; p.state == peerActive && p.commit < e.reg.CommitIndex {
+		// Only a follower that holds every sealed entry: to one still behind, a heartbeat
+		// naming the last sealed index reads as a gap and asks for retransmissions of
+		// what is on its way. It learns the commit with its next batch or tick.
+		if p := &e.peers[i]; p.state == peerActive && p.match >= e.sealed && p.commit < e.reg.CommitIndex {
 			e.sendHeartbeat(now, p)
 		}
 	}
-	e.commitBcast = e.reg.CommitIndex
 }
 
 func (e *Engine) handleRetransmitRequest(now int64, p *peer, pk *Packet) {
