@@ -211,10 +211,11 @@ func (o *Offload) Drain(now int64) {
 		return
 	}
 	if o.leading {
-		// An ack that commits nothing new (a follower catching up behind the majority)
-		// makes no Ready, but the core must still hear of it: its progress decides what
-		// software sends that follower once the term closes, and the commit index the
-		// core's heartbeats give it.
+		// The followers' acks are the core's MsgAppResp: their progress, and the core's
+		// commit (and with it the applier), move now. Every drain reports them, not only
+		// one whose Ready committed: an ack that commits nothing new (a follower catching
+		// up behind the majority) makes no Ready, yet the core's progress decides what
+		// software sends that follower once the term closes.
 		o.eng.PeerMatches(o.r.ReportOffloaded)
 	}
 	reg := o.eng.Registers()
@@ -244,11 +245,6 @@ func (o *Offload) drain() (stop bool) {
 		if o.leading && out.CommitIndex > o.releasedTo {
 			o.host.Release(o.releasedTo+1, out.CommitIndex)
 			o.releasedTo = out.CommitIndex
-		}
-		if o.leading && out.CommitIndex > 0 {
-			// The followers' acks are the core's MsgAppResp: their progress, and the
-			// core's commit (and with it the applier), move now.
-			o.eng.PeerMatches(o.r.ReportOffloaded)
 		}
 		if len(out.Recover) > 0 || out.Halt != nil {
 			stop = true

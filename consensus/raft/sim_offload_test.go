@@ -69,15 +69,7 @@ func (s *sim) offloadTick(nd *simNode) {
 // sendDatagram puts one datagram on the simulated network, with the faults messages get.
 func (s *sim) sendDatagram(from uint64, d nicoffload.Outgoing) {
 	data := slices.Clone(d.Bytes)
-	copies := 1
-	if s.faults {
-		switch p := s.rng.Float64(); {
-		case p < 0.03:
-			copies = 0
-		case p < 0.04:
-			copies = 2
-		}
-	}
+	copies := s.faultCopies(0.03, 0.01)
 	for range copies {
 		delay := int64(1 + s.rng.IntN(3))
 		if s.faults && s.rng.IntN(20) == 0 {

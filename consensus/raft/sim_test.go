@@ -507,15 +507,7 @@ func (s *sim) send(from *simNode, m Message) {
 		}
 		sm.snap = from.snapData.clone()
 	}
-	copies := 1
-	if s.faults {
-		switch p := s.rng.Float64(); {
-		case p < 0.02:
-			copies = 0
-		case p < 0.03:
-			copies = 2
-		}
-	}
+	copies := s.faultCopies(0.02, 0.01)
 	if copies == 0 {
 		s.stats.dropped++
 		s.snapFailed(sm)
@@ -797,4 +789,19 @@ func TestSimulatedClusterUnderFaults(t *testing.T) {
 		t.Fatalf("simulation exercised too little: %+v", total)
 	}
 	t.Logf("%d seeds: %+v", len(seeds), total)
+}
+
+// faultCopies is how many copies of a message the network delivers: with faults on, none
+// with probability drop, two with probability dup, else one.
+func (s *sim) faultCopies(drop, dup float64) int {
+	if !s.faults {
+		return 1
+	}
+	switch p := s.rng.Float64(); {
+	case p < drop:
+		return 0
+	case p < drop+dup:
+		return 2
+	}
+	return 1
 }
