@@ -397,6 +397,21 @@ func (n *RaftNode) do(ctx context.Context, f func(r *raft.Raft) error) error {
 	return <-errc
 }
 
+// PeerDown tells the member that peer id's process is gone (the transport's proof: its
+// member port refused a connection). A follower of id then campaigns within a few ticks
+// instead of an election timeout; see raft.Raft.PeerDown.
+func (n *RaftNode) PeerDown(id uint64) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	n.do(ctx, func(r *raft.Raft) error {
+		if r.Role() == raft.Follower && r.Lead() == id {
+			n.cfg.Logf("consensus: leader %d is down (its member port refuses connections): electing now", id)
+		}
+		r.PeerDown(id)
+		return nil
+	})
+}
+
 // TransferLeader asks the leader to hand leadership to member to; 0 picks the voter
 // that holds the most of the log. It returns the chosen member once the transfer has
 // started; watch Status to see it complete.

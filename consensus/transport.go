@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/nanokv/nanokv/consensus/raft"
@@ -62,6 +63,7 @@ type TCPTransport struct {
 	advertise string
 	snapDir   string
 	deliver   func(raft.Message)
+	peerDown  func(id uint64)
 	logf      func(format string, args ...any)
 	ln        net.Listener
 
@@ -79,6 +81,10 @@ type peer struct {
 	addr string
 	q    chan raft.Message
 	stop chan struct{}
+	// kick makes the writer drop its connection and dial again: the peer's own
+	// connection to us broke, so it may have restarted, and a connection to the process
+	// that was there would swallow the next message before it fails.
+	kick chan struct{}
 }
 
 // TransportConfig configures a TCPTransport.
@@ -93,7 +99,10 @@ type TransportConfig struct {
 	// Advertise is the address other members reach this one on; default the listener\'s.
 	Advertise string
 	Deliver   func(raft.Message)
-	Logf      func(format string, args ...any)
+	// PeerDown, if set, hears of a peer whose process is gone: its connection to us
+	// broke, and its member port then refused a connection (see probe).
+	PeerDown func(id uint64)
+	Logf     func(format string, args ...any)
 }
 
 // ListenTransport starts listening. Add peers with SetPeer.
@@ -115,7 +124,7 @@ func ListenTransport(cfg TransportConfig) (*TCPTransport, error) {
 	if cfg.Advertise == "" {
 		cfg.Advertise = ln.Addr().String()
 	}
-	t := &TCPTransport{id: cfg.ID, clusterID: cfg.ClusterID, meta: cfg.Meta, advertise: cfg.Advertise, snapDir: cfg.SnapshotDir, deliver: cfg.Deliver, logf: cfg.Logf, ln: ln,
+	t := &TCPTransport{id: cfg.ID, clusterID: cfg.ClusterID, meta: cfg.Meta, advertise: cfg.Advertise, snapDir: cfg.SnapshotDir, deliver: cfg.Deliver, peerDown: cfg.PeerDown, logf: cfg.Logf, ln: ln,
 		peers: map[uint64]*peer{}, conns: map[net.Conn]struct{}{}, metas: map[uint64]string{}, stop: make(chan struct{})}
 	t.wg.Add(1)
 	go t.accept()
@@ -139,13 +148,16 @@ func (t *TCPTransport) SetPeer(id uint64, addr string) {
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	if t.stopped() {
+		return // closed: a hello read meanwhile must not start a writer Close cannot stop
+	}
 	if p := t.peers[id]; p != nil {
 		if p.addr == addr {
 			return
 		}
 		close(p.stop)
 	}
-	p := &peer{id: id, addr: addr, q: make(chan raft.Message, peerQueue), stop: make(chan struct{})}
+	p := &peer{id: id, addr: addr, q: make(chan raft.Message, peerQueue), stop: make(chan struct{}), kick: make(chan struct{}, 1)}
 	t.peers[id] = p
 	t.wg.Add(1)
 	go t.runPeer(p)
@@ -200,6 +212,15 @@ func (t *TCPTransport) Close() error {
 	return err
 }
 
+func (t *TCPTransport) stopped() bool {
+	select {
+	case <-t.stop:
+		return true
+	default:
+		return false
+	}
+}
+
 func (t *TCPTransport) track(c net.Conn, add bool) bool {
 	t.mu.Lock()
 	defer t.mu.Unlock()
@@ -234,10 +255,17 @@ func (t *TCPTransport) runPeer(p *peer) {
 				c.Close()
 				return
 			}
+			select {
+			case <-p.kick: // this connection is newer than the reason for the kick
+			default:
+			}
 			err = t.writeLoop(c, p)
 			t.track(c, false)
 			c.Close()
 			backoff = 10 * time.Millisecond
+			if errors.Is(err, errKicked) {
+				continue
+			}
 		}
 		if err != nil && !errors.Is(err, net.ErrClosed) {
 			t.logf("consensus: peer %d at %s: %v", p.id, p.addr, err)
@@ -278,6 +306,8 @@ func (t *TCPTransport) writeLoop(c net.Conn, p *peer) error {
 		select {
 		case <-p.stop:
 			return nil
+		case <-p.kick:
+			return errKicked
 		case m := <-p.q:
 			buf = appendMsgFrame(buf[:0], &m)
 		drain:
@@ -396,100 +426,174 @@ func (t *TCPTransport) accept() {
 			defer t.wg.Done()
 			defer t.track(c, false)
 			defer c.Close()
-			if err := t.readLoop(c); err != nil && !errors.Is(err, io.EOF) && !errors.Is(err, net.ErrClosed) {
+			from, err := t.readLoop(c)
+			if err != nil && !errors.Is(err, io.EOF) && !errors.Is(err, net.ErrClosed) {
 				t.logf("consensus: connection from %s: %v", c.RemoteAddr(), err)
+			}
+			if err != nil && from != 0 && !t.stopped() {
+				t.kickPeer(from)
+				if t.peerDown != nil {
+					t.wg.Add(1) // while this goroutine still counts, so Close waits for it
+					go t.probe(from)
+				}
 			}
 		}()
 	}
 }
 
-func (t *TCPTransport) readLoop(c net.Conn) error {
+var errKicked = errors.New("consensus: reconnecting")
+
+// kickPeer makes the writer to a peer dial again (see peer.kick).
+func (t *TCPTransport) kickPeer(id uint64) {
+	t.mu.Lock()
+	p := t.peers[id]
+	t.mu.Unlock()
+	if p != nil {
+		select {
+		case p.kick <- struct{}{}:
+		default:
+		}
+	}
+}
+
+// probeAttempts and probeGap space the dials of probe: a dying process closes its
+// connections and its listener within microseconds of each other, but not in an order
+// we know (a dial that catches the listener closing is reset, not refused).
+const (
+	probeAttempts = 3
+	probeGap      = 5 * time.Millisecond
+)
+
+// probe asks whether a peer whose connection to us just broke is still running, by
+// dialling its member port. A live member always listens there (a node closes its
+// transport only after its Raft loop has stopped), so a refused connection proves its
+// process is gone, and PeerDown hears of it. A connection or a timeout proves nothing
+// (a partition refuses nothing, it drops). A firewall that rejects with a TCP reset
+// between members would forge the proof; nanokv assumes none does.
+//
+// The probe sends no hello, so the peer's side of it ends before it knows who dialled,
+// and it probes nothing back.
+func (t *TCPTransport) probe(id uint64) {
+	defer t.wg.Done()
+	t.mu.Lock()
+	p := t.peers[id]
+	t.mu.Unlock()
+	if p == nil {
+		return
+	}
+	for i := range probeAttempts {
+		if i > 0 {
+			select {
+			case <-t.stop:
+				return
+			case <-time.After(probeGap):
+			}
+		}
+		c, err := net.DialTimeout("tcp", p.addr, 100*time.Millisecond)
+		if err == nil {
+			c.Close()
+			continue
+		}
+		if errors.Is(err, syscall.ECONNRESET) {
+			continue // the listener closed while our connection waited in its queue: ask again
+		}
+		if errors.Is(err, syscall.ECONNREFUSED) && !t.stopped() {
+			t.peerDown(id)
+		}
+		return
+	}
+}
+
+// readLoop reads one connection's hello and frames. from is the member that said hello
+// (0 until it has); err is nil only when the connection ended as planned (a snapshot
+// delivered).
+func (t *TCPTransport) readLoop(c net.Conn) (from uint64, err error) {
 	r := bufio.NewReaderSize(c, 64<<10)
 	var hello [helloSize]byte
 	c.SetReadDeadline(time.Now().Add(5 * time.Second))
 	if _, err := io.ReadFull(r, hello[:]); err != nil {
-		return err
+		return 0, err
 	}
 	if string(hello[:4]) != transportMagic || hello[4] != transportVersion {
-		return fmt.Errorf("consensus: not a nanokv member (bad hello)")
+		return 0, fmt.Errorf("consensus: not a nanokv member (bad hello)")
 	}
 	if cid := binary.BigEndian.Uint64(hello[5:]); cid != t.clusterID {
-		return fmt.Errorf("%w: cluster %016x, we are %016x", ErrWrongCluster, cid, t.clusterID)
+		return 0, fmt.Errorf("%w: cluster %016x, we are %016x", ErrWrongCluster, cid, t.clusterID)
 	}
-	from := binary.BigEndian.Uint64(hello[13:])
+	peer := binary.BigEndian.Uint64(hello[13:])
 	meta := make([]byte, binary.BigEndian.Uint16(hello[21:]))
 	if len(meta) > maxMeta {
-		return fmt.Errorf("consensus: member %d: meta of %d bytes", from, len(meta))
+		return 0, fmt.Errorf("consensus: member %d: meta of %d bytes", peer, len(meta))
 	}
 	if _, err := io.ReadFull(r, meta); err != nil {
-		return err
+		return 0, err
 	}
 	var advLen [2]byte
 	if _, err := io.ReadFull(r, advLen[:]); err != nil {
-		return err
+		return 0, err
 	}
 	adv := make([]byte, binary.BigEndian.Uint16(advLen[:]))
 	if len(adv) > maxMeta {
-		return fmt.Errorf("consensus: member %d: address of %d bytes", from, len(adv))
+		return 0, fmt.Errorf("consensus: member %d: address of %d bytes", peer, len(adv))
 	}
 	if _, err := io.ReadFull(r, adv); err != nil {
-		return err
+		return 0, err
 	}
 	c.SetReadDeadline(time.Time{})
 	t.mu.Lock()
-	t.metas[from] = string(meta)
-	_, known := t.peers[from]
+	t.metas[peer] = string(meta)
+	_, known := t.peers[peer]
 	t.mu.Unlock()
-	if !known && len(adv) > 0 && from != t.id {
-		t.SetPeer(from, string(adv))
+	if !known && len(adv) > 0 && peer != t.id {
+		t.SetPeer(peer, string(adv))
 	}
 	var recv snapReceiver
 	defer recv.abort()
 	for {
 		var hdr [4]byte
 		if _, err := io.ReadFull(r, hdr[:]); err != nil {
-			return err
+			return peer, err
 		}
 		n := binary.BigEndian.Uint32(hdr[:])
 		if n == 0 || n > maxFrame {
-			return fmt.Errorf("consensus: frame of %d bytes from member %d", n, from)
+			return peer, fmt.Errorf("consensus: frame of %d bytes from member %d", n, peer)
 		}
 		// A fresh buffer per frame: entries in the message alias it and live on in the
 		// core's log.
 		buf := make([]byte, n)
 		if _, err := io.ReadFull(r, buf); err != nil {
-			return err
+			return peer, err
 		}
 		switch buf[0] {
 		case frameMsg:
 			m, err := raft.ParseMessage(buf[1:])
 			if err != nil {
-				return fmt.Errorf("consensus: member %d: %w", from, err)
+				return peer, fmt.Errorf("consensus: member %d: %w", peer, err)
 			}
-			if m.From != from || m.To != t.id {
-				return fmt.Errorf("consensus: member %d sent a message from %d to %d", from, m.From, m.To)
+			if m.From != peer || m.To != t.id {
+				return peer, fmt.Errorf("consensus: member %d sent a message from %d to %d", peer, m.From, m.To)
 			}
 			if m.Type == raft.MsgSnap {
 				if m.Snapshot == nil || recv.done != m.Snapshot.Index || recv.done == 0 {
-					return fmt.Errorf("consensus: member %d announced a snapshot it did not send", from)
+					return peer, fmt.Errorf("consensus: member %d announced a snapshot it did not send", peer)
 				}
 				t.deliver(m)
-				return nil // closing tells the sender it arrived
+				return peer, nil // closing tells the sender it arrived
 			}
 			t.deliver(m)
 		case frameSnapChunk:
 			if len(buf) < 10 {
-				return fmt.Errorf("consensus: short snapshot chunk from member %d", from)
+				return peer, fmt.Errorf("consensus: short snapshot chunk from member %d", peer)
 			}
 			if t.snapDir == "" {
-				return fmt.Errorf("consensus: member %d sent a snapshot; this member keeps none", from)
+				return peer, fmt.Errorf("consensus: member %d sent a snapshot; this member keeps none", peer)
 			}
 			index, last := binary.BigEndian.Uint64(buf[1:]), buf[9] == 1
 			if err := recv.write(t.snapDir, index, last, buf[10:]); err != nil {
-				return err
+				return peer, err
 			}
 		default:
-			return fmt.Errorf("consensus: frame kind %d from member %d", buf[0], from)
+			return peer, fmt.Errorf("consensus: frame kind %d from member %d", buf[0], peer)
 		}
 	}
 }

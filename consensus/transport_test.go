@@ -123,6 +123,82 @@ func TestTransportReconnects(t *testing.T) {
 	}
 }
 
+// A peer whose connection breaks is probed on its member port: a live one (still
+// listening) is not reported, a dead one (refused) is, once.
+func TestTransportReportsDeadPeer(t *testing.T) {
+	down := make(chan uint64, 8)
+	in := make(chan raft.Message, 1)
+	b, err := ListenTransport(TransportConfig{ID: 2, ClusterID: 7, Listen: "127.0.0.1:0",
+		Deliver: func(m raft.Message) { in <- m }, PeerDown: func(id uint64) { down <- id }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	accepted := make(chan struct{}, 16)
+	a, err := ListenTransport(TransportConfig{ID: 1, ClusterID: 7, Listener: acceptNotifier{ln, accepted},
+		Deliver: func(raft.Message) {}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	b.SetPeer(1, a.Addr())
+
+	// One connection from member 1 breaks while member 1 still runs: b's probe
+	// connects, every time it tries, and reports nothing. (Member 1's listener accepts
+	// b's own connection to it, and the probes.)
+	c, err := net.Dial("tcp", b.Addr())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Write(a.hello()); err != nil {
+		t.Fatal(err)
+	}
+	c.Close()
+	for range 1 + probeAttempts {
+		select {
+		case <-accepted:
+		case <-time.After(10 * time.Second):
+			t.Fatal("the live peer was not probed")
+		}
+	}
+
+	// Member 1 dies: its connection ends and its port refuses.
+	a.SetPeer(2, b.Addr())
+	a.Send([]raft.Message{{Type: raft.MsgHeartbeat, From: 1, To: 2, Term: 1}})
+	recvWithin(t, in)
+	a.Close()
+	select {
+	case id := <-down:
+		if id != 1 {
+			t.Fatalf("reported member %d", id)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the dead peer was not reported")
+	}
+	b.Close() // waits for every probe
+	if n := len(down); n != 0 {
+		t.Fatalf("%d more reports: the live peer was reported too", n)
+	}
+}
+
+// acceptNotifier signals every connection its listener accepts.
+type acceptNotifier struct {
+	net.Listener
+	accepted chan<- struct{}
+}
+
+func (l acceptNotifier) Accept() (net.Conn, error) {
+	c, err := l.Listener.Accept()
+	if err == nil {
+		l.accepted <- struct{}{}
+	}
+	return c, err
+}
+
 // Three members over real TCP: election, replication, failover when the leader stops.
 func TestRaftNodeOverTCP(t *testing.T) {
 	const n = 3

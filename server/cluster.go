@@ -127,6 +127,11 @@ func (s *Server) launchCluster(redisAddr string, nodeID, clusterID uint64, boot 
 				n.Step(m)
 			}
 		},
+		PeerDown: func(id uint64) {
+			if n := node.Load(); n != nil {
+				n.PeerDown(id)
+			}
+		},
 	})
 	if err != nil {
 		return err

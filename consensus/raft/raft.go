@@ -1016,6 +1016,31 @@ func (r *Raft) TransferLeader(to uint64) error {
 // Campaign starts an election now (RAFT.TIMEOUT_NOW on this member), skipping pre-vote.
 func (r *Raft) Campaign() { r.campaign(campaignTransfer) }
 
+// PeerDown tells the core that the driver has proof that member id's process is gone
+// (the driver's proof: its member port refuses connections). A follower of id then no
+// longer honours id's lease, since a dead process serves no lease reads, and it
+// campaigns within a few ticks instead of a whole election timeout. The delay grows
+// with the member's rank among the surviving voters (1, 3, 5… ticks), so that the
+// followers, which all learn of the death at once, do not split the vote; a candidate
+// whose log is behind is refused, and the next in rank wins.
+//
+// The hint costs safety nothing: votes and logs decide as ever. It is wrong only if the
+// proof is: a member that calls a live leader dead lets the others elect a new leader
+// while the old one may still serve lease reads.
+func (r *Raft) PeerDown(id uint64) {
+	if r.role != Follower || id == None || r.lead != id {
+		return
+	}
+	r.lead = None
+	rank := 0
+	for _, v := range r.members.Voters {
+		if v != id && v < r.id {
+			rank++
+		}
+	}
+	r.electionElapsed = max(r.electionElapsed, r.randomizedElection-(1+2*rank))
+}
+
 // ReportSnapshot tells the leader that sending a snapshot to a member finished or failed.
 func (r *Raft) ReportSnapshot(to uint64, failed bool) {
 	pr := r.prs[to]

@@ -152,6 +152,48 @@ func TestVoteIgnoredWhileLeaderAlive(t *testing.T) {
 	}
 }
 
+// When the driver proves the leader dead, its followers drop its lease and the first in
+// rank wins an election in a tick, where an election timeout would take ten or more.
+func TestPeerDownElectsWithinTicks(t *testing.T) {
+	nw := newNetwork(t, 3)
+	nw.elect(1)
+	nw.propose(1, "a")
+	nw.isolate(1) // killed
+	nw.r(2).PeerDown(3)
+	if nw.r(2).Lead() != 1 {
+		t.Fatal("a hint about a member that does not lead changed the leader")
+	}
+	nw.r(2).PeerDown(1)
+	nw.r(3).PeerDown(1)
+	nw.r(2).Tick()
+	nw.r(3).Tick()
+	nw.settle()
+	if nw.r(2).Role() != Leader || nw.r(3).Lead() != 2 {
+		t.Fatalf("one tick after the hint: 2 is %v, 3 follows %d", nw.r(2).Role(), nw.r(3).Lead())
+	}
+	nw.propose(2, "b")
+	if got := nw.members[3].appliedData(); !slices.Equal(got, []string{"a", "b"}) {
+		t.Fatalf("member 3 applied %v", got)
+	}
+}
+
+// A hint only one follower believes deposes no live leader: the other follower still
+// honours the lease and refuses the pre-vote.
+func TestPeerDownOnOneFollowerKeepsLiveLeader(t *testing.T) {
+	nw := newNetwork(t, 3)
+	nw.elect(1)
+	nw.r(2).PeerDown(1)
+	nw.tick(2, 3)
+	if nw.r(2).Role() != PreCandidate {
+		t.Fatalf("member 2 is %v, want a pre-candidate", nw.r(2).Role())
+	}
+	nw.tick(1, 1) // the leader's heartbeat
+	nw.expectLeader(1)
+	if term := nw.r(2).Term(); term != 1 {
+		t.Fatalf("term moved to %d", term)
+	}
+}
+
 // A restarted member may have acknowledged a lease before it crashed: it grants no vote
 // for its first election timeout.
 func TestRestartedMemberGrantsNoVoteForAnElectionTimeout(t *testing.T) {

@@ -65,6 +65,7 @@ const (
 	evClient
 	evCompact
 	evDatagram
+	evPeerDown // msg.m.From crashed; node learns it as its driver would (connection refused)
 )
 
 type eventQueue []*event
@@ -337,6 +338,13 @@ func (s *sim) handle(e *event) {
 		if nd.up {
 			s.crash(nd)
 			s.schedule(s.now+s.jitter(150), &event{kind: evRestart, node: nd.id})
+			if s.rng.IntN(2) == 0 { // half the time the others' drivers notice
+				for _, id := range s.ids {
+					if id != nd.id {
+						s.schedule(s.now+s.jitter(4), &event{kind: evPeerDown, node: id, msg: simMsg{m: Message{From: nd.id}}})
+					}
+				}
+			}
 		}
 		s.schedule(s.now+s.jitter(400), &event{kind: evCrash})
 	case evRestart:
@@ -344,6 +352,15 @@ func (s *sim) handle(e *event) {
 		if !nd.up {
 			s.logf("restart %d", nd.id)
 			s.startNode(nd)
+		}
+	case evPeerDown:
+		// A driver proves death by a refused connection: only while the member is still
+		// down, and only across a link that works (a partition refuses nothing).
+		nd, dead := s.nodes[e.node], e.msg.m.From
+		if nd.up && !s.nodes[dead].up && s.partition[nd.id] == s.partition[dead] {
+			s.logf("%d learns %d is down", nd.id, dead)
+			nd.r.PeerDown(dead)
+			s.process(nd)
 		}
 	case evCompact:
 		nd := s.nodes[s.ids[s.rng.IntN(len(s.ids))]]
