@@ -212,7 +212,11 @@ func Start(cfg Config) (*Server, error) {
 	}
 	s.wg.Add(1)
 	go s.runExpiry()
-	startGCTuner(s.stop)
+	if s.node != nil {
+		startGCTuner(s.stop, singleHeadroom, 0)
+	} else {
+		startGCTuner(s.stop, memberHeadroom, memberJitter)
+	}
 	if cfg.AdaptiveProcs && s.node != nil {
 		startProcTuner(s.stop)
 	}
