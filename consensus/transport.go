@@ -520,10 +520,10 @@ func (t *TCPTransport) readLoop(c net.Conn) (from uint64, err error) {
 	if cid := binary.BigEndian.Uint64(hello[5:]); cid != t.clusterID {
 		return 0, fmt.Errorf("%w: cluster %016x, we are %016x", ErrWrongCluster, cid, t.clusterID)
 	}
-	peer := binary.BigEndian.Uint64(hello[13:])
+	sender := binary.BigEndian.Uint64(hello[13:])
 	meta := make([]byte, binary.BigEndian.Uint16(hello[21:]))
 	if len(meta) > maxMeta {
-		return 0, fmt.Errorf("consensus: member %d: meta of %d bytes", peer, len(meta))
+		return 0, fmt.Errorf("consensus: member %d: meta of %d bytes", sender, len(meta))
 	}
 	if _, err := io.ReadFull(r, meta); err != nil {
 		return 0, err
@@ -534,66 +534,66 @@ func (t *TCPTransport) readLoop(c net.Conn) (from uint64, err error) {
 	}
 	adv := make([]byte, binary.BigEndian.Uint16(advLen[:]))
 	if len(adv) > maxMeta {
-		return 0, fmt.Errorf("consensus: member %d: address of %d bytes", peer, len(adv))
+		return 0, fmt.Errorf("consensus: member %d: address of %d bytes", sender, len(adv))
 	}
 	if _, err := io.ReadFull(r, adv); err != nil {
 		return 0, err
 	}
 	c.SetReadDeadline(time.Time{})
 	t.mu.Lock()
-	t.metas[peer] = string(meta)
-	_, known := t.peers[peer]
+	t.metas[sender] = string(meta)
+	_, known := t.peers[sender]
 	t.mu.Unlock()
-	if !known && len(adv) > 0 && peer != t.id {
-		t.SetPeer(peer, string(adv))
+	if !known && len(adv) > 0 && sender != t.id {
+		t.SetPeer(sender, string(adv))
 	}
 	var recv snapReceiver
 	defer recv.abort()
 	for {
 		var hdr [4]byte
 		if _, err := io.ReadFull(r, hdr[:]); err != nil {
-			return peer, err
+			return sender, err
 		}
 		n := binary.BigEndian.Uint32(hdr[:])
 		if n == 0 || n > maxFrame {
-			return peer, fmt.Errorf("consensus: frame of %d bytes from member %d", n, peer)
+			return sender, fmt.Errorf("consensus: frame of %d bytes from member %d", n, sender)
 		}
 		// A fresh buffer per frame: entries in the message alias it and live on in the
 		// core's log.
 		buf := make([]byte, n)
 		if _, err := io.ReadFull(r, buf); err != nil {
-			return peer, err
+			return sender, err
 		}
 		switch buf[0] {
 		case frameMsg:
 			m, err := raft.ParseMessage(buf[1:])
 			if err != nil {
-				return peer, fmt.Errorf("consensus: member %d: %w", peer, err)
+				return sender, fmt.Errorf("consensus: member %d: %w", sender, err)
 			}
-			if m.From != peer || m.To != t.id {
-				return peer, fmt.Errorf("consensus: member %d sent a message from %d to %d", peer, m.From, m.To)
+			if m.From != sender || m.To != t.id {
+				return sender, fmt.Errorf("consensus: member %d sent a message from %d to %d", sender, m.From, m.To)
 			}
 			if m.Type == raft.MsgSnap {
 				if m.Snapshot == nil || recv.done != m.Snapshot.Index || recv.done == 0 {
-					return peer, fmt.Errorf("consensus: member %d announced a snapshot it did not send", peer)
+					return sender, fmt.Errorf("consensus: member %d announced a snapshot it did not send", sender)
 				}
 				t.deliver(m)
-				return peer, nil // closing tells the sender it arrived
+				return sender, nil // closing tells the sender it arrived
 			}
 			t.deliver(m)
 		case frameSnapChunk:
 			if len(buf) < 10 {
-				return peer, fmt.Errorf("consensus: short snapshot chunk from member %d", peer)
+				return sender, fmt.Errorf("consensus: short snapshot chunk from member %d", sender)
 			}
 			if t.snapDir == "" {
-				return peer, fmt.Errorf("consensus: member %d sent a snapshot; this member keeps none", peer)
+				return sender, fmt.Errorf("consensus: member %d sent a snapshot; this member keeps none", sender)
 			}
 			index, last := binary.BigEndian.Uint64(buf[1:]), buf[9] == 1
 			if err := recv.write(t.snapDir, index, last, buf[10:]); err != nil {
-				return peer, err
+				return sender, err
 			}
 		default:
-			return peer, fmt.Errorf("consensus: frame kind %d from member %d", buf[0], peer)
+			return sender, fmt.Errorf("consensus: frame kind %d from member %d", buf[0], sender)
 		}
 	}
 }
