@@ -295,9 +295,9 @@ func (h *harness) runScenario(ctx context.Context, name string) (*Scenario, erro
 	switch name {
 	case "redis":
 		sc.Title = "redis: redis-benchmark SET/GET"
-		sc.Settings = fmt.Sprintf("redis-benchmark -t set,get -c 50 -n %d -r 1000000 -d %d -P {%s}, against the leader; "+
+		sc.Settings = fmt.Sprintf("redis-benchmark -t set,get -c 50 -n %d -r %d -d %d -P {%s}, against the leader; "+
 			"nanokv members keep a WAL (--fsync everysec), redis-server has no persistence (its best case). "+
-			"p99.9 is the first percentile redis-benchmark lists at or above 99.9%%.", p.rbN, vs, joinInts(p.rbPipelines))
+			"p99.9 is the first percentile redis-benchmark lists at or above 99.9%%.", p.rbN, rbKeyspace, vs, joinInts(p.rbPipelines))
 		if line := toolMissing("redis-benchmark", "apt-get install redis-tools"); line != "" {
 			h.skip(line)
 			sc.Rows = []Row{{System: "(all)", Test: "redis-benchmark", Skipped: line}}

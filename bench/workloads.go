@@ -111,11 +111,14 @@ func cdfQuantile(cdf []CDFPoint, q float64) float64 {
 	return cdf[len(cdf)-1].Ms
 }
 
+// rbKeyspace is redis-benchmark's -r: SETs and GETs spread over a million keys.
+const rbKeyspace = 1000000
+
 // redisBenchmarkArgs is the redis-benchmark command line of a SET/GET run.
 func redisBenchmarkArgs(addr string, clients, pipeline, n, valueSize int) []string {
 	host, port, _ := net.SplitHostPort(addr)
 	return []string{"redis-benchmark", "-h", host, "-p", port, "-t", "set,get", "-c", strconv.Itoa(clients),
-		"-n", strconv.Itoa(n), "-r", "1000000", "-d", strconv.Itoa(valueSize), "-P", strconv.Itoa(pipeline)}
+		"-n", strconv.Itoa(n), "-r", strconv.Itoa(rbKeyspace), "-d", strconv.Itoa(valueSize), "-P", strconv.Itoa(pipeline)}
 }
 
 // runRedisBenchmark runs SET then GET against addr and names the rows "SET -P n".

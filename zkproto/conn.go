@@ -625,7 +625,6 @@ func (c *conn) answer(xid, code int32, body Record) bool {
 	return true
 }
 
-// readable finds path and checks that the session may read it with one of perm's bits.
 // maskDigests is what ZooKeeper shows of an ACL to a session without ADMIN on the
 // node: every digest id keeps its user name, and ":x" replaces its hash.
 func maskDigests(acl []kvstore.ZKACL) []kvstore.ZKACL {
@@ -641,6 +640,7 @@ func maskDigests(acl []kvstore.ZKACL) []kvstore.ZKACL {
 	return out
 }
 
+// readable finds path and checks that the session may read it with one of perm's bits.
 func (c *conn) readable(v *kvstore.ZKView, path string, perm int32) (kvstore.ZKNode, int32) {
 	n, ok := v.Get(path)
 	if !ok {
