@@ -99,6 +99,9 @@ func (d *dbShard) putOver(k string, old slot, existed bool, it item) {
 		}
 		d.flags[k] = it.flags
 	}
+	if d.keys == nil {
+		d.keys = make(map[string]slot)
+	}
 	d.keys[k] = packSlot(it)
 }
 
@@ -133,8 +136,5 @@ func (d *dbShard) each(fn func(k string, it item) bool) bool {
 
 // reset empties the db shard.
 func (d *dbShard) reset() {
-	if len(d.keys) > 0 {
-		d.keys = make(map[string]slot)
-	}
-	d.colls, d.ttl, d.flags, d.tomb = nil, nil, nil, nil
+	d.keys, d.colls, d.ttl, d.flags, d.tomb = nil, nil, nil, nil, nil
 }

@@ -14,25 +14,33 @@ import (
 
 // Snapshot format (all integers uvarint unless said otherwise):
 //
-//	magic "NKVSNAP3" applied ver
+//	magic "NKVSNAP4" applied ver nshards
 //	per shard, per db: tombFloor ntomb (key:bytes ver)* nkeys (key record)*   keys in byte order
 //	key record := key:bytes type:byte ver flags ttl:varint(0 = none) value:bytes
 //	the ZooKeeper tree (zk_snapshot.go)
 //	the idempotent-request table (idempotent.go)
 //
-// Older snapshots lack the later sections and restore with them empty: "NKVSNAP1" has
-// neither the ZooKeeper tree nor the table, "NKVSNAP2" has no table.
+// Older snapshots have no shard count (they hold 256 shards) and may lack later
+// sections, which restore empty: "NKVSNAP1" has neither the ZooKeeper tree nor the
+// table, "NKVSNAP2" has no table, "NKVSNAP3" has both.
+//
+// A snapshot of fewer shards restores when its count divides numShards: a key's shard
+// then is its old shard plus a multiple of the old count (the shard is the key's hash
+// modulo the count), so each old shard's keys, tombstones and deletion watermark split
+// exactly into the new shards that it covers.
 //
 // Everything that decides a future reply is in it, including the version counter and
 // the deletion watermarks WATCH compares against: a replica restored from a snapshot must
 // go on exactly like one that applied the whole log.
-const snapshotMagic = "NKVSNAP3"
+const snapshotMagic = "NKVSNAP4"
 
-// The magics of older snapshots: without the ZooKeeper section (V1), without the
-// idempotent-request table (V2).
+// The magics of older snapshots, of 256 shards: without the ZooKeeper section (V1),
+// without the idempotent-request table (V2), with both (V3).
 const (
 	snapshotMagicV1 = "NKVSNAP1"
 	snapshotMagicV2 = "NKVSNAP2"
+	snapshotMagicV3 = "NKVSNAP3"
+	oldSnapShards   = 256
 )
 
 // ErrBadSnapshot reports a snapshot that does not decode.
@@ -56,12 +64,13 @@ func (s *Store) Snapshot(w io.Writer) error {
 // (the ZooKeeper tree, the idempotent-request table) are serialized now; a shard is
 // serialized by the writer when it gets there, or by the applier just before the first
 // entry that would change it, whichever comes first. So applying pauses for at most one
-// shard (1/256 of the keyspace) per shard it touches, instead of for the whole store.
+// shard (1/4096 of the keyspace) per shard it touches, instead of for the whole store.
 func (s *Store) BeginSnapshot() (func(io.Writer) error, error) {
 	tx := &snapTx{}
 	tx.head = append(tx.head, snapshotMagic...)
 	tx.head = binary.AppendUvarint(tx.head, s.applied)
 	tx.head = binary.AppendUvarint(tx.head, s.ver)
+	tx.head = binary.AppendUvarint(tx.head, numShards)
 	tx.tail = s.zk.appendSnapshot(nil)
 	tx.tail = s.appendIdemSnapshot(tx.tail)
 	if !s.snap.CompareAndSwap(nil, tx) {
@@ -271,26 +280,50 @@ func (r *snapReader) bytes() []byte {
 func (s *Store) Restore(rd io.Reader) error {
 	r := &snapReader{r: bufio.NewReaderSize(rd, 1<<16)}
 	magic := make([]byte, len(snapshotMagic))
-	if _, err := io.ReadFull(r.r, magic); err != nil || string(magic) != snapshotMagic && string(magic) != snapshotMagicV1 && string(magic) != snapshotMagicV2 {
+	if _, err := io.ReadFull(r.r, magic); err != nil {
+		return fmt.Errorf("%w: magic", ErrBadSnapshot)
+	}
+	version := slices.Index([]string{snapshotMagicV1, snapshotMagicV2, snapshotMagicV3, snapshotMagic}, string(magic)) + 1
+	if version == 0 {
 		return fmt.Errorf("%w: magic", ErrBadSnapshot)
 	}
 	fresh := New()
 	fresh.applied = r.uvarint()
 	fresh.ver = r.uvarint()
-	for i := range fresh.shards {
-		for db := range fresh.shards[i].dbs {
-			d := &fresh.shards[i].dbs[db]
-			d.tombFloor = r.uvarint()
+	count := uint64(oldSnapShards)
+	if version >= 4 {
+		count = r.uvarint()
+	}
+	if r.err != nil {
+		return r.err
+	}
+	if count == 0 || count > numShards || numShards%count != 0 {
+		return fmt.Errorf("%w: %d shards", ErrBadSnapshot, count)
+	}
+	// a shard of the snapshot covers numShards/count of ours
+	split := numShards / int(count)
+	for i := range int(count) {
+		for db := range NumDBs {
+			floor := r.uvarint()
+			for j := i; j < numShards; j += int(count) {
+				fresh.shards[j].dbs[db].tombFloor = floor
+			}
 			nt := r.uvarint()
-			if nt > maxTombstones {
+			if nt > uint64(maxTombstones*split) {
 				return fmt.Errorf("%w: %d tombstones", ErrBadSnapshot, nt)
 			}
 			for k := uint64(0); k < nt && r.err == nil; k++ {
 				key := string(r.bytes())
+				v := r.uvarint()
+				j := shardOfString(key)
+				if j%int(count) != i {
+					return fmt.Errorf("%w: tombstone in the wrong shard", ErrBadSnapshot)
+				}
+				d := &fresh.shards[j].dbs[db]
 				if d.tomb == nil {
 					d.tomb = map[string]uint64{}
 				}
-				d.tomb[key] = r.uvarint()
+				d.tomb[key] = v
 			}
 			n := r.uvarint()
 			for k := uint64(0); k < n && r.err == nil; k++ {
@@ -306,9 +339,11 @@ func (s *Store) Restore(rd io.Reader) error {
 				if r.err != nil {
 					break
 				}
-				if shardOfString(key) != i {
+				j := shardOfString(key)
+				if j%int(count) != i {
 					return fmt.Errorf("%w: key in the wrong shard", ErrBadSnapshot)
 				}
+				d := &fresh.shards[j].dbs[db]
 				switch {
 				case typ == TypeString:
 					it.str = string(val)
@@ -335,15 +370,18 @@ func (s *Store) Restore(rd io.Reader) error {
 			}
 		}
 	}
+	if split > 1 {
+		fresh.boundTombstones()
+	}
 	if r.err != nil {
 		return r.err
 	}
-	if string(magic) != snapshotMagicV1 {
+	if version >= 2 {
 		if err := fresh.zk.restore(r); err != nil {
 			return err
 		}
 	}
-	if string(magic) == snapshotMagic {
+	if version >= 3 {
 		if fresh.idem = r.idemTable(); r.err != nil {
 			return r.err
 		}
@@ -358,6 +396,26 @@ func (s *Store) Restore(rd io.Reader) error {
 	s.unlockAll(true)
 	s.zk.replace(&fresh.zk)
 	return nil
+}
+
+// boundTombstones restores the bound on tombstones per shard after a split: a new shard
+// may hold more of an old shard's tombstones than maxTombstones. Such a shard forgets
+// them as a deletion would (see Ctx.removeKey), with its watermark at the newest of
+// them, so every key it forgot reads as changed since any WATCH of before the snapshot.
+func (s *Store) boundTombstones() {
+	for i := range s.shards {
+		for db := range s.shards[i].dbs {
+			d := &s.shards[i].dbs[db]
+			if len(d.tomb) <= maxTombstones {
+				continue
+			}
+			floor := d.tombFloor
+			for _, v := range d.tomb {
+				floor = max(floor, v)
+			}
+			d.dropTombstones(floor)
+		}
+	}
 }
 
 // Digest is a hash of the whole state (every key, value, TTL, version and deletion

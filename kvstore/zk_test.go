@@ -688,10 +688,7 @@ func TestZKRestoreOldSnapshot(t *testing.T) {
 	h := newZK(t)
 	s := h.session(1000)
 	h.mustCreate(s, "/x", ZKPersistent)
-	var snap bytes.Buffer
-	New().Snapshot(&snap)
-	old := append([]byte(snapshotMagicV1), snap.Bytes()[len(snapshotMagic):]...)
-	old = old[:len(old)-len(New().zk.appendSnapshot(nil))]
+	old := oldSnapshot(t, New(), snapshotMagicV1)
 	if err := h.s.Restore(bytes.NewReader(old)); err != nil {
 		t.Fatal(err)
 	}
