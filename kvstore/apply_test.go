@@ -2,6 +2,7 @@ package kvstore
 
 import (
 	"fmt"
+	"math/rand/v2"
 	"testing"
 )
 
@@ -98,6 +99,25 @@ func BenchmarkReadGET(b *testing.B) {
 			s.Read(0, 1e12, args, Discard)
 		}
 	})
+}
+
+// BenchmarkReadGET1MKeys is BenchmarkReadGET on a store of 1M keys read at random, as
+// redis-benchmark -r 1000000 reads them: mostly cache misses, in the shard table, the
+// map and the value.
+func BenchmarkReadGET1MKeys(b *testing.B) {
+	s, _ := store1M()
+	rng := rand.New(rand.NewPCG(1, 2))
+	keys := make([][]byte, 1<<16)
+	for i := range keys {
+		keys[i] = fmt.Appendf(nil, "key:%07d", rng.IntN(1_000_000))
+	}
+	args := [][]byte{[]byte("GET"), nil}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := range b.N {
+		args[1] = keys[i&(len(keys)-1)]
+		s.Read(0, 1e12, args, Discard)
+	}
 }
 
 func TestWatchVersionOfAbsentKeys(t *testing.T) {
