@@ -763,7 +763,7 @@ func (r *Raft) commitTo(i uint64) {
 		return
 	}
 	for idx := max(old+1, r.log.offset+1); idx <= i; idx++ {
-		if e := &r.log.entries[idx-r.log.offset-1]; e.Type == EntryConf {
+		if e := r.log.at(idx); e.Type == EntryConf {
 			cc, err := DecodeConfChange(e.Data)
 			if err != nil {
 				// Validated when proposed and CRC-checked on disk: this is a broken invariant.

@@ -1,0 +1,122 @@
+package raft
+
+import (
+	"math/rand/v2"
+	"testing"
+	"time"
+)
+
+// BenchmarkLogAppend1M appends 1M entries to the log in batches of 16, as a member that
+// has not compacted for a while holds them (64 MiB of WAL at ~60 bytes an entry), and
+// reports the longest single append: the pause the Raft loop takes when the log's storage
+// grows.
+func BenchmarkLogAppend1M(b *testing.B) {
+	data := make([]byte, 64)
+	var longest time.Duration
+	for range b.N {
+		l := &raftLog{}
+		for i := uint64(1); i <= 1<<20; i += 16 {
+			var ents [16]Entry
+			for j := range ents {
+				ents[j] = Entry{Index: i + uint64(j), Term: 1, Data: data}
+			}
+			t := time.Now()
+			l.append(ents[:]...)
+			longest = max(longest, time.Since(t))
+		}
+	}
+	b.ReportMetric(float64(longest.Microseconds())/1000, "max-append-ms")
+}
+
+// The chunked log against the plainest model of it, a slice of every entry after the
+// offset: random appends, conflicting appends (truncations), compactions and slices, many
+// across chunk boundaries, must read back the same entries.
+func TestLogMatchesSliceModel(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 11))
+	l := &raftLog{}
+	var model []Entry // model[k] is entry l.offset+1+k
+	term := uint64(1)
+	check := func(step int) {
+		t.Helper()
+		if l.lastIndex() != l.offset+uint64(len(model)) {
+			t.Fatalf("step %d: last index %d, model %d", step, l.lastIndex(), l.offset+uint64(len(model)))
+		}
+		for _, k := range []int{0, len(model) / 2, len(model) - 1, rng.IntN(len(model) + 1)} {
+			if k < 0 || k >= len(model) {
+				continue
+			}
+			if got := *l.at(model[k].Index); got.Index != model[k].Index || got.Term != model[k].Term || got.Time != model[k].Time {
+				t.Fatalf("step %d: entry %d is %+v, model %+v", step, model[k].Index, got, model[k])
+			}
+		}
+		if len(model) == 0 {
+			return
+		}
+		lo := l.offset + 1 + uint64(rng.IntN(len(model)))
+		hi := lo + uint64(rng.IntN(int(l.lastIndex()-lo)+1))
+		maxBytes := 1 << 30
+		if rng.IntN(2) == 0 {
+			maxBytes = rng.IntN(64 * 10000)
+		}
+		got := l.slice(lo, hi, maxBytes)
+		want := model[lo-l.offset-1 : hi-l.offset]
+		size := 0
+		for i, e := range want {
+			size += len(e.Data)
+			if i > 0 && size > maxBytes {
+				want = want[:i]
+				break
+			}
+		}
+		if len(got) != len(want) {
+			t.Fatalf("step %d: slice [%d,%d] max %d has %d entries, want %d", step, lo, hi, maxBytes, len(got), len(want))
+		}
+		for i := range got {
+			if got[i].Index != want[i].Index || got[i].Term != want[i].Term {
+				t.Fatalf("step %d: slice [%d,%d] entry %d is %d/%d, want %d/%d", step, lo, hi, i, got[i].Index, got[i].Term, want[i].Index, want[i].Term)
+			}
+		}
+	}
+	data := make([]byte, 64)
+	for step := range 3000 {
+		switch op := rng.IntN(10); {
+		case op < 6: // append up to 3 chunks' worth
+			n := 1 + rng.IntN(3*chunkLen)
+			ents := make([]Entry, n)
+			for i := range ents {
+				ents[i] = Entry{Index: l.lastIndex() + 1 + uint64(i), Term: term, Time: int64(step), Data: data}
+			}
+			l.append(ents...)
+			model = append(model, ents...)
+		case op < 8 && len(model) > 0: // a new term overwrites an uncommitted suffix
+			k := rng.IntN(len(model))
+			first := model[k].Index
+			if first <= l.committed {
+				continue
+			}
+			term++
+			ents := make([]Entry, 1+rng.IntN(chunkLen))
+			for i := range ents {
+				ents[i] = Entry{Index: first + uint64(i), Term: term, Time: int64(step), Data: data}
+			}
+			old := l.slice(first, l.lastIndex(), 1<<30) // a message built earlier
+			oldTerm := old[0].Term
+			l.truncateAndAppend(ents)
+			model = append(model[:k:k], ents...)
+			if old[0].Term != oldTerm {
+				t.Fatalf("step %d: truncation wrote into entries handed out before", step)
+			}
+		case len(model) > 0: // commit, apply and compact a prefix
+			k := rng.IntN(len(model))
+			i := model[k].Index
+			l.commitTo(max(l.committed, i))
+			l.applied = max(l.applied, i)
+			l.compact(i)
+			if l.offsetTerm != model[k].Term {
+				t.Fatalf("step %d: compacted to %d with term %d, want %d", step, i, l.offsetTerm, model[k].Term)
+			}
+			model = model[k+1:]
+		}
+		check(step)
+	}
+}
