@@ -76,6 +76,7 @@ func (d *dbShard) put(key []byte, it item) {
 
 // putOver is put for a caller that has already looked up the slot at k (old, existed).
 func (d *dbShard) putOver(k string, old slot, existed bool, it item) {
+	d.writable()
 	if existed {
 		if Type(old.meta&metaTypeMask) != TypeString && it.typ == TypeString {
 			delete(d.colls, k)

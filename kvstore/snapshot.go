@@ -15,13 +15,17 @@ import (
 // Snapshot format (all integers uvarint unless said otherwise):
 //
 //	magic "NKVSNAP4" applied ver nshards
-//	per shard, per db: tombFloor ntomb (key:bytes ver)* nkeys (key record)*   keys in byte order
+//	per shard: dbmask, then per db whose bit is set: db section
+//	db section := tombFloor ntomb (key:bytes ver)* nkeys (key record)*   keys in byte order
 //	key record := key:bytes type:byte ver flags ttl:varint(0 = none) value:bytes
 //	the ZooKeeper tree (zk_snapshot.go)
 //	the idempotent-request table (idempotent.go)
 //
-// Older snapshots have no shard count (they hold 256 shards) and may lack later
-// sections, which restore empty: "NKVSNAP1" has neither the ZooKeeper tree nor the
+// A db of a shard that holds no key, no tombstone and a zero watermark is left out of
+// the mask: most are empty, and there are 65536.
+//
+// Older snapshots have no shard count (they hold 256 shards) nor masks (every db has its
+// section), and may lack later sections, which restore empty: "NKVSNAP1" has neither the ZooKeeper tree nor the
 // table, "NKVSNAP2" has no table, "NKVSNAP3" has both.
 //
 // A snapshot of fewer shards restores when its count divides numShards: a key's shard
@@ -131,9 +135,12 @@ func (s *Store) captureShard(tx *snapTx, i int) {
 		return
 	}
 	tx.captured[i] = true
+	if !s.shards[i].recorded() {
+		return // nil: an empty shard
+	}
 	c := new(shardCopy)
-	for db := range s.shards[i].dbs {
-		d, cp := &s.shards[i].dbs[db], &c[db]
+	for db := range NumDBs {
+		d, cp := s.shards[i].db(db), &c[db]
 		cp.tombFloor = d.tombFloor
 		cp.tomb = maps.Clone(d.tomb)
 		if len(d.keys) == 0 {
@@ -150,41 +157,82 @@ func (s *Store) captureShard(tx *snapTx, i int) {
 	tx.shards[i] = c
 }
 
-// appendShardCopy serializes a captured shard in the snapshot format.
-func appendShardCopy(buf []byte, c *shardCopy) []byte {
-	for db := range c {
-		cp := &c[db]
-		buf = binary.AppendUvarint(buf, cp.tombFloor)
-		buf = binary.AppendUvarint(buf, uint64(len(cp.tomb)))
-		for _, k := range sortedKeys(cp.tomb) {
-			buf = appendBytes(buf, k)
-			buf = binary.AppendUvarint(buf, cp.tomb[k])
+// recorded reports whether a snapshot has anything to say of the shard.
+func (sh *shard) recorded() bool {
+	for db := range NumDBs {
+		if sh.db(db).recorded() {
+			return true
 		}
-		buf = binary.AppendUvarint(buf, uint64(len(cp.keys)))
-		for _, k := range sortedKeys(cp.keys) {
-			sl := cp.keys[k]
-			typ := Type(sl.meta & metaTypeMask)
-			var flags uint32
-			if sl.meta&metaHasFlags != 0 {
-				flags = cp.flags[k]
+	}
+	return false
+}
+
+// recorded reports whether a snapshot has anything to say of d.
+func (d *dbShard) recorded() bool { return d.tombFloor != 0 || len(d.tomb) > 0 || len(d.keys) > 0 }
+
+// recorded reports whether a snapshot has anything to say of the captured db.
+func (cp *dbCopy) recorded() bool { return cp.tombFloor != 0 || len(cp.tomb) > 0 || len(cp.keys) > 0 }
+
+// appendShardCopy serializes a captured shard (nil: an empty one) in the snapshot format.
+func appendShardCopy(buf []byte, c *shardCopy) []byte {
+	var mask uint64
+	if c != nil {
+		for db := range c {
+			if c[db].recorded() {
+				mask |= 1 << db
 			}
-			var ttl int64
-			if sl.meta&metaHasTTL != 0 {
-				ttl = cp.ttl[k]
-			}
-			val := sl.str
-			if typ != TypeString {
-				val = string(cp.colls[k])
-			}
-			buf = appendRecord(buf, k, typ, sl.meta>>metaVerShift, flags, ttl, val)
+		}
+	}
+	buf = binary.AppendUvarint(buf, mask)
+	for db := range NumDBs {
+		if mask&(1<<db) != 0 {
+			buf = appendDBCopy(buf, &c[db])
 		}
 	}
 	return buf
 }
 
+// appendDBCopy serializes one db of a captured shard.
+func appendDBCopy(buf []byte, cp *dbCopy) []byte {
+	buf = binary.AppendUvarint(buf, cp.tombFloor)
+	buf = binary.AppendUvarint(buf, uint64(len(cp.tomb)))
+	for _, k := range sortedKeys(cp.tomb) {
+		buf = appendBytes(buf, k)
+		buf = binary.AppendUvarint(buf, cp.tomb[k])
+	}
+	buf = binary.AppendUvarint(buf, uint64(len(cp.keys)))
+	for _, k := range sortedKeys(cp.keys) {
+		sl := cp.keys[k]
+		typ := Type(sl.meta & metaTypeMask)
+		var flags uint32
+		if sl.meta&metaHasFlags != 0 {
+			flags = cp.flags[k]
+		}
+		var ttl int64
+		if sl.meta&metaHasTTL != 0 {
+			ttl = cp.ttl[k]
+		}
+		val := sl.str
+		if typ != TypeString {
+			val = string(cp.colls[k])
+		}
+		buf = appendRecord(buf, k, typ, sl.meta>>metaVerShift, flags, ttl, val)
+	}
+	return buf
+}
+
 // beforeWrite runs when the applier has write-locked shard i: a snapshot being written
-// takes the shard's content first (copy-on-write).
+// takes the shard's content first (copy-on-write), and a shard never written gets its
+// databases.
 func (s *Store) beforeWrite(i int) {
+	s.capture(i)
+	if s.shards[i].more == nil {
+		s.shards[i].more = new([NumDBs - 1]dbShard)
+	}
+}
+
+// capture hands shard i to the snapshot being written, if any, before it changes.
+func (s *Store) capture(i int) {
 	if tx := s.snap.Load(); tx != nil {
 		s.captureShard(tx, i)
 	}
@@ -303,10 +351,20 @@ func (s *Store) Restore(rd io.Reader) error {
 	// a shard of the snapshot covers numShards/count of ours
 	split := numShards / int(count)
 	for i := range int(count) {
+		mask := uint64(1)<<NumDBs - 1 // before masks every db had its section
+		if version >= 4 {
+			if mask = r.uvarint(); mask >= 1<<NumDBs {
+				return fmt.Errorf("%w: db mask %#x", ErrBadSnapshot, mask)
+			}
+		}
 		for db := range NumDBs {
+			if mask&(1<<db) == 0 {
+				continue
+			}
 			floor := r.uvarint()
-			for j := i; j < numShards; j += int(count) {
-				fresh.shards[j].dbs[db].tombFloor = floor
+			for j := i; j < numShards && floor != 0; j += int(count) {
+				fresh.beforeWrite(j)
+				fresh.shards[j].db(db).tombFloor = floor
 			}
 			nt := r.uvarint()
 			if nt > uint64(maxTombstones*split) {
@@ -319,7 +377,8 @@ func (s *Store) Restore(rd io.Reader) error {
 				if j%int(count) != i {
 					return fmt.Errorf("%w: tombstone in the wrong shard", ErrBadSnapshot)
 				}
-				d := &fresh.shards[j].dbs[db]
+				fresh.beforeWrite(j)
+				d := fresh.shards[j].db(db)
 				if d.tomb == nil {
 					d.tomb = map[string]uint64{}
 				}
@@ -343,7 +402,8 @@ func (s *Store) Restore(rd io.Reader) error {
 				if j%int(count) != i {
 					return fmt.Errorf("%w: key in the wrong shard", ErrBadSnapshot)
 				}
-				d := &fresh.shards[j].dbs[db]
+				fresh.beforeWrite(j)
+				d := fresh.shards[j].db(db)
 				switch {
 				case typ == TypeString:
 					it.str = string(val)
@@ -388,9 +448,12 @@ func (s *Store) Restore(rd io.Reader) error {
 	}
 	s.entryMu.RLock()
 	defer s.entryMu.RUnlock()
-	s.lockAll(true)
+	for i := range s.shards { // lockAll(true), without giving shards databases to replace
+		s.shards[i].mu.Lock()
+		s.capture(i)
+	}
 	for i := range s.shards {
-		s.shards[i].dbs = fresh.shards[i].dbs
+		s.shards[i].db0, s.shards[i].more = fresh.shards[i].db0, fresh.shards[i].more
 	}
 	s.applied, s.ver, s.idem = fresh.applied, fresh.ver, fresh.idem
 	s.unlockAll(true)
@@ -404,8 +467,8 @@ func (s *Store) Restore(rd io.Reader) error {
 // them, so every key it forgot reads as changed since any WATCH of before the snapshot.
 func (s *Store) boundTombstones() {
 	for i := range s.shards {
-		for db := range s.shards[i].dbs {
-			d := &s.shards[i].dbs[db]
+		for db := range NumDBs {
+			d := s.shards[i].db(db)
 			if len(d.tomb) <= maxTombstones {
 				continue
 			}
@@ -427,8 +490,11 @@ func (s *Store) Digest() uint64 {
 	var sum uint64
 	var buf []byte
 	for i := range s.shards {
-		for db := range s.shards[i].dbs {
-			d := &s.shards[i].dbs[db]
+		for db := range NumDBs {
+			d := s.shards[i].db(db)
+			if d.tombFloor == 0 && len(d.tomb) == 0 && len(d.keys) == 0 {
+				continue // most of the 65536 are empty: they add nothing
+			}
 			buf = binary.AppendUvarint(buf[:0], uint64(db))
 			buf = binary.AppendUvarint(buf, uint64(i))
 			buf = binary.AppendUvarint(buf, d.tombFloor)

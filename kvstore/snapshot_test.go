@@ -86,8 +86,8 @@ func oldSnapshot(t testing.TB, s *Store, magic string) []byte {
 		var merged shardCopy
 		for j := i; j < numShards; j += oldSnapShards {
 			for db := range NumDBs {
-				d, cp := &s.shards[j].dbs[db], &merged[db]
-				if d.tombFloor != s.shards[i].dbs[db].tombFloor {
+				d, cp := s.shards[j].db(db), &merged[db]
+				if d.tombFloor != s.shards[i].db(db).tombFloor {
 					t.Fatalf("shards %d and %d of old shard %d have different watermarks", i, j, i)
 				}
 				cp.tombFloor = d.tombFloor
@@ -100,7 +100,9 @@ func oldSnapshot(t testing.TB, s *Store, magic string) []byte {
 				}
 			}
 		}
-		buf = appendShardCopy(buf, &merged)
+		for db := range merged {
+			buf = appendDBCopy(buf, &merged[db]) // no mask: every db has its section
+		}
 	}
 	if magic != snapshotMagicV1 {
 		buf = s.zk.appendSnapshot(buf)
@@ -163,12 +165,13 @@ func TestRestoreOldSnapshotBoundsTombstones(t *testing.T) {
 			deleted[k] = s.ver
 		}
 	}
-	s.shards[j0].dbs[0].tomb = maps.Clone(deleted)
+	s.beforeWrite(j0)
+	s.shards[j0].db(0).tomb = maps.Clone(deleted)
 	r := New()
 	if err := r.Restore(bytes.NewReader(oldSnapshot(t, s, snapshotMagicV3))); err != nil {
 		t.Fatal(err)
 	}
-	if d := &r.shards[j0].dbs[0]; len(d.tomb) != 0 || d.tombFloor != s.ver {
+	if d := r.shards[j0].db(0); len(d.tomb) != 0 || d.tombFloor != s.ver {
 		t.Fatalf("shard %d kept %d tombstones, watermark %d; want none, %d", j0, len(d.tomb), d.tombFloor, s.ver)
 	}
 	for k, v := range deleted {
