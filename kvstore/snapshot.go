@@ -88,13 +88,22 @@ func (s *Store) BeginSnapshot() (func(io.Writer) error, error) {
 		}
 		var buf []byte
 		for i := range s.shards {
+			// A read lock keeps the applier out, which write-locks a shard to change it.
+			// A shard it has not copied yet is serialized as it is, under the lock:
+			// copying it first would allocate the whole keyspace again (106 MB for 1M
+			// keys), and the collector would make the applier pay for it.
 			sh := &s.shards[i]
-			sh.mu.Lock()
-			s.captureShard(tx, i)
-			c := tx.shards[i]
-			tx.shards[i] = nil
-			sh.mu.Unlock()
-			buf = appendShardCopy(buf[:0], c)
+			sh.mu.RLock()
+			if tx.captured[i] {
+				c := tx.shards[i]
+				tx.shards[i] = nil
+				sh.mu.RUnlock()
+				buf = appendShardCopy(buf[:0], c)
+			} else {
+				tx.captured[i] = true
+				buf = appendLiveShard(buf[:0], sh)
+				sh.mu.RUnlock()
+			}
 			if _, err := bw.Write(buf); err != nil {
 				return err
 			}
@@ -192,8 +201,31 @@ func appendShardCopy(buf []byte, c *shardCopy) []byte {
 	return buf
 }
 
+// appendLiveShard serializes a shard as it is now, as appendShardCopy would a copy of it.
+func appendLiveShard(buf []byte, sh *shard) []byte {
+	var mask uint64
+	for db := range NumDBs {
+		if sh.db(db).recorded() {
+			mask |= 1 << db
+		}
+	}
+	buf = binary.AppendUvarint(buf, mask)
+	for db := range NumDBs {
+		if mask&(1<<db) != 0 {
+			d := sh.db(db)
+			view := dbCopy{keys: d.keys, flags: d.flags, ttl: d.ttl, tomb: d.tomb, tombFloor: d.tombFloor}
+			buf = appendDB(buf, &view, d.colls)
+		}
+	}
+	return buf
+}
+
 // appendDBCopy serializes one db of a captured shard.
-func appendDBCopy(buf []byte, cp *dbCopy) []byte {
+func appendDBCopy(buf []byte, cp *dbCopy) []byte { return appendDB(buf, cp, nil) }
+
+// appendDB serializes one db: cp's maps, and its collections from cp.colls, or from
+// live when it is a view of a shard that is not a copy.
+func appendDB(buf []byte, cp *dbCopy, live map[string]collection) []byte {
 	buf = binary.AppendUvarint(buf, cp.tombFloor)
 	buf = binary.AppendUvarint(buf, uint64(len(cp.tomb)))
 	for _, k := range sortedKeys(cp.tomb) {
@@ -213,7 +245,11 @@ func appendDBCopy(buf []byte, cp *dbCopy) []byte {
 			ttl = cp.ttl[k]
 		}
 		val := sl.str
-		if typ != TypeString {
+		switch {
+		case typ == TypeString:
+		case live != nil:
+			val = string(live[k].appendTo(nil))
+		default:
 			val = string(cp.colls[k])
 		}
 		buf = appendRecord(buf, k, typ, sl.meta>>metaVerShift, flags, ttl, val)
