@@ -88,6 +88,25 @@ func BenchmarkApplySET(b *testing.B) {
 	}
 }
 
+// BenchmarkApplySET1MKeys is BenchmarkApplySET on a store of 1M keys, overwriting keys
+// chosen at random, as redis-benchmark -r 1000000 does: mostly cache misses.
+func BenchmarkApplySET1MKeys(b *testing.B) {
+	s, index := store1M()
+	rng := rand.New(rand.NewPCG(1, 2))
+	batches := make([][]byte, 1<<12)
+	for i := range batches {
+		for range 16 {
+			batches[i] = AppendCommand(batches[i], 0, [][]byte{[]byte("SET"), fmt.Appendf(nil, "key:%07d", rng.IntN(1_000_000)), []byte("0123456789abcdef0123456789abcdef")})
+		}
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i += 16 {
+		index++
+		s.Apply(Entry{Index: index, Time: 1e12, Data: batches[(i/16)&(len(batches)-1)]}, nil)
+	}
+}
+
 // BenchmarkReadGET measures a GET on the read path (shard read lock, lookup, reply).
 func BenchmarkReadGET(b *testing.B) {
 	s := New()
