@@ -312,10 +312,10 @@ func TestLeaderRetransmitsUnackedAfterTimeout(t *testing.T) {
 	}
 }
 
-// A commit no batch carried goes out on the next Tick, in an Append without entries.
 // A commit that no batch in flight will carry goes at once to the followers that hold
-// every sealed entry; one still behind learns it on the tick (a heartbeat naming entries
-// it lacks would read as a gap).
+// every sealed entry, and to one that was behind as soon as its ack shows it caught up:
+// the member a ZooKeeper client's write was forwarded from waits for it. Each follower
+// is told once; the tick has nothing left to send.
 func TestLeaderAnnouncesIdleCommitAtOnce(t *testing.T) {
 	e := newLeader(t, Config{})
 	e.Propose(0, 0, data(1)...)
@@ -328,14 +328,15 @@ func TestLeaderAnnouncesIdleCommitAtOnce(t *testing.T) {
 	if d := dgs[0].p; d.Type != Append || len(d.Entries) != 0 || d.LeaderCommit != 11 || d.PrevLogIndex != 11 {
 		t.Fatalf("heartbeat %+v", d)
 	}
-	e.Tick(3)
+	e.Step(2, ack(3, 2, 11)) // follower 3 was behind; now it holds entry 11
 	_, dgs = take(t, e)
-	if len(to(dgs, 3)) != 1 || to(dgs, 3)[0].p.LeaderCommit != 11 {
-		t.Fatalf("tick: %+v, want the commit to follower 3", dgs)
+	if len(dgs) != 1 || dgs[0].p.To != 3 || dgs[0].p.LeaderCommit != 11 || len(dgs[0].p.Entries) != 0 {
+		t.Fatalf("after follower 3's ack: %+v, want one heartbeat with commit 11, to it", dgs)
 	}
+	e.Step(3, ack(3, 2, 11)) // a duplicate ack does not tell it again
 	e.Tick(4)
 	if _, dgs := take(t, e); len(dgs) != 0 {
-		t.Fatalf("commit broadcast twice")
+		t.Fatalf("commit sent again: %+v", dgs)
 	}
 }
 
