@@ -172,7 +172,7 @@ func TestWatchVersionOfAbsentKeys(t *testing.T) {
 		h.do("SET", k, "1")
 		h.do("DEL", k)
 	}
-	if n := len(h.s.shards[shardOf([]byte(a))].db(0).tomb); n > maxTombstones {
+	if n := len(h.s.shards[shardOf([]byte(a))].dbs[0].tomb); n > maxTombstones {
 		t.Fatalf("%d tombstones kept, limit %d", n, maxTombstones)
 	}
 	if h.s.KeyVersion(0, []byte(a), h.now) == v1 {

@@ -211,7 +211,7 @@ func cString(b []byte, max int) []byte {
 
 // --- keyspace access for command implementations -----------------------------------------
 
-func (c *Ctx) db(key []byte) *dbShard { return c.s.shards[shardOf(key)].db(c.DB) }
+func (c *Ctx) db(key []byte) *dbShard { return &c.s.shards[shardOf(key)].dbs[c.DB] }
 
 // lookup returns the live item at key. A key whose TTL has passed is absent; when applying,
 // it is also deleted then and there, which every replica does at the same entry.
@@ -301,7 +301,6 @@ func (c *Ctx) del(key []byte) bool {
 }
 
 func (c *Ctx) removeKey(d *dbShard, key []byte) {
-	d.writable()
 	d.remove(key)
 	v := c.nextVer()
 	if len(d.tomb) >= maxTombstones {
@@ -323,7 +322,6 @@ func (c *Ctx) expireAt(key []byte) (int64, bool) { return c.db(key).deadline(key
 // setExpire gives an existing key a deadline (unix ms).
 func (c *Ctx) setExpire(key []byte, at int64) {
 	d := c.db(key)
-	d.writable()
 	it, _ := d.get(key)
 	it.hasTTL = true
 	it.ver = c.nextVer()

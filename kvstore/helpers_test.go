@@ -215,7 +215,7 @@ func (t *tree) Resp3() bool { return t.resp3 }
 
 // rawItem returns the stored item at key in db 0, TTL or not, for white-box checks.
 func (h *harness) rawItem(key string) item {
-	it, _ := h.s.shards[shardOf([]byte(key))].db(0).get([]byte(key))
+	it, _ := h.s.shards[shardOf([]byte(key))].dbs[0].get([]byte(key))
 	return it
 }
 

@@ -221,7 +221,7 @@ func renameCmd(nx bool) func(c *Ctx, args [][]byte) {
 
 // liveKeys calls fn for every key of the context's db in shard i whose TTL has not passed.
 func (c *Ctx) liveKeys(i int, fn func(key string, it item) bool) bool {
-	d := c.s.shards[i].db(c.DB)
+	d := &c.s.shards[i].dbs[c.DB]
 	return d.each(func(k string, it item) bool {
 		if it.hasTTL && d.ttl[k] <= c.Now {
 			return true
@@ -381,7 +381,7 @@ func randomkeyCmd(c *Ctx, _ [][]byte) {
 func dbsizeCmd(c *Ctx, _ [][]byte) {
 	n := 0
 	for i := range c.s.shards {
-		n += len(c.s.shards[i].db(c.DB).keys)
+		n += len(c.s.shards[i].dbs[c.DB].keys)
 	}
 	c.W.Int(int64(n))
 }
@@ -398,11 +398,11 @@ func flushCmd(all bool) func(c *Ctx, args [][]byte) {
 		}
 		ver := c.nextVer()
 		for i := range c.s.shards {
-			for db := range NumDBs {
+			for db := range c.s.shards[i].dbs {
 				if !all && db != c.DB {
 					continue
 				}
-				d := c.s.shards[i].db(db)
+				d := &c.s.shards[i].dbs[db]
 				d.reset()
 				d.dropTombstones(ver)
 			}
@@ -521,10 +521,9 @@ func swapdbCmd(c *Ctx, args [][]byte) {
 	ver := c.nextVer()
 	for i := range c.s.shards {
 		sh := &c.s.shards[i]
-		da, db := sh.db(int(a)), sh.db(int(b))
-		*da, *db = *db, *da
-		da.dropTombstones(ver)
-		db.dropTombstones(ver)
+		sh.dbs[a], sh.dbs[b] = sh.dbs[b], sh.dbs[a]
+		sh.dbs[a].dropTombstones(ver)
+		sh.dbs[b].dropTombstones(ver)
 	}
 	c.W.Status("OK")
 }

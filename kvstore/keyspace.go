@@ -76,7 +76,6 @@ func (d *dbShard) put(key []byte, it item) {
 
 // putOver is put for a caller that has already looked up the slot at k (old, existed).
 func (d *dbShard) putOver(k string, old slot, existed bool, it item) {
-	d.writable()
 	if existed {
 		if Type(old.meta&metaTypeMask) != TypeString && it.typ == TypeString {
 			delete(d.colls, k)
@@ -99,9 +98,6 @@ func (d *dbShard) putOver(k string, old slot, existed bool, it item) {
 			d.flags = make(map[string]uint32)
 		}
 		d.flags[k] = it.flags
-	}
-	if d.keys == nil {
-		d.keys = make(map[string]slot)
 	}
 	d.keys[k] = packSlot(it)
 }
@@ -137,5 +133,8 @@ func (d *dbShard) each(fn func(k string, it item) bool) bool {
 
 // reset empties the db shard.
 func (d *dbShard) reset() {
-	d.keys, d.colls, d.ttl, d.flags, d.tomb = nil, nil, nil, nil, nil
+	if len(d.keys) > 0 {
+		d.keys = make(map[string]slot)
+	}
+	d.colls, d.ttl, d.flags, d.tomb = nil, nil, nil, nil
 }

@@ -504,7 +504,7 @@ func mcFlushCmd(c *Ctx, args [][]byte) {
 	ver := c.nextVer()
 	exp := mcDeadline(delay, c.Now)
 	for i := range c.s.shards {
-		d := c.s.shards[i].db(0)
+		d := &c.s.shards[i].dbs[0]
 		if delay <= 0 || exp.expired {
 			d.reset()
 			d.dropTombstones(ver)
@@ -549,7 +549,7 @@ func (s *Store) MCGet(key []byte, now int64) (MCItem, bool) {
 	sh := &s.shards[shardOf(key)]
 	sh.mu.RLock()
 	defer sh.mu.RUnlock()
-	d := sh.db(0)
+	d := &sh.dbs[0]
 	sl, ok := d.keys[string(key)]
 	if !ok || Type(sl.meta&metaTypeMask) != TypeString {
 		return MCItem{}, false

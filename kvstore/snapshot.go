@@ -14,37 +14,25 @@ import (
 
 // Snapshot format (all integers uvarint unless said otherwise):
 //
-//	magic "NKVSNAP4" applied ver nshards
-//	per shard: dbmask, then per db whose bit is set: db section
-//	db section := tombFloor ntomb (key:bytes ver)* nkeys (key record)*   keys in byte order
+//	magic "NKVSNAP3" applied ver
+//	per shard, per db: tombFloor ntomb (key:bytes ver)* nkeys (key record)*   keys in byte order
 //	key record := key:bytes type:byte ver flags ttl:varint(0 = none) value:bytes
 //	the ZooKeeper tree (zk_snapshot.go)
 //	the idempotent-request table (idempotent.go)
 //
-// A db of a shard that holds no key, no tombstone and a zero watermark is left out of
-// the mask: most are empty, and there are 65536.
-//
-// Older snapshots have no shard count (they hold 256 shards) nor masks (every db has its
-// section), and may lack later sections, which restore empty: "NKVSNAP1" has neither the ZooKeeper tree nor the
-// table, "NKVSNAP2" has no table, "NKVSNAP3" has both.
-//
-// A snapshot of fewer shards restores when its count divides numShards: a key's shard
-// then is its old shard plus a multiple of the old count (the shard is the key's hash
-// modulo the count), so each old shard's keys, tombstones and deletion watermark split
-// exactly into the new shards that it covers.
+// Older snapshots lack the later sections and restore with them empty: "NKVSNAP1" has
+// neither the ZooKeeper tree nor the table, "NKVSNAP2" has no table.
 //
 // Everything that decides a future reply is in it, including the version counter and
 // the deletion watermarks WATCH compares against: a replica restored from a snapshot must
 // go on exactly like one that applied the whole log.
-const snapshotMagic = "NKVSNAP4"
+const snapshotMagic = "NKVSNAP3"
 
-// The magics of older snapshots, of 256 shards: without the ZooKeeper section (V1),
-// without the idempotent-request table (V2), with both (V3).
+// The magics of older snapshots: without the ZooKeeper section (V1), without the
+// idempotent-request table (V2).
 const (
 	snapshotMagicV1 = "NKVSNAP1"
 	snapshotMagicV2 = "NKVSNAP2"
-	snapshotMagicV3 = "NKVSNAP3"
-	oldSnapShards   = 256
 )
 
 // ErrBadSnapshot reports a snapshot that does not decode.
@@ -68,13 +56,12 @@ func (s *Store) Snapshot(w io.Writer) error {
 // (the ZooKeeper tree, the idempotent-request table) are serialized now; a shard is
 // serialized by the writer when it gets there, or by the applier just before the first
 // entry that would change it, whichever comes first. So applying pauses for at most one
-// shard (1/4096 of the keyspace) per shard it touches, instead of for the whole store.
+// shard (1/256 of the keyspace) per shard it touches, instead of for the whole store.
 func (s *Store) BeginSnapshot() (func(io.Writer) error, error) {
 	tx := &snapTx{}
 	tx.head = append(tx.head, snapshotMagic...)
 	tx.head = binary.AppendUvarint(tx.head, s.applied)
 	tx.head = binary.AppendUvarint(tx.head, s.ver)
-	tx.head = binary.AppendUvarint(tx.head, numShards)
 	tx.tail = s.zk.appendSnapshot(nil)
 	tx.tail = s.appendIdemSnapshot(tx.tail)
 	if !s.snap.CompareAndSwap(nil, tx) {
@@ -91,7 +78,7 @@ func (s *Store) BeginSnapshot() (func(io.Writer) error, error) {
 			// A read lock keeps the applier out, which write-locks a shard to change it.
 			// A shard it has not copied yet is serialized as it is, under the lock:
 			// copying it first would allocate the whole keyspace again (106 MB for 1M
-			// keys), and the collector would make the applier pay for it.
+			// keys) for the collector to reclaim.
 			sh := &s.shards[i]
 			sh.mu.RLock()
 			if tx.captured[i] {
@@ -144,12 +131,9 @@ func (s *Store) captureShard(tx *snapTx, i int) {
 		return
 	}
 	tx.captured[i] = true
-	if !s.shards[i].recorded() {
-		return // nil: an empty shard
-	}
 	c := new(shardCopy)
-	for db := range NumDBs {
-		d, cp := s.shards[i].db(db), &c[db]
+	for db := range s.shards[i].dbs {
+		d, cp := &s.shards[i].dbs[db], &c[db]
 		cp.tombFloor = d.tombFloor
 		cp.tomb = maps.Clone(d.tomb)
 		if len(d.keys) == 0 {
@@ -166,65 +150,26 @@ func (s *Store) captureShard(tx *snapTx, i int) {
 	tx.shards[i] = c
 }
 
-// recorded reports whether a snapshot has anything to say of the shard.
-func (sh *shard) recorded() bool {
-	for db := range NumDBs {
-		if sh.db(db).recorded() {
-			return true
-		}
-	}
-	return false
-}
-
-// recorded reports whether a snapshot has anything to say of d.
-func (d *dbShard) recorded() bool { return d.tombFloor != 0 || len(d.tomb) > 0 || len(d.keys) > 0 }
-
-// recorded reports whether a snapshot has anything to say of the captured db.
-func (cp *dbCopy) recorded() bool { return cp.tombFloor != 0 || len(cp.tomb) > 0 || len(cp.keys) > 0 }
-
-// appendShardCopy serializes a captured shard (nil: an empty one) in the snapshot format.
-func appendShardCopy(buf []byte, c *shardCopy) []byte {
-	var mask uint64
-	if c != nil {
-		for db := range c {
-			if c[db].recorded() {
-				mask |= 1 << db
-			}
-		}
-	}
-	buf = binary.AppendUvarint(buf, mask)
-	for db := range NumDBs {
-		if mask&(1<<db) != 0 {
-			buf = appendDBCopy(buf, &c[db])
-		}
-	}
-	return buf
-}
-
 // appendLiveShard serializes a shard as it is now, as appendShardCopy would a copy of it.
 func appendLiveShard(buf []byte, sh *shard) []byte {
-	var mask uint64
-	for db := range NumDBs {
-		if sh.db(db).recorded() {
-			mask |= 1 << db
-		}
-	}
-	buf = binary.AppendUvarint(buf, mask)
-	for db := range NumDBs {
-		if mask&(1<<db) != 0 {
-			d := sh.db(db)
-			view := dbCopy{keys: d.keys, flags: d.flags, ttl: d.ttl, tomb: d.tomb, tombFloor: d.tombFloor}
-			buf = appendDB(buf, &view, d.colls)
-		}
+	for db := range sh.dbs {
+		d := &sh.dbs[db]
+		view := dbCopy{keys: d.keys, flags: d.flags, ttl: d.ttl, tomb: d.tomb, tombFloor: d.tombFloor}
+		buf = appendDB(buf, &view, d.colls)
 	}
 	return buf
 }
 
-// appendDBCopy serializes one db of a captured shard.
-func appendDBCopy(buf []byte, cp *dbCopy) []byte { return appendDB(buf, cp, nil) }
+// appendShardCopy serializes a captured shard in the snapshot format.
+func appendShardCopy(buf []byte, c *shardCopy) []byte {
+	for db := range c {
+		buf = appendDB(buf, &c[db], nil)
+	}
+	return buf
+}
 
-// appendDB serializes one db: cp's maps, and its collections from cp.colls, or from
-// live when it is a view of a shard that is not a copy.
+// appendDB serializes one db of a shard: cp's maps, and its collections from cp.colls,
+// or from live when cp is a view of the shard itself rather than a copy.
 func appendDB(buf []byte, cp *dbCopy, live map[string]collection) []byte {
 	buf = binary.AppendUvarint(buf, cp.tombFloor)
 	buf = binary.AppendUvarint(buf, uint64(len(cp.tomb)))
@@ -258,17 +203,8 @@ func appendDB(buf []byte, cp *dbCopy, live map[string]collection) []byte {
 }
 
 // beforeWrite runs when the applier has write-locked shard i: a snapshot being written
-// takes the shard's content first (copy-on-write), and a shard never written gets its
-// databases.
+// takes the shard's content first (copy-on-write).
 func (s *Store) beforeWrite(i int) {
-	s.capture(i)
-	if s.shards[i].more == nil {
-		s.shards[i].more = new([NumDBs - 1]dbShard)
-	}
-}
-
-// capture hands shard i to the snapshot being written, if any, before it changes.
-func (s *Store) capture(i int) {
 	if tx := s.snap.Load(); tx != nil {
 		s.captureShard(tx, i)
 	}
@@ -364,61 +300,26 @@ func (r *snapReader) bytes() []byte {
 func (s *Store) Restore(rd io.Reader) error {
 	r := &snapReader{r: bufio.NewReaderSize(rd, 1<<16)}
 	magic := make([]byte, len(snapshotMagic))
-	if _, err := io.ReadFull(r.r, magic); err != nil {
-		return fmt.Errorf("%w: magic", ErrBadSnapshot)
-	}
-	version := slices.Index([]string{snapshotMagicV1, snapshotMagicV2, snapshotMagicV3, snapshotMagic}, string(magic)) + 1
-	if version == 0 {
+	if _, err := io.ReadFull(r.r, magic); err != nil || string(magic) != snapshotMagic && string(magic) != snapshotMagicV1 && string(magic) != snapshotMagicV2 {
 		return fmt.Errorf("%w: magic", ErrBadSnapshot)
 	}
 	fresh := New()
 	fresh.applied = r.uvarint()
 	fresh.ver = r.uvarint()
-	count := uint64(oldSnapShards)
-	if version >= 4 {
-		count = r.uvarint()
-	}
-	if r.err != nil {
-		return r.err
-	}
-	if count == 0 || count > numShards || numShards%count != 0 {
-		return fmt.Errorf("%w: %d shards", ErrBadSnapshot, count)
-	}
-	// a shard of the snapshot covers numShards/count of ours
-	split := numShards / int(count)
-	for i := range int(count) {
-		mask := uint64(1)<<NumDBs - 1 // before masks every db had its section
-		if version >= 4 {
-			if mask = r.uvarint(); mask >= 1<<NumDBs {
-				return fmt.Errorf("%w: db mask %#x", ErrBadSnapshot, mask)
-			}
-		}
-		for db := range NumDBs {
-			if mask&(1<<db) == 0 {
-				continue
-			}
-			floor := r.uvarint()
-			for j := i; j < numShards && floor != 0; j += int(count) {
-				fresh.beforeWrite(j)
-				fresh.shards[j].db(db).tombFloor = floor
-			}
+	for i := range fresh.shards {
+		for db := range fresh.shards[i].dbs {
+			d := &fresh.shards[i].dbs[db]
+			d.tombFloor = r.uvarint()
 			nt := r.uvarint()
-			if nt > uint64(maxTombstones*split) {
+			if nt > maxTombstones {
 				return fmt.Errorf("%w: %d tombstones", ErrBadSnapshot, nt)
 			}
 			for k := uint64(0); k < nt && r.err == nil; k++ {
 				key := string(r.bytes())
-				v := r.uvarint()
-				j := shardOfString(key)
-				if j%int(count) != i {
-					return fmt.Errorf("%w: tombstone in the wrong shard", ErrBadSnapshot)
-				}
-				fresh.beforeWrite(j)
-				d := fresh.shards[j].db(db)
 				if d.tomb == nil {
 					d.tomb = map[string]uint64{}
 				}
-				d.tomb[key] = v
+				d.tomb[key] = r.uvarint()
 			}
 			n := r.uvarint()
 			for k := uint64(0); k < n && r.err == nil; k++ {
@@ -434,12 +335,9 @@ func (s *Store) Restore(rd io.Reader) error {
 				if r.err != nil {
 					break
 				}
-				j := shardOfString(key)
-				if j%int(count) != i {
+				if shardOfString(key) != i {
 					return fmt.Errorf("%w: key in the wrong shard", ErrBadSnapshot)
 				}
-				fresh.beforeWrite(j)
-				d := fresh.shards[j].db(db)
 				switch {
 				case typ == TypeString:
 					it.str = string(val)
@@ -466,55 +364,29 @@ func (s *Store) Restore(rd io.Reader) error {
 			}
 		}
 	}
-	if split > 1 {
-		fresh.boundTombstones()
-	}
 	if r.err != nil {
 		return r.err
 	}
-	if version >= 2 {
+	if string(magic) != snapshotMagicV1 {
 		if err := fresh.zk.restore(r); err != nil {
 			return err
 		}
 	}
-	if version >= 3 {
+	if string(magic) == snapshotMagic {
 		if fresh.idem = r.idemTable(); r.err != nil {
 			return r.err
 		}
 	}
 	s.entryMu.RLock()
 	defer s.entryMu.RUnlock()
-	for i := range s.shards { // lockAll(true), without giving shards databases to replace
-		s.shards[i].mu.Lock()
-		s.capture(i)
-	}
+	s.lockAll(true)
 	for i := range s.shards {
-		s.shards[i].db0, s.shards[i].more = fresh.shards[i].db0, fresh.shards[i].more
+		s.shards[i].dbs = fresh.shards[i].dbs
 	}
 	s.applied, s.ver, s.idem = fresh.applied, fresh.ver, fresh.idem
 	s.unlockAll(true)
 	s.zk.replace(&fresh.zk)
 	return nil
-}
-
-// boundTombstones restores the bound on tombstones per shard after a split: a new shard
-// may hold more of an old shard's tombstones than maxTombstones. Such a shard forgets
-// them as a deletion would (see Ctx.removeKey), with its watermark at the newest of
-// them, so every key it forgot reads as changed since any WATCH of before the snapshot.
-func (s *Store) boundTombstones() {
-	for i := range s.shards {
-		for db := range NumDBs {
-			d := s.shards[i].db(db)
-			if len(d.tomb) <= maxTombstones {
-				continue
-			}
-			floor := d.tombFloor
-			for _, v := range d.tomb {
-				floor = max(floor, v)
-			}
-			d.dropTombstones(floor)
-		}
-	}
 }
 
 // Digest is a hash of the whole state (every key, value, TTL, version and deletion
@@ -526,10 +398,10 @@ func (s *Store) Digest() uint64 {
 	var sum uint64
 	var buf []byte
 	for i := range s.shards {
-		for db := range NumDBs {
-			d := s.shards[i].db(db)
+		for db := range s.shards[i].dbs {
+			d := &s.shards[i].dbs[db]
 			if d.tombFloor == 0 && len(d.tomb) == 0 && len(d.keys) == 0 {
-				continue // most of the 65536 are empty: they add nothing
+				continue // most of the 4096 are empty: they add nothing
 			}
 			buf = binary.AppendUvarint(buf[:0], uint64(db))
 			buf = binary.AppendUvarint(buf, uint64(i))

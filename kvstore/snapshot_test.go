@@ -2,10 +2,7 @@ package kvstore
 
 import (
 	"bytes"
-	"encoding/binary"
-	"errors"
 	"fmt"
-	"maps"
 	"math/rand/v2"
 	"testing"
 	"time"
@@ -71,120 +68,6 @@ func TestSnapshotRestoreIsTheSameState(t *testing.T) {
 		if ra != rb {
 			t.Fatalf("%v: %s vs %s", args, ra, rb)
 		}
-	}
-}
-
-// oldSnapshot writes s as nanokv wrote snapshots of 256 shards (magic NKVSNAP1, 2 or 3):
-// each old shard holds what the new shards it covers hold. The new shards of one old
-// shard must share their deletion watermark, as in a store that never dropped
-// tombstones (an old shard had one watermark).
-func oldSnapshot(t testing.TB, s *Store, magic string) []byte {
-	buf := []byte(magic)
-	buf = binary.AppendUvarint(buf, s.applied)
-	buf = binary.AppendUvarint(buf, s.ver)
-	for i := range oldSnapShards {
-		var merged shardCopy
-		for j := i; j < numShards; j += oldSnapShards {
-			for db := range NumDBs {
-				d, cp := s.shards[j].db(db), &merged[db]
-				if d.tombFloor != s.shards[i].db(db).tombFloor {
-					t.Fatalf("shards %d and %d of old shard %d have different watermarks", i, j, i)
-				}
-				cp.tombFloor = d.tombFloor
-				cp.keys = mergeMap(cp.keys, d.keys)
-				cp.flags = mergeMap(cp.flags, d.flags)
-				cp.ttl = mergeMap(cp.ttl, d.ttl)
-				cp.tomb = mergeMap(cp.tomb, d.tomb)
-				for k, c := range d.colls {
-					cp.colls = mergeMap(cp.colls, map[string][]byte{k: c.appendTo(nil)})
-				}
-			}
-		}
-		for db := range merged {
-			buf = appendDBCopy(buf, &merged[db]) // no mask: every db has its section
-		}
-	}
-	if magic != snapshotMagicV1 {
-		buf = s.zk.appendSnapshot(buf)
-	}
-	if magic == snapshotMagicV3 {
-		buf = s.appendIdemSnapshot(buf)
-	}
-	return buf
-}
-
-func mergeMap[V any](dst, src map[string]V) map[string]V {
-	if dst == nil {
-		dst = map[string]V{}
-	}
-	maps.Copy(dst, src)
-	return dst
-}
-
-// A snapshot of 256 shards, as nanokv wrote before it had 4096, restores to the same
-// state, and the restored store goes on like the original.
-func TestRestoreSnapshotOf256Shards(t *testing.T) {
-	a := newHarness(t)
-	populate(a, 2000)
-	b := newHarness(t)
-	b.index, b.now, b.db = a.index, a.now, a.db
-	if err := b.s.Restore(bytes.NewReader(oldSnapshot(t, a.s, snapshotMagicV3))); err != nil {
-		t.Fatal(err)
-	}
-	if a.s.Digest() != b.s.Digest() {
-		t.Fatal("digest differs after restoring a snapshot of 256 shards")
-	}
-	for _, h := range []*harness{a, b} {
-		populate(h, 500)
-	}
-	if a.s.Digest() != b.s.Digest() {
-		t.Fatal("stores diverged after restoring a snapshot of 256 shards")
-	}
-	// a count that does not divide ours is refused
-	var snap bytes.Buffer
-	a.s.Snapshot(&snap)
-	bad := binary.AppendUvarint([]byte(snapshotMagic), a.s.applied)
-	bad = binary.AppendUvarint(bad, a.s.ver)
-	bad = binary.AppendUvarint(bad, 3)
-	if err := New().Restore(bytes.NewReader(bad)); !errors.Is(err, ErrBadSnapshot) {
-		t.Fatalf("3 shards: %v", err)
-	}
-}
-
-// An old shard could hold 16 times the tombstones a new shard keeps. A new shard that
-// gets more than maxTombstones of them forgets them as a deletion would, and the keys it
-// forgot read as deleted at or after their deletion, so a WATCH of them from before the
-// snapshot fails rather than passes.
-func TestRestoreOldSnapshotBoundsTombstones(t *testing.T) {
-	s := New()
-	const j0 = 7
-	deleted := map[string]uint64{}
-	for i := 0; len(deleted) < maxTombstones+10; i++ {
-		if k := fmt.Sprint("t", i); shardOfString(k) == j0 {
-			s.ver++
-			deleted[k] = s.ver
-		}
-	}
-	s.beforeWrite(j0)
-	s.shards[j0].db(0).tomb = maps.Clone(deleted)
-	r := New()
-	if err := r.Restore(bytes.NewReader(oldSnapshot(t, s, snapshotMagicV3))); err != nil {
-		t.Fatal(err)
-	}
-	if d := r.shards[j0].db(0); len(d.tomb) != 0 || d.tombFloor != s.ver {
-		t.Fatalf("shard %d kept %d tombstones, watermark %d; want none, %d", j0, len(d.tomb), d.tombFloor, s.ver)
-	}
-	for k, v := range deleted {
-		if got := r.KeyVersion(0, []byte(k), 0); got < v {
-			t.Fatalf("%s reads as version %d, deleted at %d", k, got, v)
-		}
-	}
-	// the restored store's own snapshot is within the bound, and restores to it
-	var snap bytes.Buffer
-	r.Snapshot(&snap)
-	again := New()
-	if err := again.Restore(&snap); err != nil || again.Digest() != r.Digest() {
-		t.Fatalf("restore of the restored store: %v", err)
 	}
 }
 

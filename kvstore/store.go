@@ -25,21 +25,12 @@ import (
 // NumDBs is the number of logical databases, as Redis's default `databases 16`.
 const NumDBs = 16
 
-// maxTombstones bounds the deletion versions kept per shard and db (see dbShard.tomb):
-// 256k per db in all, as 1024 per shard were when there were 256 shards.
-const maxTombstones = 64
+// maxTombstones bounds the deletion versions kept per shard and db (see dbShard.tomb).
+const maxTombstones = 1024
 
 // numShards splits the keyspace so that readers and the applier rarely meet on one lock,
-// so that no single Go map grows (and rehashes) past ~1/4096 of the keys, and so that a
-// snapshot's copy-on-write copies little: the applier copies a whole shard before the
-// first change to it. While a snapshot of 1M keys was written, the longest apply of a
-// batch of 100 SETs to random keys took 82-120 ms with 256 shards and 15-18 ms with
-// 4096; 12.6 and 1.6-2.0 ms with GOGC=off, which shows what is left to be the
-// collector's (`go test ./kvstore -run '^$' -bench ApplyStall -benchtime 5x`). Reads pay
-// a little, as more shards and map headers fall out of cache: a GET of a random one of
-// 1M keys took 498 ns instead of 482 (medians of six alternating runs of
-// BenchmarkReadGET1MKeys).
-const numShards = 4096
+// and so that no single Go map grows (and rehashes) past ~1/256 of the keys.
+const numShards = 256
 
 // Type is the type of a value, as TYPE reports it.
 type Type uint8
@@ -111,38 +102,9 @@ type dbShard struct {
 	tombFloor uint64
 }
 
-// shard is one lock's part of the keyspace, in every database. Database 0, where most
-// keys live, is inline: a read of it finds the lock and the map in one cache line. The
-// others are allocated when the applier first write-locks the shard (beforeWrite), so
-// the 4096 shards of a small store cost 80 bytes each rather than 800; readers see them
-// as empty until then (db).
 type shard struct {
-	mu   sync.RWMutex
-	db0  dbShard
-	more *[NumDBs - 1]dbShard
-}
-
-// noDB is what readers see of a database in a shard the applier never wrote: nothing.
-// It must never be written; dbShard's writers check.
-var noDB dbShard
-
-// db returns database i of the shard: for a reader, noDB if the shard was never written;
-// the applier, having write-locked the shard, always gets the shard's own.
-func (sh *shard) db(i int) *dbShard {
-	switch {
-	case i == 0:
-		return &sh.db0
-	case sh.more == nil:
-		return &noDB
-	}
-	return &sh.more[i-1]
-}
-
-// writable panics on a write to noDB: a write to a shard the applier did not write-lock.
-func (d *dbShard) writable() {
-	if d == &noDB {
-		panic("kvstore: write to a shard that is not write-locked")
-	}
+	mu  sync.RWMutex
+	dbs [NumDBs]dbShard
 }
 
 // Store is the keyspace. The zero value is not usable; call New.
@@ -181,6 +143,11 @@ func (s *Store) ExpiredCount() uint64 { return s.stats.ExpiredKeys.Load() }
 // New returns an empty store.
 func New() *Store {
 	s := &Store{}
+	for i := range s.shards {
+		for d := range s.shards[i].dbs {
+			s.shards[i].dbs[d].keys = make(map[string]slot)
+		}
+	}
 	s.zk.init()
 	return s
 }
@@ -291,7 +258,7 @@ func (s *Store) DBSize(db int) int {
 	for i := range s.shards {
 		sh := &s.shards[i]
 		sh.mu.RLock()
-		n += len(sh.db(db).keys)
+		n += len(sh.dbs[db].keys)
 		sh.mu.RUnlock()
 	}
 	return n
@@ -302,9 +269,9 @@ func (s *Store) KeyspaceInfo() (keys, expires [NumDBs]int) {
 	for i := range s.shards {
 		sh := &s.shards[i]
 		sh.mu.RLock()
-		for d := range NumDBs {
-			keys[d] += len(sh.db(d).keys)
-			expires[d] += len(sh.db(d).ttl)
+		for d := range sh.dbs {
+			keys[d] += len(sh.dbs[d].keys)
+			expires[d] += len(sh.dbs[d].ttl)
 		}
 		sh.mu.RUnlock()
 	}
@@ -320,8 +287,8 @@ func (s *Store) ExpiredKeys(now int64, max int) []ExpiredKey {
 	for i := range s.shards {
 		sh := &s.shards[i]
 		sh.mu.RLock()
-		for d := range NumDBs {
-			for k, at := range sh.db(d).ttl {
+		for d := range sh.dbs {
+			for k, at := range sh.dbs[d].ttl {
 				if at <= now {
 					out = append(out, ExpiredKey{DB: d, Key: k})
 					if len(out) >= max {

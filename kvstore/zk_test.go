@@ -688,7 +688,10 @@ func TestZKRestoreOldSnapshot(t *testing.T) {
 	h := newZK(t)
 	s := h.session(1000)
 	h.mustCreate(s, "/x", ZKPersistent)
-	old := oldSnapshot(t, New(), snapshotMagicV1)
+	var snap bytes.Buffer
+	New().Snapshot(&snap)
+	old := append([]byte(snapshotMagicV1), snap.Bytes()[len(snapshotMagic):]...)
+	old = old[:len(old)-len(New().zk.appendSnapshot(nil))]
 	if err := h.s.Restore(bytes.NewReader(old)); err != nil {
 		t.Fatal(err)
 	}
