@@ -1,6 +1,9 @@
 package raft
 
-import "fmt"
+import (
+	"fmt"
+	"math"
+)
 
 // raftLog is the log as the core sees it: a compaction point (offset, the index and term
 // of the last entry folded into a snapshot) followed by every later entry, in memory.
@@ -78,6 +81,9 @@ func (l *raftLog) isUpToDate(index, term uint64) bool {
 	return term > lt || (term == lt && index >= l.lastIndex())
 }
 
+// noLimit is slice's maxBytes for a caller that wants the whole range (Ready).
+const noLimit = math.MaxInt
+
 // slice returns entries [lo, hi], capped at maxBytes of data (at least one entry). Within
 // one chunk it aliases the log; the log never writes into memory it has handed out
 // (truncation copies). Across chunks it copies.
@@ -88,8 +94,7 @@ func (l *raftLog) slice(lo, hi uint64, maxBytes int) []Entry {
 	if lo <= l.offset || hi > l.lastIndex() {
 		panic(fmt.Sprintf("raft: slice [%d,%d] outside log (%d,%d]", lo, hi, l.offset, l.lastIndex()))
 	}
-	size := 0
-	for i := lo; i <= hi; i++ {
+	for i, size := lo, 0; i <= hi && maxBytes < noLimit; i++ {
 		size += len(l.at(i).Data)
 		if i > lo && size > maxBytes {
 			hi = i - 1

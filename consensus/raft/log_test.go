@@ -54,7 +54,7 @@ func TestLogMatchesSliceModel(t *testing.T) {
 		}
 		lo := l.offset + 1 + uint64(rng.IntN(len(model)))
 		hi := lo + uint64(rng.IntN(int(l.lastIndex()-lo)+1))
-		maxBytes := 1 << 30
+		maxBytes := noLimit
 		if rng.IntN(2) == 0 {
 			maxBytes = rng.IntN(64 * 10000)
 		}

@@ -1027,7 +1027,7 @@ func (r *Raft) TransferLeader(to uint64) error {
 func (r *Raft) Campaign() { r.campaign(campaignTransfer) }
 
 // PeerDown tells the core that the driver has proof that member id's process is gone
-// (the driver's proof: its member port refuses connections). A follower of id then no
+// (its member port refuses connections). A follower of id then no
 // longer honours id's lease, since a dead process serves no lease reads, and it
 // campaigns within a few ticks instead of a whole election timeout. The delay grows
 // with the member's rank among the surviving voters (1, 3, 5… ticks), so that the
@@ -1248,10 +1248,10 @@ func (r *Raft) Ready() Ready {
 		rd.HardState = hs
 	}
 	if r.log.stable < r.log.lastIndex() {
-		rd.Entries = r.log.slice(r.log.stable+1, r.log.lastIndex(), int(^uint(0)>>1))
+		rd.Entries = r.log.slice(r.log.stable+1, r.log.lastIndex(), noLimit)
 	}
 	if r.log.applied < r.log.committed {
-		rd.CommittedEntries = r.log.slice(r.log.applied+1, r.log.committed, int(^uint(0)>>1))
+		rd.CommittedEntries = r.log.slice(r.log.applied+1, r.log.committed, noLimit)
 	}
 	return rd
 }
