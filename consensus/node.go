@@ -107,6 +107,7 @@ type Node struct {
 	walBuf   []byte    // records appended but not yet written
 	spare    []byte    // the other half of the double buffer
 	unsynced []pending // entries in walBuf, in order
+	spareEnt []pending // the other half of unsynced's double buffer
 	flushing bool      // a proposer is writing the WAL; others wait on flushed
 	flushed  *sync.Cond
 	durable  uint64 // last index written (and synced under FsyncAlways)
@@ -237,7 +238,7 @@ func (n *Node) flushUntil(idx uint64) error {
 		runtime.Gosched()
 		n.mu.Lock()
 		buf, batch, upto := n.walBuf, n.unsynced, n.last
-		n.walBuf, n.unsynced = n.spare[:0], nil
+		n.walBuf, n.unsynced = n.spare[:0], n.spareEnt[:0]
 		n.mu.Unlock()
 		err := n.writeWAL(buf, upto)
 		n.mu.Lock()
@@ -248,8 +249,10 @@ func (n *Node) flushUntil(idx uint64) error {
 			n.cfg.Logf("consensus: WAL failed, refusing writes: %v", err)
 		} else {
 			n.durable = upto
-			n.commitEntries(batch, upto)
+			n.commitEntries(batch, upto) // the apply queue copies the batch
 		}
+		clear(batch) // hold no entry data for the GC's sake
+		n.spareEnt = batch[:0]
 		n.flushed.Broadcast()
 	}
 	return nil

@@ -32,6 +32,30 @@ const (
 // ErrCorrupt reports an entry whose batch does not decode.
 var ErrCorrupt = errors.New("kvstore: corrupt batch")
 
+// Frontends build batches back to back in shared chunks, with CutBatch, instead of one
+// allocation per batch: an allocation per batch grown by append was a third of a
+// single node's allocated bytes under redis-benchmark's pipelined SET.
+const (
+	batchChunk   = 4 << 10  // a fresh chunk holds this many bytes of batches
+	batchMinFree = 256      // less room than this after a batch: start a fresh chunk
+	batchMaxKeep = 64 << 10 // a chunk a huge batch grew is not kept for the next one
+)
+
+// CutBatch ends the batch b and starts the next one. The batch comes back with its
+// capacity cut to its length, so nothing appended later can write into it while the log
+// holds it; next is empty and starts in the free space after it, or in a fresh chunk when
+// too little is left, or when the space is the tail of an array a huge batch grew (a
+// connection must not keep that after its entry is applied). A chunk is freed once every
+// batch in it is.
+func CutBatch(b []byte) (batch, next []byte) {
+	batch = b[:len(b):len(b)]
+	next = b[len(b):]
+	if free := cap(next); free < batchMinFree || free > batchMaxKeep {
+		next = make([]byte, 0, batchChunk)
+	}
+	return batch, next
+}
+
 // AppendCommand appends one client command, run in database db.
 func AppendCommand(dst []byte, db int, args [][]byte) []byte {
 	dst = append(dst, opCommand)

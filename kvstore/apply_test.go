@@ -210,3 +210,33 @@ func TestPlainSetOverwrites(t *testing.T) {
 	h.expectErr("WRONGTYPE", "HGET", "h", "f")
 	h.expect("s", "GET", "h")
 }
+
+func TestCutBatchKeepsBatchesApart(t *testing.T) {
+	var b []byte
+	var batches [][]byte
+	for i := range 200 {
+		b = AppendCommand(b, 0, [][]byte{[]byte("SET"), fmt.Appendf(nil, "k%d", i), []byte("v")})
+		var batch []byte
+		batch, b = CutBatch(b)
+		if len(b) != 0 {
+			t.Fatalf("next batch starts with %d bytes", len(b))
+		}
+		batches = append(batches, batch)
+	}
+	// appending to an old batch must not write into the batches after it
+	batches[0] = append(batches[0], "garbage"...)
+	for i, batch := range batches[1:] {
+		want := AppendCommand(nil, 0, [][]byte{[]byte("SET"), fmt.Appendf(nil, "k%d", i+1), []byte("v")})
+		if string(batch) != string(want) {
+			t.Fatalf("batch %d = %q, want %q", i+1, batch, want)
+		}
+	}
+	// a chunk that a huge batch grew is not kept for the next batch
+	huge := AppendCommand(nil, 0, [][]byte{[]byte("SET"), []byte("k"), make([]byte, 1<<20)})
+	grown := make([]byte, len(huge), len(huge)+256<<10)
+	copy(grown, huge)
+	_, next := CutBatch(grown)
+	if cap(next) > batchMaxKeep {
+		t.Fatalf("next batch keeps %d bytes of a huge batch's array", cap(next))
+	}
+}

@@ -259,10 +259,10 @@ func (c *conn) flushBatch() {
 	if c.nops == 0 {
 		return
 	}
-	data, blind := c.batch, c.blind
-	// the log keeps data until it is applied (a cluster's log until it is compacted, so
-	// the next batch starts empty: a buffer sized ahead would be kept with its slack)
-	c.batch, c.nops = nil, 0
+	// the log keeps data until it is applied (a cluster's log until it is compacted)
+	data, next := kvstore.CutBatch(c.batch)
+	blind := c.blind
+	c.batch, c.nops = next, 0
 	c.barrierOK = false
 	c.results = c.results[:0]
 	var err error

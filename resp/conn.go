@@ -245,10 +245,10 @@ func (c *conn) flushBatch() {
 	if c.batchOps == 0 {
 		return
 	}
-	data, n, blind := c.batch, c.batchOps, c.batchBlind
-	// the log keeps data until it is applied (a cluster's log until it is compacted, so
-	// the next batch starts empty: a buffer sized ahead would be kept with its slack)
-	c.batch, c.batchOps = nil, 0
+	// the log keeps data until it is applied (a cluster's log until it is compacted)
+	data, next := kvstore.CutBatch(c.batch)
+	n, blind := c.batchOps, c.batchBlind
+	c.batch, c.batchOps = next, 0
 	c.propose(data, n, blind)
 }
 

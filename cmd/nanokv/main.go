@@ -51,6 +51,7 @@ type options struct {
 	config      string
 	version     bool
 	cpuprofile  string
+	memprofile  string
 	trace       string
 }
 
@@ -77,6 +78,7 @@ func newFlagSet(o *options, stderr io.Writer) *flag.FlagSet {
 	fs.StringVar(&o.config, "config", "", "config file: one 'flag value' per line, same names as the flags")
 	fs.BoolVar(&o.version, "version", false, "print the version and exit")
 	fs.StringVar(&o.cpuprofile, "cpuprofile", "", "write a Go CPU profile to this file until shutdown")
+	fs.StringVar(&o.memprofile, "memprofile", "", "write a Go allocation profile (go tool pprof -sample_index=alloc_space) to this file at shutdown")
 	fs.StringVar(&o.trace, "trace", "", "write a Go execution trace (go tool trace) to this file until shutdown")
 	return fs
 }
@@ -180,6 +182,18 @@ func run(args []string, stdout, stderr io.Writer) error {
 		}
 		defer func() {
 			pprof.StopCPUProfile()
+			f.Close()
+		}()
+	}
+	if o.memprofile != "" {
+		f, err := os.Create(o.memprofile)
+		if err != nil {
+			return err
+		}
+		defer func() {
+			if err := pprof.Lookup("allocs").WriteTo(f, 0); err != nil {
+				logger.Printf("memprofile: %v", err)
+			}
 			f.Close()
 		}()
 	}
