@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net"
+	"runtime"
 	"time"
 
 	"github.com/nanokv/nanokv/internal/netserve"
@@ -152,7 +153,11 @@ func (c *conn) serve() {
 	buf := make([]byte, readBufSize)
 	start, end, need := 0, 0, 0
 	lim := Limits{ItemSizeMax: c.s.cfg.ItemSizeMax, MaxLine: maxGetLine}
-	for {
+	netserve.ReadLoop(c.nc, func() []byte { return buf[end:] }, func(n int) bool {
+		end += n
+		c.s.stats.bytesRead.Add(uint64(n))
+		c.now = time.Now().UnixMilli()
+		c.barrierOK = false
 		for start < end && end-start >= need && !c.quit {
 			if c.swallow > 0 {
 				k := min(c.swallow, end-start)
@@ -169,7 +174,7 @@ func (c *conn) serve() {
 				// memcached closes a connection that sends a huge line that is no get
 				c.flushBatch()
 				c.flushOut()
-				return
+				return false
 			}
 			need = 0
 			c.scratch = req.Tokens[:0]
@@ -178,8 +183,12 @@ func (c *conn) serve() {
 			c.handle(&req)
 		}
 		c.flushBatch()
+		// Let the other connections woken by the same poll run first, so that the
+		// replies leave together, as memcached's event loop sends them; see resp's
+		// conn.serve for what replies written one at a time cost the clients.
+		runtime.Gosched()
 		if !c.flushOut() || c.quit {
-			return
+			return false
 		}
 		if start == end {
 			start, end = 0, 0
@@ -199,17 +208,8 @@ func (c *conn) serve() {
 				buf = nb
 			}
 		}
-		n, err := c.nc.Read(buf[end:])
-		if n > 0 {
-			end += n
-			c.s.stats.bytesRead.Add(uint64(n))
-			c.now = time.Now().UnixMilli()
-			c.barrierOK = false
-		}
-		if err != nil {
-			return
-		}
-	}
+		return true
+	})
 }
 
 // flushOut writes the buffered replies; false if the connection failed.
