@@ -6,8 +6,9 @@ import (
 )
 
 // ReadLoop reads from nc until the connection fails or got returns false: each read
-// goes into the buffer space returns, and got is told how many bytes arrived. got runs
-// on the calling goroutine; it may block, and write to nc.
+// goes into the buffer space returns (never empty: a read of nothing reads as the peer
+// closing), and got is told how many bytes arrived. got runs on the calling goroutine;
+// it may block, and write to nc.
 //
 // Read on a net.Conn tries the socket first and asks the poller only when that fails,
 // so a server that answers what it read and reads again makes one read per request
