@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -74,6 +75,8 @@ type TCPTransport struct {
 
 	stop chan struct{}
 	wg   sync.WaitGroup
+
+	probesDone atomic.Int64 // probes that have finished, whatever they found
 }
 
 type peer struct {
@@ -475,6 +478,7 @@ const (
 // and it probes nothing back.
 func (t *TCPTransport) probe(id uint64) {
 	defer t.wg.Done()
+	defer t.probesDone.Add(1)
 	t.mu.Lock()
 	p := t.peers[id]
 	t.mu.Unlock()

@@ -9,6 +9,7 @@ import (
 	"os"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -138,8 +139,8 @@ func TestTransportReportsDeadPeer(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	accepted := make(chan struct{}, 16)
-	a, err := ListenTransport(TransportConfig{ID: 1, ClusterID: 7, Listener: acceptNotifier{ln, accepted},
+	accepted := new(atomic.Int64)
+	a, err := ListenTransport(TransportConfig{ID: 1, ClusterID: 7, Listener: acceptCounter{ln, accepted},
 		Deliver: func(raft.Message) {}})
 	if err != nil {
 		t.Fatal(err)
@@ -148,8 +149,10 @@ func TestTransportReportsDeadPeer(t *testing.T) {
 	b.SetPeer(1, a.Addr())
 
 	// One connection from member 1 breaks while member 1 still runs: b's probe
-	// connects, every time it tries, and reports nothing. (Member 1's listener accepts
-	// b's own connection to it, and the probes.)
+	// connects, every time it tries, and reports nothing. The probe must be over before
+	// member 1 dies: its last dial would be refused then, and rightly report. (Counting
+	// the dials member 1 accepts cannot tell: b's own connection to it may be dialled
+	// once or twice, as the break also makes b's writer dial again.)
 	c, err := net.Dial("tcp", b.Addr())
 	if err != nil {
 		t.Fatal(err)
@@ -158,12 +161,20 @@ func TestTransportReportsDeadPeer(t *testing.T) {
 		t.Fatal(err)
 	}
 	c.Close()
-	for range 1 + probeAttempts {
-		select {
-		case <-accepted:
-		case <-time.After(10 * time.Second):
-			t.Fatal("the live peer was not probed")
+	for deadline := time.Now().Add(10 * time.Second); b.probesDone.Load() < 1; {
+		if time.Now().After(deadline) {
+			t.Fatal("the live peer's probe did not finish")
 		}
+		time.Sleep(time.Millisecond)
+	}
+	if len(down) != 0 {
+		t.Fatal("the live peer was reported")
+	}
+	for deadline := time.Now().Add(10 * time.Second); accepted.Load() < probeAttempts; {
+		if time.Now().After(deadline) {
+			t.Fatalf("member 1 accepted %d connections; the probe dials %d times", accepted.Load(), probeAttempts)
+		}
+		time.Sleep(time.Millisecond)
 	}
 
 	// Member 1 dies: its connection ends and its port refuses.
@@ -181,20 +192,20 @@ func TestTransportReportsDeadPeer(t *testing.T) {
 	}
 	b.Close() // waits for every probe
 	if n := len(down); n != 0 {
-		t.Fatalf("%d more reports: the live peer was reported too", n)
+		t.Fatalf("the dead peer was reported %d more times", n)
 	}
 }
 
-// acceptNotifier signals every connection its listener accepts.
-type acceptNotifier struct {
+// acceptCounter counts the connections its listener accepts.
+type acceptCounter struct {
 	net.Listener
-	accepted chan<- struct{}
+	accepted *atomic.Int64
 }
 
-func (l acceptNotifier) Accept() (net.Conn, error) {
+func (l acceptCounter) Accept() (net.Conn, error) {
 	c, err := l.Listener.Accept()
 	if err == nil {
-		l.accepted <- struct{}{}
+		l.accepted.Add(1)
 	}
 	return c, err
 }
