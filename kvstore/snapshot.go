@@ -401,7 +401,7 @@ func (s *Store) Digest() uint64 {
 		for db := range s.shards[i].dbs {
 			d := &s.shards[i].dbs[db]
 			if d.tombFloor == 0 && len(d.tomb) == 0 && len(d.keys) == 0 {
-				continue // most of the 4096 are empty: they add nothing
+				continue // an empty db of a shard adds nothing (most of the 16 dbs are empty)
 			}
 			buf = binary.AppendUvarint(buf[:0], uint64(db))
 			buf = binary.AppendUvarint(buf, uint64(i))

@@ -52,6 +52,16 @@ func echo(nc net.Conn, size int, stopAt int) <-chan struct{} {
 	return done
 }
 
+// ended fails the test unless ReadLoop has returned (done closed) within 10 s.
+func ended(t *testing.T, done <-chan struct{}) {
+	t.Helper()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("ReadLoop did not return")
+	}
+}
+
 // Request and response, one at a time: every request arrives while the loop waits for
 // the poller after a read that drained the socket. A lost wake-up hangs the exchange,
 // and the client's deadline fails the test.
@@ -73,7 +83,7 @@ func TestReadLoopWaitsForEachRequest(t *testing.T) {
 		}
 	}
 	client.Close()
-	<-done
+	ended(t, done)
 }
 
 // A read that fills the buffer is followed by another at once: a write much larger
@@ -92,21 +102,21 @@ func TestReadLoopReadsOnAfterAFullBuffer(t *testing.T) {
 		t.Fatal("echo differs from what was sent")
 	}
 	client.Close()
-	<-done
+	ended(t, done)
 }
 
 func TestReadLoopStopsWhenGotSaysSo(t *testing.T) {
 	client, server := pair(t)
 	done := echo(server, 64, 3)
 	client.Write([]byte("abc"))
-	<-done // returns without the client closing
+	ended(t, done) // without the client closing
 }
 
 func TestReadLoopEndsWhenTheConnIsClosed(t *testing.T) {
 	_, server := pair(t)
 	done := echo(server, 64, 0)
 	server.Close() // the loop is waiting for the poller: the wait fails
-	<-done
+	ended(t, done)
 }
 
 // A net.Conn that is no socket is read with Read.
@@ -121,5 +131,5 @@ func TestReadLoopOnAPipe(t *testing.T) {
 		t.Fatalf("got %q, %v", got, err)
 	}
 	client.Close()
-	<-done
+	ended(t, done)
 }
