@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -620,6 +621,12 @@ func (n *RaftNode) run() {
 			}
 		case p := <-n.propc:
 			catchUp()
+			// Let the connections that the same poll woke propose before this batch is
+			// cut: on a loaded machine they are runnable but not yet run, and without the
+			// yield each would get its own batch, datagram and follower wake-up. Measured
+			// (three members, redis-benchmark SET -c 50 -P 1, offload): 2 proposals per
+			// batch and 38–42k ops/s without it, 7 and 49–50k with it.
+			runtime.Gosched()
 			batch = append(batch[:0], p)
 		prop:
 			for len(batch) < 1024 {
