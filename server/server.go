@@ -84,8 +84,8 @@ type Config struct {
 	// FollowerProxy is RedisRaft's follower-proxy: followers serve Redis clients by
 	// forwarding to the leader instead of answering -MOVED.
 	FollowerProxy bool
-	// AdaptiveProcs lets a single node run on one P until it saturates a core
-	// (procs.go); a process serves one node when it sets this.
+	// AdaptiveProcs lets the process run on one P until it saturates a core
+	// (procs.go); a process serves one node or member when it sets this.
 	AdaptiveProcs bool
 	// Offload runs a cluster member in --mode offload: the common case of replication
 	// goes through a nicoffload engine over UDP, on the member's address.
@@ -217,8 +217,12 @@ func Start(cfg Config) (*Server, error) {
 	} else {
 		startGCTuner(s.stop, memberHeadroom, memberJitter)
 	}
-	if cfg.AdaptiveProcs && s.node != nil {
-		startProcTuner(s.stop)
+	if cfg.AdaptiveProcs {
+		pol := singleProcs
+		if s.node == nil {
+			pol = memberProcs
+		}
+		startProcTuner(s.stop, pol)
 	}
 	return s, nil
 }
