@@ -19,11 +19,12 @@ import (
 // applier runs beside the connections, needs two (904k against 708k).
 //
 // Saturation alone therefore cannot decide; throughput can. The tuner runs one P while
-// that P is not saturated. Once it is (procsUpWindows windows in a row at procsUpBusy
-// of a core), it tries the other Ps for procsTrial windows, and keeps them only if the
-// process then delivers procsUpGain more (bytes written to clients per second, by every
-// frontend). While at more than one P it tries one P again every hold, and keeps it
-// unless delivery drops by procsDownLoss. A trial that confirms the current setting
+// that P is not busy (procsUpWindows windows in a row at UpBusy of a core; a single
+// node's is procsUpBusy, saturation). Once it is, it tries the other Ps for procsTrial
+// windows, and keeps them only if the process then delivers UpGain more (bytes written
+// to clients per second, by every frontend). While at more than one P it tries one P
+// again every hold, and keeps it unless delivery drops by DownLoss. Cluster members run
+// the same tuner with memberProcs' margins. A trial that confirms the current setting
 // doubles the hold (up to procsMaxHold); a delivery rate far from the one the trial
 // settled on ends the hold, and a window with the load gone (below procsIdleBusy of a
 // core) returns to one P at once. A switch takes effect at once
