@@ -265,12 +265,12 @@ func StartRaft(cfg RaftConfig) (*RaftNode, error) {
 			n.commit.advance(snap.Index)
 			n.applied.advance(snap.Index)
 			n.snapIndex = snap.Index
-			removeOldSnapshots(cfg.Dir, snap.Index) // one written but not yet recorded when we stopped
+			removeOldSnapshots(cfg.Dir, snap.Index, true) // one written but not yet recorded when we stopped
 			n.lastApplied = Entry{Index: snap.Index, Term: snap.Term, Time: snap.Time}
 			cfg.Logf("consensus: member %d loaded its snapshot at index %d", cfg.ID, snap.Index)
 		}
 		if replayed.Snapshot == nil {
-			removeOldSnapshots(cfg.Dir, 0)
+			removeOldSnapshots(cfg.Dir, 0, true)
 		}
 		n.storage, st = storage, replayed
 		if len(st.Entries) > 0 {
@@ -739,7 +739,7 @@ func (n *RaftNode) installSnapshot(rd *raft.Ready) error {
 	if err := n.storage.save(&raft.Ready{Entries: rd.Entries}); err != nil {
 		return err
 	}
-	removeOldSnapshots(n.cfg.Dir, meta.Index)
+	removeOldSnapshots(n.cfg.Dir, meta.Index, false)
 	n.logBytes = 0
 	n.stats.Installed.Add(1)
 	n.snapIndex = max(n.snapIndex, meta.Index)
@@ -832,7 +832,7 @@ func (n *RaftNode) compact1(res snapResult) error {
 	trailing := n.cfg.SnapshotTrailing
 	n.r.Compact(meta, trailing)
 	n.stats.Compactions.Add(1)
-	removeOldSnapshots(n.cfg.Dir, meta.Index)
+	removeOldSnapshots(n.cfg.Dir, meta.Index, false)
 	n.logBytes = 0
 	return nil
 }

@@ -80,8 +80,13 @@ func loadSnapshotFile(dir string, index uint64, sm Snapshotter) error {
 	return nil
 }
 
-// removeOldSnapshots deletes snapshot files (and leftover .tmp files) other than keep's.
-func removeOldSnapshots(dir string, keep uint64) {
+// removeOldSnapshots deletes the snapshot files other than keep's. A running member
+// removes only finished snapshots (.snap): a .tmp may be the snapshot its applier is
+// writing, and a .recv one the leader is sending, or has sent and the Raft loop is about
+// to install; deleting that one made the install fail and stopped the member. With
+// leftovers (at start, when nothing is in flight) the .tmp and .recv files that a crash
+// left go too.
+func removeOldSnapshots(dir string, keep uint64, leftovers bool) {
 	ents, err := os.ReadDir(dir)
 	if err != nil {
 		return
@@ -89,7 +94,10 @@ func removeOldSnapshots(dir string, keep uint64) {
 	want := filepath.Base(snapshotPath(dir, keep))
 	for _, e := range ents {
 		name := e.Name()
-		if strings.HasPrefix(name, "snap-") && name != want {
+		if !strings.HasPrefix(name, "snap-") || name == want {
+			continue
+		}
+		if leftovers || strings.HasSuffix(name, ".snap") {
 			os.Remove(filepath.Join(dir, name))
 		}
 	}

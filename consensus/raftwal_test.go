@@ -177,3 +177,41 @@ func TestRaftStorageReplaysAcrossCompactions(t *testing.T) {
 		t.Fatalf("hard state %+v", st.HardState)
 	}
 }
+
+// A running member that finishes its own snapshot must not delete a snapshot the leader
+// is sending, or has sent and the Raft loop is about to install: that install then
+// failed with "no such file or directory" and stopped the member (seen as a flaky
+// TestClusterCatchUpBySnapshot). Only at start, with nothing in flight, do leftovers go.
+func TestRemoveOldSnapshotsSparesThoseInFlight(t *testing.T) {
+	dir := t.TempDir()
+	files := map[string]bool{ // name: kept while running
+		filepath.Base(snapshotPath(dir, 10)):                  false, // older snapshot
+		filepath.Base(snapshotPath(dir, 20)):                  true,  // the one kept
+		filepath.Base(snapshotPath(dir, 30)) + ".tmp":         true,  // the applier writing one
+		filepath.Base(receivedSnapshotPath(dir, 40)):          true,  // received, not installed yet
+		filepath.Base(receivedSnapshotPath(dir, 50)) + ".tmp": true,  // being received
+		"wal-0000000000000001":                                true,  // not a snapshot
+	}
+	for name := range files {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte("x"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	exists := func(name string) bool {
+		_, err := os.Stat(filepath.Join(dir, name))
+		return err == nil
+	}
+	removeOldSnapshots(dir, 20, false)
+	for name, kept := range files {
+		if exists(name) != kept {
+			t.Errorf("running member: %s exists %v, want %v", name, exists(name), kept)
+		}
+	}
+	removeOldSnapshots(dir, 20, true)
+	for name := range files {
+		want := name == filepath.Base(snapshotPath(dir, 20)) || name == "wal-0000000000000001"
+		if exists(name) != want {
+			t.Errorf("at start: %s exists %v, want %v", name, exists(name), want)
+		}
+	}
+}
