@@ -191,8 +191,14 @@ func TestTransportReportsDeadPeer(t *testing.T) {
 		t.Fatal("the dead peer was not reported")
 	}
 	b.Close() // waits for every probe
-	if n := len(down); n != 0 {
-		t.Fatalf("the dead peer was reported %d more times", n)
+	// More than one of member 1's connections may break as it dies (its writer can be
+	// redialling as it closes), and each break is probed: a dead peer may be reported
+	// again, which raft.PeerDown ignores (it has dropped that leader already). Only
+	// another member must not be reported.
+	for len(down) > 0 {
+		if id := <-down; id != 1 {
+			t.Fatalf("reported member %d", id)
+		}
 	}
 }
 
