@@ -215,7 +215,10 @@ func TestEnginesOverUDP(t *testing.T) {
 	}
 	addrs := map[uint64]string{}
 	for id := uint64(1); id <= 3; id++ {
-		m := &member{e: New(Config{ClusterID: testCluster})}
+		// Timeouts far above a scheduling hiccup: under -race, on two cores shared with
+		// other test binaries, a follower went unscheduled for the default 8 × 1 ms, and
+		// the leader handed both to software recovery, which this test has none of.
+		m := &member{e: New(Config{ClusterID: testCluster, RetransmitTimeout: 20 * time.Millisecond, MaxRetransmits: 50})}
 		tr, err := ListenUDP(UDPConfig{ClusterID: testCluster, Listen: "127.0.0.1:0", Handler: func(pkts []Packet) {
 			m.mu.Lock()
 			defer m.mu.Unlock()
