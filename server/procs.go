@@ -111,7 +111,10 @@ func (t *procTuner) next(busy, rate float64) int {
 		if t.cur == 1 {
 			keep = mean >= t.baseRate*(1-t.pol.DownLoss) // one P need only not lose
 		} else {
-			keep = mean >= t.baseRate*(1+t.pol.UpGain) // more Ps must earn their cost
+			// More Ps must earn their cost, and a process that delivers nothing to clients
+			// (a busy follower, a noreply load) shows no gain: by a zero margin 0 ≥ 0 would keep them, and
+			// the next trial of one P would take them back, over and over.
+			keep = mean > 0 && mean >= t.baseRate*(1+t.pol.UpGain)
 		}
 		t.trial = 0
 		t.holdRate = mean

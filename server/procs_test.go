@@ -69,6 +69,12 @@ func TestProcTunerKeepsWhatDelivers(t *testing.T) {
 	run("member, request-response",
 		[]step{{0.7, 1000, 2}, {0.9, 990, 2}, {0.9, 980, 1}}, // two deliver less: one P
 	)
-	// A follower delivers nothing to clients and is rarely busy: it stays on one P.
-	run("follower", repeat(50, step{0.4, 0, 1}))
+	// A follower delivers nothing to clients. Below 0.6 of a core it never tries two Ps;
+	// above, a trial shows no gain, so it returns to one and holds there.
+	run("follower", repeat(50, step{0.55, 0, 1}))
+	run("busy follower",
+		[]step{{0.7, 0, 2}, {0.9, 0, 2}, {0.9, 0, 1}},
+		repeat(2*procsMinHold-1, step{0.7, 0, 1}),
+		[]step{{0.7, 0, 2}},
+	)
 }
