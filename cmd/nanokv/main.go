@@ -21,6 +21,7 @@ import (
 )
 
 func main() {
+	beforeServe = reexecForSysmon
 	if err := run(os.Args[1:], os.Stdout, os.Stderr); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			os.Exit(0)
@@ -28,6 +29,27 @@ func main() {
 		fmt.Fprintln(os.Stderr, "nanokv:", err)
 		os.Exit(1)
 	}
+}
+
+// beforeServe runs once the command line is known to start a server, before the server
+// opens anything. main sets it to reexecForSysmon; the tests that call run leave it be.
+var beforeServe = func() {}
+
+// reexecForSysmon runs this process again, in place (the same pid, arguments and
+// descriptors), with the GODEBUG setting that keeps the runtime's sysmon thread from
+// costing a cluster member a tenth of its throughput (server/sysmon.go). The runtime
+// reads that setting only at start. If GODEBUG sets it already, or the executable
+// cannot be run again, the server starts without re-executing.
+func reexecForSysmon() {
+	env, ok := server.SysmonEnv(os.Environ())
+	if !ok {
+		return
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		return
+	}
+	_ = syscall.Exec(exe, os.Args, env) // returns only if it failed
 }
 
 type options struct {
@@ -171,6 +193,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 			words = append(words, w)
 		}
 	}
+	beforeServe()
 	logger := log.New(stderr, "", log.LstdFlags|log.Lmicroseconds)
 	if o.cpuprofile != "" {
 		f, err := os.Create(o.cpuprofile)

@@ -220,6 +220,36 @@ func TestSIGTERMShutsDownCleanly(t *testing.T) {
 	}
 }
 
+// A server process re-executes itself with the GODEBUG setting of server.SysmonEnv, in
+// place, unless the user set schedtrace.
+func TestServerProcessRunsWithSysmonAwake(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts processes")
+	}
+	godebugOf := func(p *proc) string {
+		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/environ", p.cmd.Process.Pid))
+		if err != nil {
+			t.Skipf("no /proc here: %v", err)
+		}
+		for _, kv := range strings.Split(string(b), "\x00") {
+			if v, ok := strings.CutPrefix(kv, "GODEBUG="); ok {
+				return v
+			}
+		}
+		return ""
+	}
+	t.Setenv("GODEBUG", "gctrace=0")
+	p := startNode(t, "--memory-only", "--zk", "", "--memcache", "")
+	if got := godebugOf(p); got != "gctrace=0,schedtrace=2147483647" {
+		t.Fatalf("GODEBUG of the server process is %q", got)
+	}
+	t.Setenv("GODEBUG", "schedtrace=0")
+	p = startNode(t, "--memory-only", "--zk", "", "--memcache", "")
+	if got := godebugOf(p); got != "schedtrace=0" {
+		t.Fatalf("GODEBUG of the server process is %q; the user's schedtrace=0 should stand", got)
+	}
+}
+
 func TestVersionFlag(t *testing.T) {
 	var out bytes.Buffer
 	if err := run([]string{"--version"}, &out, &out); err != nil {
