@@ -239,7 +239,7 @@ func (h *harness) each(ctx context.Context, scenario string, systems []*system, 
 			rows = append(rows, Row{System: s.name, Test: test, Failed: err.Error()})
 			continue
 		}
-		in, err := s.start(ctx, h, s, dir)
+		in, err := startRetrying(ctx, h, s, dir)
 		if err != nil {
 			var se *skipError
 			if errors.As(err, &se) {
@@ -263,6 +263,29 @@ func (h *harness) each(ctx context.Context, scenario string, systems []*system, 
 		}
 	}
 	return rows
+}
+
+// startTries bounds the starts of one system that fail on a port taken meanwhile.
+const startTries = 3
+
+// startRetrying starts s, again (on fresh ports) when a process exited because its port
+// was taken between freePort's close and its bind: the members of a cluster dial each
+// other while later members start, and each dial takes an ephemeral port, which may be
+// one picked for a member not yet bound (seen once: a 5-member start in a --full run).
+func startRetrying(ctx context.Context, h *harness, s *system, dir string) (*instance, error) {
+	for try := 1; ; try++ {
+		in, err := s.start(ctx, h, s, dir)
+		var ee *exitedError
+		if err == nil || try == startTries || !errors.As(err, &ee) || !ee.portTaken() {
+			return in, err
+		}
+		h.prog.println(fmt.Sprintf("%s: a port was taken while starting; starting again (%v)", s.name, err))
+		sub, merr := os.MkdirTemp(dir, fmt.Sprintf("try%d-", try+1))
+		if merr != nil {
+			return nil, err
+		}
+		dir = sub
+	}
 }
 
 // leaderAddr is the address clients of proto should use: the leader's.

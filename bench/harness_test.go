@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -199,5 +201,37 @@ func TestBenchResultsDirParses(t *testing.T) {
 	}
 	if pngs, _ := filepath.Glob(filepath.Join(dir, "*.png")); len(pngs) == 0 {
 		t.Error("no plot")
+	}
+}
+
+// A start that failed because a member's port was taken meanwhile is tried again, on a
+// directory of its own; any other failure, and the third taken port, are final.
+func TestStartRetriesOnlyATakenPort(t *testing.T) {
+	h := &harness{prog: newProgress(io.Discard)}
+	taken := &exitedError{name: "n/node4", tail: "nanokv: listen tcp 127.0.0.1:39495: bind: address already in use"}
+	run := func(errs ...error) (calls int, dirs []string, err error) {
+		s := &system{name: "n", start: func(_ context.Context, _ *harness, _ *system, dir string) (*instance, error) {
+			calls++
+			dirs = append(dirs, dir)
+			if calls <= len(errs) && errs[calls-1] != nil {
+				return nil, errs[calls-1]
+			}
+			return &instance{}, nil
+		}}
+		_, err = startRetrying(context.Background(), h, s, t.TempDir())
+		return calls, dirs, err
+	}
+	if calls, dirs, err := run(taken); err != nil || calls != 2 || dirs[0] == dirs[1] {
+		t.Errorf("one taken port: %d starts in %q, err %v; want 2 starts in two dirs, no error", calls, dirs, err)
+	}
+	if calls, _, err := run(taken, taken, taken); err == nil || calls != startTries {
+		t.Errorf("taken every time: %d starts, err %v; want %d and the error", calls, err, startTries)
+	}
+	other := &exitedError{name: "n/node1", tail: "nanokv: --peers: bad"}
+	if calls, _, err := run(other); err == nil || calls != 1 {
+		t.Errorf("another failure: %d starts, err %v; want 1 and the error", calls, err)
+	}
+	if calls, _, err := run(errors.New("not ready")); err == nil || calls != 1 {
+		t.Errorf("a plain error: %d starts, err %v; want 1 and the error", calls, err)
 	}
 }

@@ -135,7 +135,7 @@ func lastLines(s string, n int) string {
 }
 
 // freePort asks the OS for a free loopback port. Between the close and the server's
-// bind another process could take it; on a benchmark machine that does not happen.
+// bind another process could take it (startRetrying starts again then).
 func freePort() (int, error) {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -187,6 +187,9 @@ type exitedError struct{ name, tail string }
 func (e *exitedError) Error() string {
 	return fmt.Sprintf("%s exited while starting: %s", e.name, e.tail)
 }
+
+// portTaken reports whether the process could not bind its address.
+func (e *exitedError) portTaken() bool { return strings.Contains(e.tail, "address already in use") }
 
 // unsupported reports whether the process refused a configuration this build lacks
 // (nanokv says "not in this build" or "in this build"), which is a skip, not a failure.
