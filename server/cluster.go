@@ -37,9 +37,20 @@ type cluster struct {
 	id     uint64 // the cluster id (RedisRaft's dbid), 16 hex digits on the wire
 	nodeID uint64
 	addr   string // this member's address
+	// deadlines bound the requests of clients (deadline.go)
+	deadlines sharedDeadlines
 }
 
 func (c *cluster) timeout() time.Duration { return time.Duration(c.timeoutNs.Load()) }
+
+// requestCtx bounds a client's request by the request timeout, and by parent's own end
+// if it has one.
+func (c *cluster) requestCtx(parent context.Context) (context.Context, context.CancelFunc) {
+	if parent.Done() == nil {
+		return c.deadlines.after(c.timeout()), func() {}
+	}
+	return context.WithTimeout(parent, c.timeout())
+}
 
 // ClusterID derives the id every member of a static cluster agrees on from its member
 // list, so that members started with different --peers refuse each other.
@@ -228,7 +239,7 @@ func (c *cluster) clientError(err error) error {
 }
 
 func (c *cluster) propose(data []byte, local any) error {
-	ctx, cancel := context.WithTimeout(context.Background(), c.timeout())
+	ctx, cancel := c.requestCtx(context.Background())
 	defer cancel()
 	var err error
 	if c.proxy.Load() {
@@ -243,7 +254,7 @@ func (c *cluster) propose(data []byte, local any) error {
 }
 
 func (c *cluster) readBarrier(ctx context.Context) error {
-	ctx, cancel := context.WithTimeout(ctx, c.timeout())
+	ctx, cancel := c.requestCtx(ctx)
 	defer cancel()
 	err := c.raft.ReadBarrier(ctx)
 	if errors.Is(err, raft.ErrNotLeader) && c.proxy.Load() {

@@ -58,7 +58,7 @@ func (s *Server) ProposeAnywhere(batch []byte, sink kvstore.Sink) error {
 		local = sink
 	}
 	if c := s.cl(); c != nil {
-		ctx, cancel := context.WithTimeout(context.Background(), c.timeout())
+		ctx, cancel := c.requestCtx(context.Background())
 		defer cancel()
 		_, err := c.raft.ProposeForward(ctx, batch, local)
 		return err
