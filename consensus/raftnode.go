@@ -344,12 +344,19 @@ func (n *RaftNode) ProposeForward(ctx context.Context, data []byte, local any) (
 }
 
 func (n *RaftNode) propose1(ctx context.Context, p *proposal) (uint64, error) {
+	// The inbox has room but for a loop that fell far behind: try the plain send first,
+	// which costs a fraction of a three-way select (5% of a leader's CPU was selectgo).
+	// A proposal queued to a loop that is stopping is answered by the wait below.
 	select {
 	case n.propc <- p:
-	case <-n.stop:
-		return 0, ErrClosed
-	case <-ctx.Done():
-		return 0, ctx.Err()
+	default:
+		select {
+		case n.propc <- p:
+		case <-n.stop:
+			return 0, ErrClosed
+		case <-ctx.Done():
+			return 0, ctx.Err()
+		}
 	}
 	select {
 	case err := <-p.done:
@@ -368,11 +375,15 @@ func (n *RaftNode) propose1(ctx context.Context, p *proposal) (uint64, error) {
 func (n *RaftNode) ReadBarrier(ctx context.Context) error {
 	rq := &readRequest{done: make(chan error, 1)}
 	select {
-	case n.readc <- rq:
-	case <-n.stop:
-		return ErrClosed
-	case <-ctx.Done():
-		return ctx.Err()
+	case n.readc <- rq: // as in propose1
+	default:
+		select {
+		case n.readc <- rq:
+		case <-n.stop:
+			return ErrClosed
+		case <-ctx.Done():
+			return ctx.Err()
+		}
 	}
 	select {
 	case err := <-rq.done:
