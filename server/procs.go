@@ -19,12 +19,12 @@ import (
 // applier runs beside the connections, needs two (904k against 708k).
 //
 // Saturation alone therefore cannot decide; throughput can. The tuner runs one P while
-// that P is not busy (procsUpWindows windows in a row at UpBusy of a core; a single
-// node's is procsUpBusy, saturation). Once it is, it tries the other Ps for procsTrial
+// that P is not busy (procsUpWindows windows in a row at UpBusy of a core: procsUpBusy,
+// saturation). Once it is, it tries the other Ps for procsTrial
 // windows, and keeps them only if the process then delivers UpGain more (bytes written
 // to clients per second, by every frontend). While at more than one P it tries one P
-// again every hold, and keeps it unless delivery drops by DownLoss. Cluster members run
-// the same tuner with memberProcs' margins. A trial that confirms the current setting
+// again every hold, and keeps it unless delivery drops by DownLoss (procsMargins). Cluster
+// members run the same tuner with the same margins. A trial that confirms the current setting
 // doubles the hold (up to procsMaxHold); a delivery rate far from the one the trial
 // settled on ends the hold, and a window with the load gone (below procsIdleBusy of a
 // core) returns to one P at once. A switch takes effect at once
@@ -53,22 +53,23 @@ type procsPolicy struct {
 	DownLoss float64 // one P is kept unless it delivers this much less
 }
 
-var (
-	// singleProcs: a single node leans to one P. Its second P mostly crowds the client's
-	// core, so it must earn its place (see above).
-	singleProcs = procsPolicy{UpBusy: procsUpBusy, UpGain: 0.03, DownLoss: 0.05}
-	// memberProcs: a cluster member tries two Ps from 0.6 of a core and keeps whichever
-	// delivers more. A follower is rarely that busy: it stays on one P, where the
-	// receiver, the Raft loop and the applier hand work to each other without waking
-	// threads (a tenth less CPU than at two). A leader under request-response load does
-	// better on one P too; under a pipelined load it delivers more on two while it keeps
-	// under a core busy, so waiting for saturation, as a single node does, would keep it
-	// on one. Measured (three members, redis-benchmark -t set -c 50 -d 32 -r 1000000,
-	// two runs each; before: GOMAXPROCS 2 everywhere):
-	//   raft    -P 1: 48.1k / 49.8k -> 56.9k / 63.3k    -P 16: 388k / 405k -> 370k / 404k
-	//   offload -P 1: 50.1k / 48.4k -> 55.0k / 54.2k    -P 16: 394k / 390k -> 391k / 391k
-	memberProcs = procsPolicy{UpBusy: 0.6}
-)
+// procsMargins are the margins of every nanokv process, a single node's and a cluster
+// member's: lean to one P, and make a second earn its place.
+//
+// A single node's second P mostly crowds the client's core (see above). Members had
+// their own margins for a while (a trial of two Ps from 0.6 of a core busy, kept for
+// any gain), for a leader under pipelined load did better on two Ps while it kept under
+// a core busy. That was before the server kept sysmon awake (sysmon.go), which had
+// handed Ps between threads at every long system call; since, one P does as well there
+// and better under request-response load. Three members, redis-benchmark -t set -c 50
+// -d 3 -r 1000000, alternating runs, members' margins -> these:
+//
+//	raft    -P 1: 69.5k / 68.3k -> 74.3k / 79.3k     -P 16: 419k / 424k -> 429k / 456k
+//	offload -P 1: 65.7k / 67.8k -> 73.9k / 70.4k     -P 16 (four runs, median): 379k -> 384k
+//
+// memcaslap set-only on three members and ZooKeeper setData (1 and 32 clients) measured
+// the same within noise.
+var procsMargins = procsPolicy{UpBusy: procsUpBusy, UpGain: 0.03, DownLoss: 0.05}
 
 // procTuner decides GOMAXPROCS, window by window, from CPU time and delivery rate.
 type procTuner struct {

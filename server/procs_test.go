@@ -16,7 +16,7 @@ func TestProcTunerKeepsWhatDelivers(t *testing.T) {
 		}
 		return out
 	}
-	pol := singleProcs
+	pol := procsMargins
 	run := func(name string, steps ...[]step) {
 		t.Helper()
 		tu := newProcTuner(2, pol)
@@ -58,23 +58,12 @@ func TestProcTunerKeepsWhatDelivers(t *testing.T) {
 	// Not saturated: one P, never a trial. The load stopping resets everything.
 	run("light", []step{{0.9, 100, 1}, {0.95, 100, 1}, {0.99, 100, 2}, {0.1, 10, 1}, {0.9, 100, 1}})
 
-	// A cluster member tries two Ps well before one is saturated, and keeps whichever
-	// delivers more, by any margin.
-	pol = memberProcs
-	run("member, pipelined",
-		[]step{{0.5, 600, 1}, {0.65, 700, 2}, {0.9, 720, 2}, {0.9, 730, 2}}, // 725 ≥ 650, the mean of the two windows before
-		repeat(procsMinHold-1, step{0.9, 720, 2}),
-		[]step{{0.9, 720, 1}, {0.65, 700, 1}, {0.65, 700, 2}}, // one P loses 3%: back to two
-	)
-	run("member, request-response",
-		[]step{{0.7, 1000, 2}, {0.9, 990, 2}, {0.9, 980, 1}}, // two deliver less: one P
-	)
-	// A follower delivers nothing to clients. Below 0.6 of a core it never tries two Ps;
-	// above, a trial shows no gain, so it returns to one and holds there.
-	run("follower", repeat(50, step{0.55, 0, 1}))
-	run("busy follower",
-		[]step{{0.7, 0, 2}, {0.9, 0, 2}, {0.9, 0, 1}},
-		repeat(2*procsMinHold-1, step{0.7, 0, 1}),
-		[]step{{0.7, 0, 2}},
+	// A follower delivers nothing to clients: busy but below saturation it never tries
+	// two Ps; saturated, a trial shows no gain, so it returns to one and holds there.
+	run("follower", repeat(50, step{0.9, 0, 1}))
+	run("saturated follower",
+		[]step{{0.99, 0, 2}, {1.1, 0, 2}, {1.1, 0, 1}},
+		repeat(2*procsMinHold-1, step{0.99, 0, 1}),
+		[]step{{0.99, 0, 2}},
 	)
 }

@@ -218,11 +218,7 @@ func Start(cfg Config) (*Server, error) {
 		startGCTuner(s.stop, memberHeadroom, memberJitter)
 	}
 	if cfg.AdaptiveProcs {
-		pol := singleProcs
-		if s.node == nil {
-			pol = memberProcs
-		}
-		startProcTuner(s.stop, pol)
+		startProcTuner(s.stop, procsMargins)
 	}
 	return s, nil
 }
