@@ -14,7 +14,9 @@ func TestSharedDeadlinesEndOnTime(t *testing.T) {
 	start := time.Now()
 	a := s.after(timeout)
 	b := s.after(timeout)
-	if a != b {
+	// (A scheduler that held this goroutine up for a slot between the two calls
+	// rightly gives them contexts of their own.)
+	if a != b && time.Since(start) < deadlineSlot {
 		t.Fatal("two requests made together got contexts of their own")
 	}
 	if a.Err() != nil {

@@ -20,15 +20,15 @@ import (
 //
 // Saturation alone therefore cannot decide; throughput can. The tuner runs one P while
 // that P is not busy (procsUpWindows windows in a row at UpBusy of a core: procsUpBusy,
-// saturation). Once it is, it tries the other Ps for procsTrial
-// windows, and keeps them only if the process then delivers UpGain more (bytes written
-// to clients per second, by every frontend). While at more than one P it tries one P
-// again every hold, and keeps it unless delivery drops by DownLoss (procsMargins). Cluster
-// members run the same tuner with the same margins. A trial that confirms the current setting
+// saturation). Once it is, it tries the other Ps for procsTrial windows, and keeps them
+// only if the process then delivers UpGain more (bytes written to clients per second,
+// by every frontend). While at more than one P it tries one P again every hold, and
+// keeps it unless delivery drops by DownLoss. Single nodes and cluster members run it
+// with the same margins (procsMargins). A trial that confirms the current setting
 // doubles the hold (up to procsMaxHold); a delivery rate far from the one the trial
 // settled on ends the hold, and a window with the load gone (below procsIdleBusy of a
-// core) returns to one P at once. A switch takes effect at once
-// (GOMAXPROCS stops the world for it), so the window after it measures the new setting.
+// core) returns to one P at once. A switch takes effect at once (GOMAXPROCS stops the
+// world for it), so the window after it measures the new setting.
 const (
 	procsWindow    = 100 * time.Millisecond
 	procsUpBusy    = 0.985
@@ -58,8 +58,8 @@ type procsPolicy struct {
 //
 // A single node's second P mostly crowds the client's core (see above). Members had
 // their own margins for a while (a trial of two Ps from 0.6 of a core busy, kept for
-// any gain), for a leader under pipelined load did better on two Ps while it kept under
-// a core busy. That was before the server kept sysmon awake (sysmon.go), which had
+// any gain), because a leader under pipelined load did better on two Ps while it kept
+// under a core busy. That was before the server kept sysmon awake (sysmon.go), which had
 // handed Ps between threads at every long system call; since, one P does as well there
 // and better under request-response load. Three members, redis-benchmark -t set -c 50
 // -d 3 -r 1000000, alternating runs, members' margins -> these:
