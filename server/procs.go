@@ -18,17 +18,28 @@ import (
 // 121k against 139k, both with one core saturated at one P; while -P 16 SET, whose
 // applier runs beside the connections, needs two (904k against 708k).
 //
-// Saturation alone therefore cannot decide; throughput can. The tuner runs one P while
-// that P is not busy (procsUpWindows windows in a row at UpBusy of a core: procsUpBusy,
-// saturation). Once it is, it tries the other Ps for procsTrial windows, and keeps them
-// only if the process then delivers UpGain more (bytes written to clients per second,
-// by every frontend). While at more than one P it tries one P again every hold, and
-// keeps it unless delivery drops by DownLoss. Single nodes and cluster members run it
-// with the same margins (procsMargins). A trial that confirms the current setting
-// doubles the hold (up to procsMaxHold); a delivery rate far from the one the trial
-// settled on ends the hold, and a window with the load gone (below procsIdleBusy of a
-// core) returns to one P at once. A switch takes effect at once (GOMAXPROCS stops the
-// world for it), so the window after it measures the new setting.
+// Saturation alone therefore cannot decide; throughput can. The tuner runs one P until
+// that P is saturated (procsUpWindows windows in a row at procsUpBusy of a core). Then
+// it tries the other Ps for procsTrial windows, and keeps them only if the process then
+// delivers procsUpGain more (bytes written to clients per second, by every frontend).
+// While at more than one P it tries one P again every hold, and keeps it unless
+// delivery drops by procsDownLoss. A trial that confirms the current setting doubles the
+// hold (up to procsMaxHold); a delivery rate far from the one the trial settled on ends
+// the hold, and a window with the load gone (below procsIdleBusy of a core) returns to
+// one P at once. A switch takes effect at once (GOMAXPROCS stops the world for it), so
+// the window after it measures the new setting.
+//
+// Cluster members run the same tuner with the same margins. They had margins of their
+// own for a while (a trial of two Ps from 0.6 of a core busy, kept for any gain),
+// because a leader under pipelined load did better on two Ps while under a core busy.
+// That was sysmon handing Ps between threads (sysmon.go); with sysmon kept awake, these
+// margins measured (three members, redis-benchmark -t set -c 50 -d 3 -r 1000000,
+// alternating runs, members' own margins -> these):
+//
+//	raft    -P 1: 69.5k / 68.3k -> 74.3k / 79.3k     -P 16: 419k / 424k -> 429k / 456k
+//	offload -P 1: 65.7k / 67.8k -> 73.9k / 70.4k     -P 16 (four runs, median): 379k -> 384k
+//
+// and memcaslap set-only on three members and ZooKeeper setData the same within noise.
 const (
 	procsWindow    = 100 * time.Millisecond
 	procsUpBusy    = 0.985
@@ -38,44 +49,20 @@ const (
 	// request-response one), and what the trial found no longer applies.
 	procsLoadChange = 0.3
 	procsIdleBusy   = 0.5
-	procsTrial      = 2  // windows a trial is measured over
-	procsMinHold    = 10 // windows
+	procsUpGain     = 0.03 // more Ps must deliver this much more than one
+	procsDownLoss   = 0.05 // one P is kept unless it delivers this much less
+	procsTrial      = 2    // windows a trial is measured over
+	procsMinHold    = 10   // windows
 	procsMaxHold    = 80
 	// procsMaxCPUs: on larger machines the clients do not crowd the server's cores, and
 	// the runtime's default stands.
 	procsMaxCPUs = 2
 )
 
-// procsPolicy is how much a trial must show to move.
-type procsPolicy struct {
-	UpBusy   float64 // one P this busy (cores) starts a trial of more
-	UpGain   float64 // more Ps must deliver this much more than one
-	DownLoss float64 // one P is kept unless it delivers this much less
-}
-
-// procsMargins are the margins of every nanokv process, a single node's and a cluster
-// member's: lean to one P, and make a second earn its place.
-//
-// A single node's second P mostly crowds the client's core (see above). Members had
-// their own margins for a while (a trial of two Ps from 0.6 of a core busy, kept for
-// any gain), because a leader under pipelined load did better on two Ps while it kept
-// under a core busy. That was before the server kept sysmon awake (sysmon.go), which had
-// handed Ps between threads at every long system call; since, one P does as well there
-// and better under request-response load. Three members, redis-benchmark -t set -c 50
-// -d 3 -r 1000000, alternating runs, members' margins -> these:
-//
-//	raft    -P 1: 69.5k / 68.3k -> 74.3k / 79.3k     -P 16: 419k / 424k -> 429k / 456k
-//	offload -P 1: 65.7k / 67.8k -> 73.9k / 70.4k     -P 16 (four runs, median): 379k -> 384k
-//
-// memcaslap set-only on three members and ZooKeeper setData (1 and 32 clients) measured
-// the same within noise.
-var procsMargins = procsPolicy{UpBusy: procsUpBusy, UpGain: 0.03, DownLoss: 0.05}
-
 // procTuner decides GOMAXPROCS, window by window, from CPU time and delivery rate.
 type procTuner struct {
 	max int // the runtime's default: one P per core
 	cur int
-	pol procsPolicy
 
 	sat      int     // consecutive saturated windows at one P
 	hold     int     // windows before the next trial is allowed
@@ -88,8 +75,8 @@ type procTuner struct {
 	holdRate float64 // delivery rate of the setting the last trial settled on
 }
 
-func newProcTuner(max int, pol procsPolicy) *procTuner {
-	return &procTuner{max: max, cur: 1, pol: pol, holdLen: procsMinHold}
+func newProcTuner(max int) *procTuner {
+	return &procTuner{max: max, cur: 1, holdLen: procsMinHold}
 }
 
 // next returns the number of Ps for the next window, given the cores the process kept
@@ -110,12 +97,13 @@ func (t *procTuner) next(busy, rate float64) int {
 		mean := t.trialSum / procsTrial
 		var keep bool
 		if t.cur == 1 {
-			keep = mean >= t.baseRate*(1-t.pol.DownLoss) // one P need only not lose
+			keep = mean >= t.baseRate*(1-procsDownLoss) // one P need only not lose
 		} else {
-			// More Ps must earn their cost, and a process that delivers nothing to clients
-			// (a busy follower, a noreply load) shows no gain: by a zero margin 0 ≥ 0 would keep them, and
-			// the next trial of one P would take them back, over and over.
-			keep = mean > 0 && mean >= t.baseRate*(1+t.pol.UpGain)
+			// More Ps must earn their cost. A process that delivers nothing to clients (a
+			// busy follower, a noreply load) shows no gain: without mean > 0 its 0 ≥ 0
+			// would keep them, and the next trial of one P would take them back, over
+			// and over.
+			keep = mean > 0 && mean >= t.baseRate*(1+procsUpGain)
 		}
 		t.trial = 0
 		t.holdRate = mean
@@ -136,7 +124,7 @@ func (t *procTuner) next(busy, rate float64) int {
 		}
 	}
 	if t.cur == 1 {
-		if busy >= t.pol.UpBusy {
+		if busy >= procsUpBusy {
 			t.sat++
 		} else {
 			t.sat = 0
@@ -165,12 +153,12 @@ func (t *procTuner) startTrial(to int, rate, prev float64) {
 
 // startProcTuner runs the tuner until stop is closed; it does nothing on a machine with
 // more than procsMaxCPUs cores or fewer than two. GOMAXPROCS is restored on stop.
-func startProcTuner(stop <-chan struct{}, pol procsPolicy) {
+func startProcTuner(stop <-chan struct{}) {
 	n := runtime.NumCPU()
 	if n < 2 || n > procsMaxCPUs {
 		return
 	}
-	t := newProcTuner(runtime.GOMAXPROCS(0), pol)
+	t := newProcTuner(runtime.GOMAXPROCS(0))
 	if t.max < 2 {
 		return
 	}

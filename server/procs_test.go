@@ -16,10 +16,9 @@ func TestProcTunerKeepsWhatDelivers(t *testing.T) {
 		}
 		return out
 	}
-	pol := procsMargins
 	run := func(name string, steps ...[]step) {
 		t.Helper()
-		tu := newProcTuner(2, pol)
+		tu := newProcTuner(2)
 		i := 0
 		for _, part := range steps {
 			for _, s := range part {

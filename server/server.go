@@ -218,7 +218,7 @@ func Start(cfg Config) (*Server, error) {
 		startGCTuner(s.stop, memberHeadroom, memberJitter)
 	}
 	if cfg.AdaptiveProcs {
-		startProcTuner(s.stop, procsMargins)
+		startProcTuner(s.stop)
 	}
 	return s, nil
 }
