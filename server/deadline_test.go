@@ -10,7 +10,7 @@ import (
 // Requests made together share one context; each ends within a slot after its timeout.
 func TestSharedDeadlinesEndOnTime(t *testing.T) {
 	var s sharedDeadlines
-	const timeout = 30 * time.Millisecond
+	const timeout = 100 * time.Millisecond // its slot is deadlineSlot
 	start := time.Now()
 	a := s.after(timeout)
 	b := s.after(timeout)
@@ -47,6 +47,23 @@ func TestSharedDeadlinesEndOnTime(t *testing.T) {
 	// Requests made after it ended get a new one.
 	if d := s.after(timeout); d == a || d.Err() != nil {
 		t.Fatal("a request after the deadline got the ended context")
+	}
+}
+
+// A short timeout is not stretched by the slot: its deadline lies within a tenth of it.
+func TestSharedDeadlinesScaleWithAShortTimeout(t *testing.T) {
+	var s sharedDeadlines
+	const timeout = time.Millisecond
+	start := time.Now()
+	a := s.after(timeout)
+	dl, _ := a.Deadline()
+	if late := dl.Sub(start); late < timeout || late > time.Since(start)+timeout+timeout/10 {
+		t.Fatalf("deadline %v after the call, want within [%v, %v]", late, timeout, timeout+timeout/10)
+	}
+	// A 2 s timeout, the default, shares over the whole slot.
+	b := s.after(2 * time.Second)
+	if dl, _ := b.Deadline(); dl.Sub(start) < 2*time.Second || dl.Sub(start) > time.Since(start)+2*time.Second+deadlineSlot {
+		t.Fatalf("2 s timeout: deadline %v after start", dl.Sub(start))
 	}
 }
 
