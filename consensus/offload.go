@@ -36,21 +36,48 @@ func (n *RaftNode) StepDatagrams(pkts []nicoffload.Packet) {
 	if n.dgramc == nil {
 		return
 	}
-	cp := make([]nicoffload.Packet, len(pkts))
-	for i, p := range pkts {
-		cp[i] = p
-		if len(p.Entries) > 0 {
-			cp[i].Entries = make([]nicoffload.Entry, len(p.Entries))
-			for j, e := range p.Entries {
-				e.Data = append([]byte(nil), e.Data...)
-				cp[i].Entries[j] = e
-			}
-		}
-	}
 	select {
-	case n.dgramc <- cp:
+	case n.dgramc <- copyPackets(pkts):
 	default:
 	}
+}
+
+// copyPackets copies pkts out of the transport's buffers in three allocations, whatever
+// the number of entries: the packets, their entries and all the entries' data, each
+// contiguous. A follower receives a datagram per leader batch and the engine copies the
+// entries it appends once more, so this copy only has to outlive the hand-off to the
+// loop; copied entry by entry it was a fifth of a follower's allocations under
+// redis-benchmark -P 1 (BenchmarkCopyPackets).
+func copyPackets(pkts []nicoffload.Packet) []nicoffload.Packet {
+	nents, size := 0, 0
+	for i := range pkts {
+		nents += len(pkts[i].Entries)
+		for j := range pkts[i].Entries {
+			size += len(pkts[i].Entries[j].Data)
+		}
+	}
+	cp := make([]nicoffload.Packet, len(pkts))
+	var ents []nicoffload.Entry
+	var data []byte
+	if nents > 0 {
+		ents = make([]nicoffload.Entry, 0, nents)
+		data = make([]byte, 0, size)
+	}
+	for i := range pkts {
+		cp[i] = pkts[i]
+		if len(pkts[i].Entries) == 0 {
+			continue
+		}
+		first := len(ents)
+		for _, e := range pkts[i].Entries {
+			off := len(data)
+			data = append(data, e.Data...)
+			e.Data = data[off:len(data):len(data)]
+			ents = append(ents, e)
+		}
+		cp[i].Entries = ents[first:len(ents):len(ents)]
+	}
+	return cp
 }
 
 // monoNow is the driver's clock: only differences matter.

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"slices"
 )
 
 // The datagram format. A fixed header at fixed offsets, big-endian (network order), as a
@@ -185,25 +186,33 @@ func appendEntry(dst []byte, e *Entry) []byte {
 // allocated, so a hostile datagram costs at most a slice of Entry headers no longer than
 // itself.
 func ParsePacket(b []byte) (Packet, error) {
+	p, _, err := parsePacket(b, nil)
+	return p, err
+}
+
+// parsePacket is ParsePacket with the entries appended to ents, which it returns grown:
+// a receiver decoding a batch of datagrams reuses one slice of entries for all of them.
+// On an error the returned slice is ents as given.
+func parsePacket(b []byte, ents []Entry) (Packet, []Entry, error) {
 	var p Packet
 	if len(b) < HeaderSize {
-		return p, fmt.Errorf("%w: %d bytes, header is %d", ErrBadPacket, len(b), HeaderSize)
+		return p, ents, fmt.Errorf("%w: %d bytes, header is %d", ErrBadPacket, len(b), HeaderSize)
 	}
 	if len(b) > MaxDatagram {
-		return p, fmt.Errorf("%w: %d bytes", ErrBadPacket, len(b))
+		return p, ents, fmt.Errorf("%w: %d bytes", ErrBadPacket, len(b))
 	}
 	if b[0] != magic0 || b[1] != magic1 {
-		return p, fmt.Errorf("%w: bad magic", ErrBadPacket)
+		return p, ents, fmt.Errorf("%w: bad magic", ErrBadPacket)
 	}
 	if b[2] != version {
-		return p, fmt.Errorf("%w: version %d", ErrBadPacket, b[2])
+		return p, ents, fmt.Errorf("%w: version %d", ErrBadPacket, b[2])
 	}
 	p.Type = PacketType(b[offType])
 	if p.Type < Append || p.Type > Nack {
-		return Packet{}, fmt.Errorf("%w: type %d", ErrBadPacket, b[offType])
+		return Packet{}, ents, fmt.Errorf("%w: type %d", ErrBadPacket, b[offType])
 	}
 	if b[offFlags]&^flagReject != 0 {
-		return Packet{}, fmt.Errorf("%w: flags %#x", ErrBadPacket, b[offFlags])
+		return Packet{}, ents, fmt.Errorf("%w: flags %#x", ErrBadPacket, b[offFlags])
 	}
 	p.Reject = b[offFlags]&flagReject != 0
 	p.Reason = HaltReason(b[offReason])
@@ -220,19 +229,22 @@ func ParsePacket(b []byte) (Packet, error) {
 	n := int(be.Uint16(b[offCount:]))
 	rest := b[HeaderSize:]
 	if n > 0 && p.Type != Append {
-		return Packet{}, fmt.Errorf("%w: %v with %d entries", ErrBadPacket, p.Type, n)
+		return Packet{}, ents, fmt.Errorf("%w: %v with %d entries", ErrBadPacket, p.Type, n)
 	}
 	if n > len(rest)/EntryHeaderSize {
-		return Packet{}, fmt.Errorf("%w: %d entries in %d bytes", ErrBadPacket, n, len(rest))
+		return Packet{}, ents, fmt.Errorf("%w: %d entries in %d bytes", ErrBadPacket, n, len(rest))
 	}
+	all := ents
 	if n > 0 {
 		if p.PrevLogIndex > ^uint64(0)-uint64(n) {
-			return Packet{}, fmt.Errorf("%w: entry indexes overflow", ErrBadPacket)
+			return Packet{}, ents, fmt.Errorf("%w: entry indexes overflow", ErrBadPacket)
 		}
-		p.Entries = make([]Entry, n)
+		first := len(ents)
+		all = slices.Grow(ents, n)[:first+n]
+		p.Entries = all[first : first+n : first+n]
 		for i := range p.Entries {
 			if len(rest) < EntryHeaderSize {
-				return Packet{}, fmt.Errorf("%w: entry %d truncated", ErrBadPacket, i)
+				return Packet{}, ents, fmt.Errorf("%w: entry %d truncated", ErrBadPacket, i)
 			}
 			e := &p.Entries[i]
 			e.Index = p.PrevLogIndex + 1 + uint64(i)
@@ -242,16 +254,16 @@ func ParsePacket(b []byte) (Packet, error) {
 			l := int(be.Uint16(rest[17:]))
 			rest = rest[EntryHeaderSize:]
 			if l > len(rest) {
-				return Packet{}, fmt.Errorf("%w: entry %d: %d data bytes, %d left", ErrBadPacket, i, l, len(rest))
+				return Packet{}, ents, fmt.Errorf("%w: entry %d: %d data bytes, %d left", ErrBadPacket, i, l, len(rest))
 			}
 			e.Data = rest[:l:l]
 			rest = rest[l:]
 		}
 	}
 	if len(rest) != 0 {
-		return Packet{}, fmt.Errorf("%w: %d trailing bytes", ErrBadPacket, len(rest))
+		return Packet{}, ents, fmt.Errorf("%w: %d trailing bytes", ErrBadPacket, len(rest))
 	}
-	return p, nil
+	return p, all, nil
 }
 
 // PeekHeader reads the cluster id and sender of a datagram without decoding the rest, so

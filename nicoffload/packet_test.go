@@ -93,8 +93,24 @@ func FuzzDecodePacket(f *testing.F) {
 	f.Add([]byte("NK\x01"))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		p, err := ParsePacket(b)
+		// A receiver decodes into a slice shared by a batch of datagrams: the same
+		// verdict and packet, and the entries already there left alone.
+		before := []Entry{{Index: 7, Term: 1, Data: []byte("kept")}}
+		q, all, qerr := parsePacket(b, before)
+		if (err == nil) != (qerr == nil) {
+			t.Fatalf("ParsePacket: %v; into a shared slice: %v", err, qerr)
+		}
+		if all[0].Index != 7 || string(all[0].Data) != "kept" {
+			t.Fatalf("the entry before was overwritten: %+v", all[0])
+		}
 		if err != nil {
+			if len(all) != 1 {
+				t.Fatalf("a failed decode left %d entries in the shared slice", len(all))
+			}
 			return
+		}
+		if len(all) != 1+len(q.Entries) || !reflect.DeepEqual(q.Entries, nilIfEmpty(p.Entries)) {
+			t.Fatalf("into a shared slice: %d entries %+v, want %+v", len(all), q.Entries, p.Entries)
 		}
 		if n := len(p.Entries); n > len(b)/EntryHeaderSize {
 			t.Fatalf("%d entries from %d bytes", n, len(b))
@@ -130,5 +146,12 @@ func fuzzLeader() *Engine {
 func fuzzFollower() *Engine {
 	e := New(Config{ClusterID: testCluster})
 	e.Open(0, regs(2, false, 2, 10, 2, 8, 1, 2, 3))
+	return e
+}
+
+func nilIfEmpty(e []Entry) []Entry {
+	if len(e) == 0 {
+		return nil
+	}
 	return e
 }

@@ -211,6 +211,7 @@ func (t *UDPTransport) receive() {
 		ms[i].Buffers = [][]byte{make([]byte, MaxDatagram)}
 	}
 	pkts := make([]Packet, 0, len(ms))
+	var ents []Entry // every entry of a batch of datagrams; reused, as the buffers are
 	for {
 		n, err := t.read(ms)
 		if err != nil {
@@ -224,9 +225,11 @@ func (t *UDPTransport) receive() {
 		}
 		t.recvBatches.Add(1)
 		tab := t.peers.Load()
-		pkts = pkts[:0]
+		pkts, ents = pkts[:0], ents[:0]
 		for i := range n {
-			if p, ok := t.accept(tab, &ms[i]); ok {
+			var p Packet
+			var ok bool
+			if p, ents, ok = t.accept(tab, &ms[i], ents); ok {
 				pkts = append(pkts, p)
 			}
 		}
@@ -234,6 +237,7 @@ func (t *UDPTransport) receive() {
 			t.recvDatagrams.Add(uint64(len(pkts)))
 			t.cfg.Handler(pkts)
 			clear(pkts) // drop references into the buffers
+			clear(ents)
 		}
 	}
 }
@@ -256,27 +260,28 @@ func (t *UDPTransport) read(ms []ipv4.Message) (int, error) {
 }
 
 // accept checks one received datagram: our header and cluster id first (cheap, before
-// decoding entries), then that it comes from the address of the member it names.
-func (t *UDPTransport) accept(tab *peerTable, m *ipv4.Message) (Packet, bool) {
+// decoding entries), then that it comes from the address of the member it names. The
+// packet's entries are appended to ents, which is returned grown.
+func (t *UDPTransport) accept(tab *peerTable, m *ipv4.Message, ents []Entry) (Packet, []Entry, bool) {
 	b := m.Buffers[0][:m.N]
 	cid, from, ok := PeekHeader(b)
 	if !ok || cid != t.cfg.ClusterID || m.Flags&syscall.MSG_TRUNC != 0 {
 		t.droppedForeign.Add(1)
-		return Packet{}, false
+		return Packet{}, ents, false
 	}
 	ua, _ := m.Addr.(*net.UDPAddr)
 	if ua == nil {
 		t.droppedUnknown.Add(1)
-		return Packet{}, false
+		return Packet{}, ents, false
 	}
 	if id, known := tab.byAddr[normalize(ua.AddrPort())]; !known || id != from {
 		t.droppedUnknown.Add(1)
-		return Packet{}, false
+		return Packet{}, ents, false
 	}
-	p, err := ParsePacket(b)
+	p, ents, err := parsePacket(b, ents)
 	if err != nil {
 		t.droppedMalformed.Add(1)
-		return Packet{}, false
+		return Packet{}, ents, false
 	}
-	return p, true
+	return p, ents, true
 }

@@ -2,6 +2,7 @@ package nicoffload
 
 import (
 	"bytes"
+	"fmt"
 	"net"
 	"sync"
 	"testing"
@@ -109,11 +110,18 @@ func TestUDPBatching(t *testing.T) {
 		t.Fatal(err)
 	}
 	time.Sleep(20 * time.Millisecond) // the receiver is now parked in the handler
+	// Appends of 1 to 4 entries each: the receiver decodes the entries of a whole batch
+	// of datagrams into one reused slice, and each packet must keep its own.
 	const n = 64
 	out := make([]Outgoing, n)
 	for i := range out {
-		out[i] = Outgoing{To: 2, Bytes: dgram(Packet{ClusterID: testCluster, From: 1, To: 2, Type: Ack,
-			Term: 2, Index: uint64(i + 1)})}
+		p := Packet{ClusterID: testCluster, From: 1, To: 2, Type: Append, Term: 2, Index: uint64(i + 1),
+			PrevLogIndex: uint64(100 * i), PrevLogTerm: 2}
+		for j := range 1 + i%4 {
+			p.Entries = append(p.Entries, Entry{Index: p.PrevLogIndex + 1 + uint64(j), Term: 2, Time: int64(i), Type: 1,
+				Data: []byte(fmt.Sprintf("datagram %d entry %d", i, j))})
+		}
+		out[i] = Outgoing{To: 2, Bytes: dgram(p)}
 	}
 	if err := a.Send(out); err != nil {
 		t.Fatal(err)
@@ -123,6 +131,17 @@ func TestUDPBatching(t *testing.T) {
 	for i, p := range got {
 		if p.Index != uint64(i) {
 			t.Fatalf("packet %d has index %d", i, p.Index)
+		}
+		if i == 0 {
+			continue
+		}
+		if len(p.Entries) != 1+(i-1)%4 {
+			t.Fatalf("packet %d has %d entries", i, len(p.Entries))
+		}
+		for j, e := range p.Entries {
+			if want := fmt.Sprintf("datagram %d entry %d", i-1, j); string(e.Data) != want || e.Index != uint64(100*(i-1)+1+j) {
+				t.Fatalf("packet %d entry %d: index %d %q, want %d %q", i, j, e.Index, e.Data, 100*(i-1)+1+j, want)
+			}
 		}
 	}
 	sa, sb := a.Stats(), b.Stats()
