@@ -7,7 +7,8 @@
 #
 # Throughput: redis-benchmark -t set,get -c 50 -n $N -r 1000000 -P 1 and -P 16, each
 # configuration $REPS times, alternating the two servers so that drift on a shared
-# machine hits both alike; the median is reported with every run.
+# machine hits both alike; the median is reported with every run. With it, the CPU each
+# request cost the client (redis-benchmark, from bash's time) and the server (/proc).
 # Memory: 1M distinct keys with 32-byte values piped into each server, then RSS.
 # Needs redis-server, redis-benchmark, redis-cli and Go. The servers listen on loopback
 # ports chosen at start and are stopped on exit.
@@ -41,6 +42,7 @@ start_servers() {
   wait_ping "$rport"; wait_ping "$nport"
 }
 stop_servers() { kill "$rpid" "$npid"; wait "$rpid" "$npid" 2>/dev/null || true; }
+cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; } # user + system, in clock ticks
 
 go build -o "$work/nanokv" ./cmd/nanokv
 echo "# $(date -u +%Y-%m-%dT%H:%MZ)  $(nproc) cores, $(free -g | awk '/Mem:/{print $2}') GiB, $(uname -r)"
@@ -52,8 +54,17 @@ declare -A runs
 for rep in $(seq "$REPS"); do
   for P in 1 16; do
     for sys in redis nanokv; do
-      port=$rport; [ "$sys" = nanokv ] && port=$nport
-      out=$(redis-benchmark -p "$port" -t set,get -c 50 -n "$N" -r 1000000 -P "$P" -q 2>&1 | tr '\r' '\n' | grep -a "per second" | grep -v "rps=")
+      port=$rport; pid=$rpid; [ "$sys" = nanokv ] && port=$nport pid=$npid
+      s0=$(cpu_ticks "$pid")
+      { TIMEFORMAT='%R %U %S'; time redis-benchmark -p "$port" -t set,get -c 50 -n "$N" -r 1000000 -P "$P" -q >"$work/rb.out" 2>&1; } 2>"$work/rb.time"
+      s1=$(cpu_ticks "$pid")
+      out=$(tr '\r' '\n' <"$work/rb.out" | grep -a "per second" | grep -v "rps=")
+      # CPU per request (µs) of the client and of the server, and the client's share of
+      # its core: over the SET and GET runs together, 2N requests
+      read -r real usr sys_ <"$work/rb.time"
+      runs[$P,$sys,cli]+="$(echo "($usr + $sys_) * 1000000 / (2 * $N)" | bc -l) "
+      runs[$P,$sys,busy]+="$(echo "($usr + $sys_) / $real" | bc -l) "
+      runs[$P,$sys,srv]+="$(echo "($s1 - $s0) * 1000000 / $(getconf CLK_TCK) / (2 * $N)" | bc -l) "
       for t in SET GET; do
         line=$(echo "$out" | grep -a "^$t:")
         runs[$P,$sys,$t]+="$(echo "$line" | awk '{print $2}') "
@@ -71,6 +82,19 @@ for P in 1 16; do for t in SET GET; do
   rp=$(echo "${runs[$P,redis,${t}p50]}" | median); np=$(echo "${runs[$P,nanokv,${t}p50]}" | median)
   printf "| %s -P %s | %.0f | %.0f | %.2f | %s / %s | %s; %s |\n" "$t" "$P" "$r" "$n" "$(echo "$n / $r" | bc -l)" "$rp" "$np" "${runs[$P,redis,$t]}" "${runs[$P,nanokv,$t]}"
 done; done
+echo
+echo "CPU per request in µs (user+system, over the SET and GET runs together) and the share"
+echo "of a core the client kept busy (near 1: the single-threaded client, not the server,"
+echo "set the pace); medians:"
+echo
+echo "| -P | client µs/request redis / nanokv | client's core busy redis / nanokv | server µs/request redis / nanokv |"
+echo "|---|---|---|---|"
+for P in 1 16; do
+  printf "| %s | %.2f / %.2f | %.2f / %.2f | %.2f / %.2f |\n" "$P" \
+    "$(echo "${runs[$P,redis,cli]}" | median)" "$(echo "${runs[$P,nanokv,cli]}" | median)" \
+    "$(echo "${runs[$P,redis,busy]}" | median)" "$(echo "${runs[$P,nanokv,busy]}" | median)" \
+    "$(echo "${runs[$P,redis,srv]}" | median)" "$(echo "${runs[$P,nanokv,srv]}" | median)"
+done
 stop_servers
 
 # memory: the same 1M keys into fresh servers
