@@ -46,8 +46,8 @@ func (n *RaftNode) StepDatagrams(pkts []nicoffload.Packet) {
 // the number of entries: the packets, their entries and all the entries' data, each
 // contiguous. A follower receives a datagram per leader batch and the engine copies the
 // entries it appends once more, so this copy only has to outlive the hand-off to the
-// loop; copied entry by entry it was a fifth of a follower's allocations under
-// redis-benchmark -P 1 (BenchmarkCopyPackets).
+// loop. Copied entry by entry, it was the largest item (18%) of a follower's allocation
+// profile under redis-benchmark -P 1; BenchmarkCopyPackets: 15 allocations -> 3.
 func copyPackets(pkts []nicoffload.Packet) []nicoffload.Packet {
 	nents, size := 0, 0
 	for i := range pkts {
