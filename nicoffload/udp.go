@@ -199,6 +199,10 @@ func (t *UDPTransport) Send(dgs []Outgoing) error {
 	return nil
 }
 
+// maxKeptEntries bounds the entry slice the receive loop keeps between batches (56 bytes
+// an entry): a recvmmsg batch of full datagrams of tiny entries can hold 100k of them.
+const maxKeptEntries = 4096
+
 func (t *UDPTransport) receive() {
 	if t.cfg.LockThread {
 		runtime.LockOSThread()
@@ -238,6 +242,9 @@ func (t *UDPTransport) receive() {
 			t.cfg.Handler(pkts)
 			clear(pkts) // drop references into the buffers
 			clear(ents)
+		}
+		if cap(ents) > maxKeptEntries {
+			ents = nil // a burst of tiny entries: do not hold its slice for good
 		}
 	}
 }
