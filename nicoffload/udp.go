@@ -231,9 +231,9 @@ func (t *UDPTransport) receive() {
 		tab := t.peers.Load()
 		pkts, ents = pkts[:0], ents[:0]
 		for i := range n {
-			var p Packet
-			var ok bool
-			if p, ents, ok = t.accept(tab, &ms[i], ents); ok {
+			p, grown, ok := t.accept(tab, &ms[i], ents)
+			ents = grown
+			if ok {
 				pkts = append(pkts, p)
 			}
 		}

@@ -37,7 +37,8 @@ import "strings"
 //	offload, --fsync always, -P 1: 22.9k / 24.0k -> 28.0k / 26.5k ops/s
 //	memcaslap set-only, 3 offload members: 68.4k / 58.9k -> 74.8k / 74.0k TPS
 //	memcaslap set-only, one node (three runs): 115k / 110k / 119k -> 125k / 126k / 123k TPS
-//	redis-benchmark SET -P 16, one node (three runs): 911k / 942k / 944k -> 914k / 885k / 931k
+//	redis-benchmark SET -P 16 -n 2000000, one node (three alternating runs, without =
+//	GODEBUG=schedtrace=0): 829k / 853k / 857k -> 832k / 849k / 867k
 //
 // A single node rarely idles under load, so it gains less, and its pipelined SET is the
 // same within the machine's noise.
