@@ -186,36 +186,86 @@ func Open(cfg Config) (*Node, error) {
 // committed. local is handed back to the state machine with the entry.
 func (n *Node) Propose(data []byte, local any) (uint64, error) {
 	n.stats.Proposals.Add(1)
-	if n.pendingBytes.Load() > n.cfg.MaxPendingBytes {
-		if err := n.applied.wait(context.Background(), n.commit.load(), n.stop); err != nil {
-			return 0, err
-		}
+	if err := n.waitBacklog(); err != nil {
+		return 0, err
 	}
 	n.mu.Lock()
-	if n.closed {
-		n.mu.Unlock()
-		return 0, ErrClosed
-	}
-	if n.err != nil {
-		err := n.err
+	if err := n.refusing(); err != nil {
 		n.mu.Unlock()
 		return 0, err
 	}
-	now := n.cfg.Now()
-	if now < n.lastTime {
-		now = n.lastTime // the log's clock never runs backwards
+	idx := n.appendLocked(data, local, n.stamp())
+	err := n.flushUntil(idx)
+	n.mu.Unlock()
+	return idx, err
+}
+
+// ProposeMany appends one entry per element of data, in order and with one clock
+// stamp, and returns once all of them are committed: one WAL write covers them. local
+// is nil or as long as data; local[i] goes with data[i] as Propose's local does. An
+// event loop that serves many connections proposes each connection's batch as its own
+// entry this way, so that every entry has its own reply sink.
+func (n *Node) ProposeMany(data [][]byte, local []any) error {
+	if len(data) == 0 {
+		return nil
 	}
+	n.stats.Proposals.Add(uint64(len(data)))
+	if err := n.waitBacklog(); err != nil {
+		return err
+	}
+	n.mu.Lock()
+	if err := n.refusing(); err != nil {
+		n.mu.Unlock()
+		return err
+	}
+	now := n.stamp()
+	var idx uint64
+	for i, d := range data {
+		var l any
+		if local != nil {
+			l = local[i]
+		}
+		idx = n.appendLocked(d, l, now)
+	}
+	err := n.flushUntil(idx)
+	n.mu.Unlock()
+	return err
+}
+
+// waitBacklog holds a proposer back while the committed-but-unapplied backlog is over
+// its bound.
+func (n *Node) waitBacklog() error {
+	if n.pendingBytes.Load() > n.cfg.MaxPendingBytes {
+		return n.applied.wait(context.Background(), n.commit.load(), n.stop)
+	}
+	return nil
+}
+
+// refusing is why the node takes no proposal, or nil. Called with mu held.
+func (n *Node) refusing() error {
+	if n.closed {
+		return ErrClosed
+	}
+	return n.err
+}
+
+// stamp is the clock for the next entries: the log's clock never runs backwards.
+// Called with mu held.
+func (n *Node) stamp() int64 {
+	return max(n.cfg.Now(), n.lastTime)
+}
+
+// appendLocked appends one entry to the log and the WAL buffer and returns its index.
+// Called with mu held.
+func (n *Node) appendLocked(data []byte, local any, now int64) uint64 {
 	n.last++
 	n.lastTime = now
 	e := Entry{Index: n.last, Term: n.term, Time: now, Data: data}
-	idx := e.Index
 	if n.wal != nil {
 		n.walBuf = appendRecord(n.walBuf, &e)
 	}
 	n.unsynced = append(n.unsynced, pending{e, local})
-	err := n.flushUntil(idx)
-	n.mu.Unlock()
-	return idx, err
+	return e.Index
 }
 
 // flushUntil makes sure entries up to idx are written (group commit). Whoever finds no

@@ -3,6 +3,7 @@ package consensus
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -69,6 +70,61 @@ func TestProposeCommitsAndAppliesInOrder(t *testing.T) {
 			t.Fatalf("entry %d: time went backwards: %d < %d", e.Index, e.Time, lastTime)
 		}
 		lastTime = e.Time
+	}
+}
+
+func TestProposeManyIsOneWALWriteOfEntriesInOrder(t *testing.T) {
+	dir := t.TempDir()
+	sm := &recorder{}
+	n := openTest(t, dir, sm, FsyncNo)
+	if _, err := n.Propose([]byte("first"), "p"); err != nil {
+		t.Fatal(err)
+	}
+	writes := n.Stats().WALWrites.Load()
+	data := [][]byte{[]byte("a"), []byte("b"), []byte("c")}
+	if err := n.ProposeMany(data, []any{"la", nil, "lc"}); err != nil {
+		t.Fatal(err)
+	}
+	if got := n.Stats().WALWrites.Load() - writes; got != 1 {
+		t.Fatalf("ProposeMany of 3 entries made %d WAL writes, want 1", got)
+	}
+	if st := n.Status(); st.CommitIndex != 4 || st.LastIndex != 4 {
+		t.Fatalf("after ProposeMany: %+v, want last and commit index 4", st)
+	}
+	if err := n.ProposeMany(nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := n.WaitApplied(context.Background(), 4); err != nil {
+		t.Fatal(err)
+	}
+	got := sm.snapshot()
+	want := []struct {
+		data  string
+		local any
+	}{{"first", "p"}, {"a", "la"}, {"b", nil}, {"c", "lc"}}
+	if len(got) != len(want) {
+		t.Fatalf("applied %d entries, want %d", len(got), len(want))
+	}
+	for i, w := range want {
+		if got[i].Index != uint64(i+1) || string(got[i].Data) != w.data || sm.locals[i] != w.local {
+			t.Fatalf("entry %d: %+v local %v, want data %q local %v", i, got[i], sm.locals[i], w.data, w.local)
+		}
+	}
+	if got[1].Time != got[3].Time {
+		t.Fatalf("one ProposeMany stamped different times: %d and %d", got[1].Time, got[3].Time)
+	}
+	if err := n.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := n.ProposeMany(data, nil); !errors.Is(err, ErrClosed) {
+		t.Fatalf("ProposeMany on a closed node: %v, want ErrClosed", err)
+	}
+
+	replay := &recorder{}
+	n = openTest(t, dir, replay, FsyncNo)
+	defer n.Close()
+	if got := replay.snapshot(); len(got) != 4 || string(got[3].Data) != "c" {
+		t.Fatalf("replayed %d entries (%+v), want the 4 proposed", len(got), got)
 	}
 }
 

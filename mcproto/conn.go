@@ -31,8 +31,15 @@ const (
 // connection's earlier writes.
 type conn struct {
 	s   *Server
-	nc  net.Conn
+	nc  net.Conn // served by its own goroutine (serve); nil under the event loop
 	out []byte
+
+	// the read buffer: buf[start:end] is unparsed; the next request needs need bytes
+	buf           []byte
+	start, end    int
+	need          int
+	lim           Limits
+	loopConnState // under the event loop (loop_linux.go)
 	// now is the clock for the reads of one network read (unix ms).
 	now     int64
 	scratch [][]byte
@@ -148,68 +155,80 @@ func (c *conn) Set(int)        {}
 func (c *conn) Double(float64) {}
 func (c *conn) Resp3() bool    { return false }
 
+// serve serves the connection from its own goroutine until it closes.
 func (c *conn) serve() {
 	defer c.nc.Close()
-	buf := make([]byte, readBufSize)
-	start, end, need := 0, 0, 0
-	lim := Limits{ItemSizeMax: c.s.cfg.ItemSizeMax, MaxLine: maxGetLine}
-	netserve.ReadLoop(c.nc, func() []byte { return buf[end:] }, func(n int) bool {
-		end += n
-		c.s.stats.bytesRead.Add(uint64(n))
+	netserve.ReadLoop(c.nc, c.space, func(n int) bool {
 		c.now = time.Now().UnixMilli()
-		c.barrierOK = false
-		for start < end && end-start >= need && !c.quit {
-			if c.swallow > 0 {
-				k := min(c.swallow, end-start)
-				start += k
-				c.swallow -= k
-				continue
-			}
-			req, n, nd, err := Parse(buf[start:end], lim, c.scratch)
-			if errors.Is(err, ErrIncomplete) {
-				need = max(nd, end-start+1)
-				break
-			}
-			if err != nil {
-				// memcached closes a connection that sends a huge line that is no get
-				c.flushBatch()
-				c.flushOut()
-				return false
-			}
-			need = 0
-			c.scratch = req.Tokens[:0]
-			start += n
-			c.swallow = req.Swallow
-			c.handle(&req)
-		}
+		open := c.consume(n)
 		c.flushBatch()
 		// Let the other connections woken by the same poll run first, so that the
 		// replies leave together, as memcached's event loop sends them; see resp's
 		// conn.serve for what replies written one at a time cost the clients.
 		runtime.Gosched()
-		if !c.flushOut() || c.quit {
+		return c.flushOut() && open
+	})
+}
+
+// consume handles every request that the n bytes just read into the buffer complete.
+// Replies go to c.out, and writes stay in the open batch for the caller to flush. It
+// returns false when the connection is to close once the replies so far are written:
+// after quit, or a line memcached closes the connection for.
+func (c *conn) consume(n int) bool {
+	c.end += n
+	c.s.stats.bytesRead.Add(uint64(n))
+	c.barrierOK = false
+	for c.start < c.end && c.end-c.start >= c.need && !c.quit {
+		if c.swallow > 0 {
+			k := min(c.swallow, c.end-c.start)
+			c.start += k
+			c.swallow -= k
+			continue
+		}
+		req, n, nd, err := Parse(c.buf[c.start:c.end], c.lim, c.scratch)
+		if errors.Is(err, ErrIncomplete) {
+			c.need = max(nd, c.end-c.start+1)
+			break
+		}
+		if err != nil {
+			// memcached closes a connection that sends a huge line that is no get
 			return false
 		}
-		if start == end {
-			start, end = 0, 0
-			if len(buf) > 4*readBufSize {
-				buf = make([]byte, readBufSize)
-			}
+		c.need = 0
+		c.scratch = req.Tokens[:0]
+		c.start += n
+		c.swallow = req.Swallow
+		c.handle(&req)
+	}
+	return !c.quit
+}
+
+// space returns the buffer space for the next read, after making room: the parsed
+// bytes are dropped, and the buffer grows for a request larger than it.
+func (c *conn) space() []byte {
+	if c.buf == nil {
+		c.buf = make([]byte, readBufSize)
+		c.lim = Limits{ItemSizeMax: c.s.cfg.ItemSizeMax, MaxLine: maxGetLine}
+	}
+	if c.start == c.end {
+		c.start, c.end = 0, 0
+		if len(c.buf) > 4*readBufSize {
+			c.buf = make([]byte, readBufSize)
 		}
-		if end == len(buf) || (need > 0 && start+need > len(buf)) {
-			if start > 0 {
-				copy(buf, buf[start:end])
-				end -= start
-				start = 0
-			}
-			if want := max(need, end+1); want > len(buf) {
-				nb := make([]byte, max(2*len(buf), want))
-				copy(nb, buf[:end])
-				buf = nb
-			}
+	}
+	if c.end == len(c.buf) || (c.need > 0 && c.start+c.need > len(c.buf)) {
+		if c.start > 0 {
+			copy(c.buf, c.buf[c.start:c.end])
+			c.end -= c.start
+			c.start = 0
 		}
-		return true
-	})
+		if want := max(c.need, c.end+1); want > len(c.buf) {
+			nb := make([]byte, max(2*len(c.buf), want))
+			copy(nb, c.buf[:c.end])
+			c.buf = nb
+		}
+	}
+	return c.buf[c.end:]
 }
 
 // flushOut writes the buffered replies; false if the connection failed.
@@ -256,24 +275,44 @@ func (c *conn) write(batch []byte, p pending, blind bool) {
 // flushBatch proposes the open batch and renders every queued reply: at commit for a
 // batch of blind writes, after apply otherwise.
 func (c *conn) flushBatch() {
-	if c.nops == 0 {
+	data, blind, ok := c.cutBatch()
+	if !ok {
 		return
 	}
-	// the log keeps data until it is applied (a cluster's log until it is compacted)
-	data, next := kvstore.CutBatch(c.batch)
-	blind := c.blind
-	c.batch, c.nops = next, 0
-	c.barrierOK = false
-	c.results = c.results[:0]
 	var err error
 	if blind {
 		err = c.s.b.Propose(data, nil)
-	} else if err = c.s.b.Propose(data, c); err == nil {
+	} else {
+		err = c.s.b.Propose(data, c)
+	}
+	c.finishBatch(blind, err, time.Now().UnixMilli())
+}
+
+// cutBatch closes the open batch for proposing: data, whether every op in it is a blind
+// write (no sink needed), and false if there was none.
+func (c *conn) cutBatch() (data []byte, blind, ok bool) {
+	if c.nops == 0 {
+		return nil, false, false
+	}
+	// the log keeps data until it is applied (a cluster's log until it is compacted)
+	data, next := kvstore.CutBatch(c.batch)
+	blind = c.blind
+	c.batch, c.nops = next, 0
+	c.barrierOK = false
+	c.results = c.results[:0]
+	return data, blind, true
+}
+
+// finishBatch renders the queued replies of the batch cutBatch closed, once its
+// proposal returned err: at once for blind writes, after the apply otherwise. now is
+// the clock after the proposal.
+func (c *conn) finishBatch(blind bool, err error, now int64) {
+	if err == nil && !blind {
 		<-c.applied
 	}
 	// The entry was stamped after this network read's clock: reads behind it must not see
 	// a time before their own write (a TTL longer than the one just set).
-	c.now = max(c.now, time.Now().UnixMilli())
+	c.now = max(c.now, now)
 	ri := 0
 	for i := range c.pend {
 		p := &c.pend[i]

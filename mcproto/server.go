@@ -12,6 +12,7 @@ import (
 	"net"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/nanokv/nanokv/internal/netserve"
@@ -28,6 +29,14 @@ type Backend interface {
 	ReadBarrier(ctx context.Context) error
 }
 
+// BatchBackend is a Backend that can propose several batches as consecutive entries
+// that commit together, each with its own sink (server.Server; one WAL write on a
+// single node). The event loop needs it.
+type BatchBackend interface {
+	Backend
+	ProposeMany(batches [][]byte, sinks []kvstore.Sink) error
+}
+
 // Config are the frontend's settings.
 type Config struct {
 	ItemSizeMax int // memcached -I: the largest item (with key and header), bytes
@@ -35,7 +44,12 @@ type Config struct {
 	Port        int // for stats settings
 	Bind        string
 	Version     string // the memcached version we answer as (VERSION, stats)
-	Logf        func(format string, args ...any)
+	// EventLoop serves every connection from one goroutine (loop_linux.go) instead of
+	// one goroutine per connection. It needs Linux and a BatchBackend, and is for a
+	// backend that commits at once (a single node): the loop waits for each round's
+	// proposal.
+	EventLoop bool
+	Logf      func(format string, args ...any)
 }
 
 // Server serves memcached connections.
@@ -48,6 +62,7 @@ type Server struct {
 	lns     []net.Listener
 	conns   map[*conn]struct{}
 	closed  bool
+	loop    *eventLoop // nil: a goroutine per connection
 	handler sync.WaitGroup
 
 	stats stats
@@ -81,7 +96,21 @@ func NewServer(b Backend, cfg Config) *Server {
 	if cfg.Logf == nil {
 		cfg.Logf = func(string, ...any) {}
 	}
-	return &Server{b: b, cfg: cfg, start: time.Now(), conns: map[*conn]struct{}{}}
+	s := &Server{b: b, cfg: cfg, start: time.Now(), conns: map[*conn]struct{}{}}
+	if many, ok := b.(BatchBackend); ok && cfg.EventLoop {
+		l, err := newEventLoop(s, many)
+		if err != nil {
+			cfg.Logf("mcproto: a goroutine per connection: %v", err)
+		} else {
+			s.loop = l
+			s.handler.Add(1)
+			go func() {
+				defer s.handler.Done()
+				l.run()
+			}()
+		}
+	}
+	return s
 }
 
 // Serve accepts connections on ln until Close.
@@ -102,17 +131,34 @@ func (s *Server) Serve(ln net.Listener) error {
 			return
 		}
 		c := newConn(s, nc)
+		if sc, ok := nc.(syscall.Conn); ok && s.loop != nil {
+			c.nc = nil
+			err := s.loop.add(c, sc)
+			if err == nil {
+				s.conns[c] = struct{}{}
+				s.mu.Unlock()
+				nc.Close() // the loop serves the socket through its own descriptor
+				return
+			}
+			s.cfg.Logf("mcproto: a goroutine for this connection: %v", err)
+			c.nc = nc
+		}
 		s.conns[c] = struct{}{}
 		s.handler.Add(1)
 		s.mu.Unlock()
 		go func() {
 			defer s.handler.Done()
 			c.serve()
-			s.mu.Lock()
-			delete(s.conns, c)
-			s.mu.Unlock()
+			s.forget(c)
 		}()
 	})
+}
+
+// forget drops a closed connection from the count.
+func (s *Server) forget(c *conn) {
+	s.mu.Lock()
+	delete(s.conns, c)
+	s.mu.Unlock()
 }
 
 // Close stops the listeners and closes every connection, waiting for their goroutines.
@@ -123,9 +169,14 @@ func (s *Server) Close() error {
 		ln.Close()
 	}
 	for c := range s.conns {
-		c.nc.Close()
+		if c.nc != nil {
+			c.nc.Close()
+		}
 	}
 	s.mu.Unlock()
+	if s.loop != nil {
+		s.loop.close() // not under mu: it waits for the loop, which takes mu to drop a connection
+	}
 	s.handler.Wait()
 	return nil
 }

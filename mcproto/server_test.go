@@ -16,12 +16,26 @@ import (
 	"github.com/nanokv/nanokv/server"
 )
 
-// startNode starts one nanokv node with both frontends on free loopback ports.
+// startNode starts one nanokv node with both frontends on free loopback ports. Its
+// memcached connections are served by the event loop (on Linux).
 func startNode(t testing.TB, itemSizeMax int) *server.Server {
+	t.Helper()
+	return startNodeMode(t, itemSizeMax, false)
+}
+
+// frontendModes are the two ways a single node serves memcached connections.
+var frontendModes = []struct {
+	name       string
+	goroutines bool
+}{{"event loop", false}, {"goroutine per connection", true}}
+
+// startNodeMode is startNode with a goroutine per connection when goroutines is set.
+func startNodeMode(t testing.TB, itemSizeMax int, goroutines bool) *server.Server {
 	t.Helper()
 	s, err := server.Start(server.Config{
 		RedisAddr: "127.0.0.1:0", MemcacheAddr: "127.0.0.1:0", MemcacheItemSizeMax: itemSizeMax,
-		DataDir: t.TempDir(), Logger: log.New(io.Discard, "", 0),
+		MemcacheNoEventLoop: goroutines,
+		DataDir:             t.TempDir(), Logger: log.New(io.Discard, "", 0),
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -188,20 +202,24 @@ var protoCases = []protoCase{
 // TestProtocolReplies runs every conversation against nanokv, and against memcached when
 // it is installed, requiring both to give the same bytes.
 func TestProtocolReplies(t *testing.T) {
-	node := startNode(t, 0)
 	mc := startMemcached(t)
 	if mc == "" {
 		t.Log("memcached not on PATH: checking nanokv against the recorded replies only")
 	}
-	for _, c := range protoCases {
-		t.Run(c.name, func(t *testing.T) {
-			if got := converse(t, node.MemcacheAddr(), c.req, len(c.want)); got != c.want {
-				t.Errorf("nanokv\n got %q\nwant %q", got, c.want)
-			}
-			if mc != "" && !c.nodiff {
-				if got := converse(t, mc, c.req, len(c.want)); got != c.want {
-					t.Errorf("memcached (the test's expectation is wrong)\n got %q\nwant %q", got, c.want)
-				}
+	for _, mode := range frontendModes {
+		t.Run(mode.name, func(t *testing.T) {
+			node := startNodeMode(t, 0, mode.goroutines)
+			for _, c := range protoCases {
+				t.Run(c.name, func(t *testing.T) {
+					if got := converse(t, node.MemcacheAddr(), c.req, len(c.want)); got != c.want {
+						t.Errorf("nanokv\n got %q\nwant %q", got, c.want)
+					}
+					if mc != "" && !c.nodiff && !mode.goroutines {
+						if got := converse(t, mc, c.req, len(c.want)); got != c.want {
+							t.Errorf("memcached (the test's expectation is wrong)\n got %q\nwant %q", got, c.want)
+						}
+					}
+				})
 			}
 		})
 	}
@@ -243,16 +261,20 @@ func TestGetsAndCas(t *testing.T) {
 // TestPipelinedWritesAndReads: a pipeline mixing writes and reads sees its own writes, in
 // order, and noreply writes stay silent.
 func TestPipelinedWritesAndReads(t *testing.T) {
-	node := startNode(t, 0)
-	c := dial(t, node.MemcacheAddr())
-	var req, want strings.Builder
-	for i := 0; i < 200; i++ {
-		k := "p" + strconv.Itoa(i)
-		req.WriteString("set " + k + " 0 0 1 noreply\r\nx\r\nappend " + k + " 0 0 1\r\ny\r\nincr n" + strconv.Itoa(i%3) + " 1\r\nget " + k + "\r\n")
-		want.WriteString("STORED\r\nNOT_FOUND\r\nVALUE " + k + " 0 2\r\nxy\r\nEND\r\n")
+	for _, mode := range frontendModes {
+		t.Run(mode.name, func(t *testing.T) {
+			node := startNodeMode(t, 0, mode.goroutines)
+			c := dial(t, node.MemcacheAddr())
+			var req, want strings.Builder
+			for i := 0; i < 200; i++ {
+				k := "p" + strconv.Itoa(i)
+				req.WriteString("set " + k + " 0 0 1 noreply\r\nx\r\nappend " + k + " 0 0 1\r\ny\r\nincr n" + strconv.Itoa(i%3) + " 1\r\nget " + k + "\r\n")
+				want.WriteString("STORED\r\nNOT_FOUND\r\nVALUE " + k + " 0 2\r\nxy\r\nEND\r\n")
+			}
+			c.send(req.String())
+			c.expect(want.String())
+		})
 	}
-	c.send(req.String())
-	c.expect(want.String())
 }
 
 // TestTooLargeItemIsSwallowed: a value over -I is refused without reading it as commands,

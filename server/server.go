@@ -37,6 +37,10 @@ type Config struct {
 	MemcacheOptional bool
 	// MemcacheItemSizeMax is memcached's -I (bytes); 0 means 1 MiB.
 	MemcacheItemSizeMax int
+	// MemcacheNoEventLoop gives every memcached connection its own goroutine on a
+	// single node too, where one event loop serves them all by default (a cluster
+	// member always uses goroutines: the loop would wait out every commit round trip).
+	MemcacheNoEventLoop bool
 	// ZKAddr is the ZooKeeper listener's address; "" disables it. ZKOptional as
 	// MemcacheOptional.
 	ZKAddr     string
@@ -269,7 +273,8 @@ func (s *Server) startMemcache() error {
 	s.mcln = ln
 	host, port, _ := net.SplitHostPort(ln.Addr().String())
 	p, _ := strconv.Atoi(port)
-	s.mc = mcproto.NewServer(s, mcproto.Config{ItemSizeMax: s.cfg.MemcacheItemSizeMax, Port: p, Bind: host, Logf: s.logf})
+	s.mc = mcproto.NewServer(s, mcproto.Config{ItemSizeMax: s.cfg.MemcacheItemSizeMax, Port: p, Bind: host, Logf: s.logf,
+		EventLoop: s.node != nil && !s.cfg.MemcacheNoEventLoop})
 	s.wg.Add(1)
 	go func() {
 		defer s.wg.Done()
@@ -336,6 +341,27 @@ func (s *Server) Propose(batch []byte, sink kvstore.Sink) error {
 	}
 	_, err := s.node.Propose(batch, local)
 	return err
+}
+
+// ProposeMany submits batches as consecutive entries and returns once all are
+// committed, each with its sink as Propose's (mcproto's event loop). A single node writes
+// them with one WAL write; a cluster member proposes them one after the other.
+func (s *Server) ProposeMany(batches [][]byte, sinks []kvstore.Sink) error {
+	if c := s.cl(); c != nil || s.pending != nil {
+		for i, b := range batches {
+			if err := s.Propose(b, sinks[i]); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	locals := make([]any, len(sinks))
+	for i, sink := range sinks {
+		if sink != nil {
+			locals[i] = sink
+		}
+	}
+	return s.node.ProposeMany(batches, locals)
 }
 
 // ReadBarrier implements resp.Backend.
