@@ -43,6 +43,7 @@ type eventLoop struct {
 	data     [][]byte
 	sinks    []kvstore.Sink
 	blind    []bool
+	errs     []error
 }
 
 // loopConnState is what a connection carries under the event loop.
@@ -209,11 +210,16 @@ func (l *eventLoop) propose(round []*conn) {
 	if len(l.proposed) == 0 {
 		return
 	}
-	err := l.many.ProposeMany(l.data, l.sinks)
+	if cap(l.errs) < len(l.data) {
+		l.errs = make([]error, len(l.data))
+	}
+	l.errs = l.errs[:len(l.data)] // nil: cleared after every round
+	l.many.ProposeMany(l.data, l.sinks, l.errs)
 	now := time.Now().UnixMilli()
 	for i, c := range l.proposed {
-		c.finishBatch(l.blind[i], err, now)
+		c.finishBatch(l.blind[i], l.errs[i], now)
 	}
+	clear(l.errs)
 	clear(l.data) // the log holds the batches now; the loop must not keep them alive
 	clear(l.sinks)
 	clear(l.proposed)

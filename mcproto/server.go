@@ -29,12 +29,14 @@ type Backend interface {
 	ReadBarrier(ctx context.Context) error
 }
 
-// BatchBackend is a Backend that can propose several batches as consecutive entries
-// that commit together, each with its own sink (server.Server; one WAL write on a
-// single node). The event loop needs it.
+// BatchBackend is a Backend that can propose several batches at once, each with its own
+// sink, and answer each (server.Server: one WAL write on a single node, one trip to the
+// followers on a cluster member). The event loop needs it.
 type BatchBackend interface {
 	Backend
-	ProposeMany(batches [][]byte, sinks []kvstore.Sink) error
+	// ProposeMany is Propose for every batches[i] with sinks[i]; it returns once all are
+	// answered, with errs[i] (as long as batches) what Propose would have returned.
+	ProposeMany(batches [][]byte, sinks []kvstore.Sink, errs []error)
 }
 
 // Config are the frontend's settings.

@@ -38,8 +38,13 @@ type Config struct {
 	// MemcacheItemSizeMax is memcached's -I (bytes); 0 means 1 MiB.
 	MemcacheItemSizeMax int
 	// MemcacheNoEventLoop gives every memcached connection its own goroutine on a
-	// single node too, where one event loop serves them all by default (a cluster
-	// member always uses goroutines: the loop would wait out every commit round trip).
+	// single node too, where one event loop serves them all by default. A cluster member
+	// always uses goroutines: its loop would wait out a commit round trip per round, with
+	// no round in flight behind it. Measured on three offload members with the loop
+	// proposing each round's batches together (memcaslap -T 1 -c 50, alternating runs),
+	// the leader spent 10.5 µs of CPU per set instead of 12.2-13.2, but throughput stayed
+	// the same: set-only 67.2k / 73.3k / 69.4k / 71.7k TPS against 72.5k / 64.2k /
+	// 76.2k / 67.8k, and 9:1 96.0k / 87.3k against 97.7k / 93.0k.
 	MemcacheNoEventLoop bool
 	// ZKAddr is the ZooKeeper listener's address; "" disables it. ZKOptional as
 	// MemcacheOptional.
@@ -343,17 +348,17 @@ func (s *Server) Propose(batch []byte, sink kvstore.Sink) error {
 	return err
 }
 
-// ProposeMany submits batches as consecutive entries and returns once all are
-// committed, each with its sink as Propose's (mcproto's event loop). A single node writes
-// them with one WAL write; a cluster member proposes them one after the other.
-func (s *Server) ProposeMany(batches [][]byte, sinks []kvstore.Sink) error {
-	if c := s.cl(); c != nil || s.pending != nil {
+// ProposeMany submits batches as consecutive entries, each with its sink as Propose's,
+// and returns once all are answered; errs[i] is Propose's error for batches[i]
+// (mcproto's event loop). A single node writes them with one WAL write. A cluster member
+// proposes them one after the other: the event loop is a single node's (see
+// MemcacheNoEventLoop).
+func (s *Server) ProposeMany(batches [][]byte, sinks []kvstore.Sink, errs []error) {
+	if s.node == nil {
 		for i, b := range batches {
-			if err := s.Propose(b, sinks[i]); err != nil {
-				return err
-			}
+			errs[i] = s.Propose(b, sinks[i])
 		}
-		return nil
+		return
 	}
 	locals := make([]any, len(sinks))
 	for i, sink := range sinks {
@@ -361,7 +366,10 @@ func (s *Server) ProposeMany(batches [][]byte, sinks []kvstore.Sink) error {
 			locals[i] = sink
 		}
 	}
-	return s.node.ProposeMany(batches, locals)
+	err := s.node.ProposeMany(batches, locals)
+	for i := range errs {
+		errs[i] = err
+	}
 }
 
 // ReadBarrier implements resp.Backend.
