@@ -44,7 +44,10 @@ type Config struct {
 	// proposing each round's batches together (memcaslap -T 1 -c 50, alternating runs),
 	// the leader spent 10.5 µs of CPU per set instead of 12.2-13.2, but throughput stayed
 	// the same: set-only 67.2k / 73.3k / 69.4k / 71.7k TPS against 72.5k / 64.2k /
-	// 76.2k / 67.8k, and 9:1 96.0k / 87.3k against 97.7k / 93.0k.
+	// 76.2k / 67.8k, and 9:1 96.0k / 87.3k against 97.7k / 93.0k. Two or four loops,
+	// so that one round commits while another is read, did no better (set-only: one
+	// loop 77.8k / 78.2k, two 72.7k / 78.3k, four 76.3k / 75.5k, goroutines 79.3k /
+	// 76.3k): memcaslap itself was the limit, at about 10 µs of its CPU per request.
 	MemcacheNoEventLoop bool
 	// ZKAddr is the ZooKeeper listener's address; "" disables it. ZKOptional as
 	// MemcacheOptional.
