@@ -35,11 +35,11 @@ type conn struct {
 	out []byte
 
 	// the read buffer: buf[start:end] is unparsed; the next request needs need bytes
-	buf           []byte
-	start, end    int
-	need          int
-	lim           Limits
-	loopConnState // under the event loop (loop_linux.go)
+	buf        []byte
+	start, end int
+	need       int
+	lim        Limits
+	loopBlind  bool // under the event loop: the batch it proposes is blind
 	// now is the clock for the reads of one network read (unix ms).
 	now     int64
 	scratch [][]byte

@@ -30,8 +30,8 @@ type Backend interface {
 }
 
 // BatchBackend is a Backend that can propose several batches at once, each with its own
-// sink, and answer each (server.Server: one WAL write on a single node, one trip to the
-// followers on a cluster member). The event loop needs it.
+// sink, and answer each (server.Server: one WAL write on a single node). The event loop
+// needs it.
 type BatchBackend interface {
 	Backend
 	// ProposeMany is Propose for every batches[i] with sinks[i]; it returns once all are
@@ -46,7 +46,7 @@ type Config struct {
 	Port        int // for stats settings
 	Bind        string
 	Version     string // the memcached version we answer as (VERSION, stats)
-	// EventLoop serves every connection from one goroutine (loop_linux.go) instead of
+	// EventLoop serves every connection from one goroutine (netserve.Loop) instead of
 	// one goroutine per connection. It needs Linux and a BatchBackend, and is for a
 	// backend that commits at once (a single node): the loop waits for each round's
 	// proposal.
@@ -64,7 +64,7 @@ type Server struct {
 	lns     []net.Listener
 	conns   map[*conn]struct{}
 	closed  bool
-	loop    *eventLoop // nil: a goroutine per connection
+	loop    *netserve.Loop // nil: a goroutine per connection
 	handler sync.WaitGroup
 
 	stats stats
@@ -100,7 +100,7 @@ func NewServer(b Backend, cfg Config) *Server {
 	}
 	s := &Server{b: b, cfg: cfg, start: time.Now(), conns: map[*conn]struct{}{}}
 	if many, ok := b.(BatchBackend); ok && cfg.EventLoop {
-		l, err := newEventLoop(s, many)
+		l, err := netserve.NewLoop(many.ProposeMany, cfg.Logf)
 		if err != nil {
 			cfg.Logf("mcproto: a goroutine per connection: %v", err)
 		} else {
@@ -108,7 +108,7 @@ func NewServer(b Backend, cfg Config) *Server {
 			s.handler.Add(1)
 			go func() {
 				defer s.handler.Done()
-				l.run()
+				l.Run()
 			}()
 		}
 	}
@@ -135,7 +135,7 @@ func (s *Server) Serve(ln net.Listener) error {
 		c := newConn(s, nc)
 		if sc, ok := nc.(syscall.Conn); ok && s.loop != nil {
 			c.nc = nil
-			err := s.loop.add(c, sc)
+			err := s.loop.Add(c, sc)
 			if err == nil {
 				s.conns[c] = struct{}{}
 				s.mu.Unlock()
@@ -177,7 +177,7 @@ func (s *Server) Close() error {
 	}
 	s.mu.Unlock()
 	if s.loop != nil {
-		s.loop.close() // not under mu: it waits for the loop, which takes mu to drop a connection
+		s.loop.Close() // not under mu: it waits for the loop, which takes mu to drop a connection
 	}
 	s.handler.Wait()
 	return nil

@@ -1,5 +1,7 @@
 // Package netserve is what nanokv's protocol frontends (resp, mcproto, zkproto) share
-// about their listeners: the accept loop and its error handling.
+// about their connections: the accept loop and its error handling, the read loop of a
+// goroutine per connection (ReadLoop), and an event loop that serves many connections
+// from one goroutine (Loop, which mcproto uses on a single node).
 package netserve
 
 import (

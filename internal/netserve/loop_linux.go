@@ -1,0 +1,329 @@
+package netserve
+
+import (
+	"fmt"
+	"os"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/nanokv/nanokv/kvstore"
+)
+
+// Loop serves many connections from one goroutine, as the event loops of Redis and of
+// memcached's worker threads do. Each round it takes the sockets that have data, reads
+// each once, has each connection handle what arrived, proposes the writes those left
+// open all together, and writes every connection's replies.
+//
+// A goroutine per connection costs a single node a scheduler round trip per request: the
+// poller wakes the goroutine, and it parks again after its write. Here one wake-up of the
+// loop serves every connection that became ready meanwhile, and the round's writes reach
+// consensus as one ProposeMany: one entry per connection (each with its own reply sink),
+// one WAL write and one wake-up of the applier for all of them.
+//
+// The loop's epoll instance is itself registered with Go's poller, so the goroutine
+// parks like any other while nothing is ready, and the process's P is free for the
+// applier and the other frontends meanwhile.
+//
+// A round waits for its proposal, so a Loop is for a backend that commits at once: a
+// single node.
+type Loop struct {
+	epfd    int
+	ef      *os.File // epfd, as Go's poller sees it
+	propose ProposeMany
+	logf    func(format string, args ...any)
+	stop    atomic.Bool
+
+	mu    sync.Mutex
+	conns map[int32]*loopConn // by fd
+
+	// the loop goroutine's own, reused every round
+	events   []syscall.EpollEvent
+	round    []*loopConn
+	proposed []LoopConn
+	data     [][]byte
+	sinks    []kvstore.Sink
+	errs     []error
+}
+
+// LoopConn is a connection's protocol side, as a Loop drives it. The loop calls it from
+// its goroutine only.
+type LoopConn interface {
+	// Space is the buffer space for the next read (not empty), after making room.
+	Space() []byte
+	// Consume handles the requests that the n bytes just read into Space complete, with
+	// now (unix ms) as their clock. Replies go to Output; writes may stay in an open
+	// batch for the loop to propose. false: close once the output is written.
+	Consume(n int, now int64) bool
+	// CutBatch closes the open batch: its data, the sink for its replies (nil when they
+	// are known at commit), and false when there is none.
+	CutBatch() (data []byte, sink kvstore.Sink, ok bool)
+	// FinishBatch renders the replies of the batch CutBatch closed, once its proposal
+	// returned err; now is the clock after the proposal.
+	FinishBatch(err error, now int64)
+	// Output is what is to be written; Written(n) tells that its first n bytes were.
+	Output() []byte
+	Written(n int)
+	// Closed tells that the loop closed the connection.
+	Closed()
+}
+
+// ProposeMany proposes batches[i] with sinks[i] for every i and returns once all are
+// answered, with errs[i] the error for batches[i].
+type ProposeMany func(batches [][]byte, sinks []kvstore.Sink, errs []error)
+
+// loopConn is a connection as the loop keeps it.
+type loopConn struct {
+	c       LoopConn
+	fd      int
+	sent    int  // bytes of Output already written
+	closing bool // close once Output is written
+	outWait bool // registered for EPOLLOUT: the socket's buffer was full
+}
+
+// LoopSupported reports whether this platform has the event loop.
+const LoopSupported = true
+
+// maxEvents is how many ready sockets one round takes at most.
+const maxEvents = 256
+
+// NewLoop returns a loop that proposes with propose; Run serves it.
+func NewLoop(propose ProposeMany, logf func(format string, args ...any)) (*Loop, error) {
+	epfd, err := syscall.EpollCreate1(syscall.EPOLL_CLOEXEC)
+	if err != nil {
+		return nil, fmt.Errorf("netserve: epoll_create1: %w", err)
+	}
+	if err := syscall.SetNonblock(epfd, true); err != nil {
+		syscall.Close(epfd)
+		return nil, fmt.Errorf("netserve: epoll fd: %w", err)
+	}
+	return &Loop{
+		epfd: epfd, propose: propose, logf: logf,
+		ef:     os.NewFile(uintptr(epfd), "netserve-epoll"), // non-blocking: pollable
+		conns:  map[int32]*loopConn{},
+		events: make([]syscall.EpollEvent, maxEvents),
+	}, nil
+}
+
+// Add hands nc to the loop, which serves its socket as c from then on; the caller
+// closes nc once Add returns nil. It must not be called once Close has been.
+func (l *Loop) Add(c LoopConn, nc syscall.Conn) error {
+	rc, err := nc.SyscallConn()
+	if err != nil {
+		return err
+	}
+	// A duplicate, so that closing nc takes the socket out of Go's poller and leaves it
+	// open for the loop's epoll alone. Both descriptors share the socket's O_NONBLOCK.
+	fd := -1
+	var dupErr error
+	if err := rc.Control(func(f uintptr) {
+		r, _, e := syscall.Syscall(syscall.SYS_FCNTL, f, syscall.F_DUPFD_CLOEXEC, 0)
+		if e != 0 {
+			dupErr = e
+			return
+		}
+		fd = int(r)
+	}); err != nil {
+		return err
+	}
+	if dupErr != nil {
+		return dupErr
+	}
+	lc := &loopConn{c: c, fd: fd}
+	l.mu.Lock()
+	l.conns[int32(fd)] = lc
+	l.mu.Unlock()
+	ev := syscall.EpollEvent{Events: syscall.EPOLLIN, Fd: int32(fd)}
+	if err := syscall.EpollCtl(l.epfd, syscall.EPOLL_CTL_ADD, fd, &ev); err != nil {
+		l.mu.Lock()
+		delete(l.conns, int32(fd))
+		l.mu.Unlock()
+		syscall.Close(fd)
+		return err
+	}
+	return nil
+}
+
+// Run serves until Close; then it closes every connection it has.
+func (l *Loop) Run() {
+	defer l.closeAll()
+	rc, err := l.ef.SyscallConn()
+	if err != nil {
+		l.logf("netserve: event loop: %v", err)
+		return
+	}
+	_ = rc.Read(func(uintptr) bool {
+		for !l.stop.Load() {
+			n, err := syscall.EpollWait(l.epfd, l.events, 0)
+			switch {
+			case err == syscall.EINTR:
+				continue
+			case err != nil:
+				l.logf("netserve: epoll_wait: %v", err)
+				return true
+			case n == 0:
+				// Nothing ready: park until Go's poller sees the epoll instance ready.
+				// Readiness that arrives after this look is not lost: the poller
+				// records it, and the wait returns at once.
+				return false
+			}
+			l.serveRound(l.events[:n])
+		}
+		return true
+	})
+}
+
+// Close stops the loop and returns once Run has let go of its epoll instance; Run then
+// closes the connections. It must not be called while holding a lock that a LoopConn's
+// Closed takes.
+func (l *Loop) Close() {
+	l.stop.Store(true)
+	l.ef.Close() // wakes a parked loop, and waits for a busy one to see stop
+}
+
+// serveRound serves the connections of one epoll_wait.
+func (l *Loop) serveRound(evs []syscall.EpollEvent) {
+	now := time.Now().UnixMilli()
+	round := l.round[:0]
+	l.mu.Lock()
+	for _, ev := range evs {
+		if lc := l.conns[ev.Fd]; lc != nil {
+			round = append(round, lc)
+		}
+	}
+	l.mu.Unlock()
+	l.round = round
+
+	for _, lc := range round {
+		if lc.outWait {
+			continue // it reads again once its replies are out
+		}
+		n, err := syscall.Read(lc.fd, lc.c.Space())
+		switch {
+		case err == syscall.EAGAIN || err == syscall.EINTR:
+			continue // level-triggered: reported again while there is data
+		case err != nil || n <= 0: // failed, or the peer closed its side
+			lc.closing = true
+			continue
+		}
+		if !lc.c.Consume(n, now) {
+			lc.closing = true
+		}
+	}
+	l.proposeRound(round)
+	for _, lc := range round {
+		l.send(lc)
+	}
+	clear(round) // hold no closed connection until the next round
+}
+
+// proposeRound proposes the open batches of the round's connections and has each
+// connection render its replies.
+func (l *Loop) proposeRound(round []*loopConn) {
+	l.proposed, l.data, l.sinks = l.proposed[:0], l.data[:0], l.sinks[:0]
+	for _, lc := range round {
+		if data, sink, ok := lc.c.CutBatch(); ok {
+			l.proposed = append(l.proposed, lc.c)
+			l.data = append(l.data, data)
+			l.sinks = append(l.sinks, sink)
+		}
+	}
+	if len(l.proposed) == 0 {
+		return
+	}
+	if cap(l.errs) < len(l.data) {
+		l.errs = make([]error, len(l.data))
+	}
+	l.errs = l.errs[:len(l.data)] // nil: cleared after every round
+	l.propose(l.data, l.sinks, l.errs)
+	now := time.Now().UnixMilli()
+	for i, c := range l.proposed {
+		c.FinishBatch(l.errs[i], now)
+	}
+	clear(l.errs)
+	clear(l.data) // the log holds the batches now; the loop must not keep them alive
+	clear(l.sinks)
+	clear(l.proposed)
+}
+
+// send writes what lc has to send. A socket whose buffer fills is watched for EPOLLOUT
+// instead of EPOLLIN until the rest is out, so a client that does not read its replies
+// makes the loop stop reading its requests, as Redis and memcached do.
+func (l *Loop) send(lc *loopConn) {
+	out := lc.c.Output()
+	for lc.sent < len(out) {
+		n, err := syscall.Write(lc.fd, out[lc.sent:])
+		if n > 0 {
+			lc.sent += n
+		}
+		if err == syscall.EINTR {
+			continue
+		}
+		if err == syscall.EAGAIN {
+			break
+		}
+		if err != nil {
+			l.drop(lc)
+			return
+		}
+	}
+	if lc.sent < len(out) {
+		switch {
+		case lc.closing:
+			l.drop(lc)
+		case !lc.outWait:
+			lc.outWait = l.watch(lc, syscall.EPOLLOUT)
+		}
+		return
+	}
+	if lc.sent > 0 {
+		lc.c.Written(lc.sent)
+		CountWritten(lc.sent)
+		lc.sent = 0
+	}
+	if lc.closing {
+		l.drop(lc)
+		return
+	}
+	if lc.outWait {
+		lc.outWait = !l.watch(lc, syscall.EPOLLIN)
+	}
+}
+
+// watch sets the events the loop waits for on lc; false (and lc dropped) if it failed.
+func (l *Loop) watch(lc *loopConn, events uint32) bool {
+	ev := syscall.EpollEvent{Events: events, Fd: int32(lc.fd)}
+	if err := syscall.EpollCtl(l.epfd, syscall.EPOLL_CTL_MOD, lc.fd, &ev); err != nil {
+		l.drop(lc)
+		return false
+	}
+	return true
+}
+
+// drop closes lc and forgets it.
+func (l *Loop) drop(lc *loopConn) {
+	if lc.fd < 0 {
+		return
+	}
+	l.mu.Lock()
+	delete(l.conns, int32(lc.fd))
+	l.mu.Unlock()
+	// Closing the last descriptor of a socket takes it out of the epoll set.
+	syscall.Close(lc.fd)
+	lc.fd = -1
+	lc.c.Closed()
+}
+
+// closeAll closes every connection once the loop has stopped.
+func (l *Loop) closeAll() {
+	l.mu.Lock()
+	lcs := make([]*loopConn, 0, len(l.conns))
+	for _, lc := range l.conns {
+		lcs = append(lcs, lc)
+	}
+	l.mu.Unlock()
+	for _, lc := range lcs {
+		l.drop(lc)
+	}
+}

@@ -1,0 +1,44 @@
+package mcproto
+
+import "github.com/nanokv/nanokv/kvstore"
+
+// A single node's event loop (netserve.Loop) drives a connection through these methods,
+// from the loop's goroutine.
+
+// Space is the read buffer's free space (netserve.LoopConn).
+func (c *conn) Space() []byte { return c.space() }
+
+// Consume handles what a read brought.
+func (c *conn) Consume(n int, now int64) bool {
+	c.now = now
+	return c.consume(n)
+}
+
+// CutBatch closes the open batch for the loop to propose.
+func (c *conn) CutBatch() ([]byte, kvstore.Sink, bool) {
+	data, blind, ok := c.cutBatch()
+	c.loopBlind = blind
+	if blind {
+		return data, nil, ok
+	}
+	return data, c, ok
+}
+
+// FinishBatch renders the replies of the batch the loop proposed.
+func (c *conn) FinishBatch(err error, now int64) { c.finishBatch(c.loopBlind, err, now) }
+
+// Output is the replies to write.
+func (c *conn) Output() []byte { return c.out }
+
+// Written drops the replies the loop wrote.
+func (c *conn) Written(n int) {
+	c.s.stats.bytesWritten.Add(uint64(n))
+	if cap(c.out) > 1<<20 {
+		c.out = nil
+	} else {
+		c.out = c.out[:0]
+	}
+}
+
+// Closed forgets the connection the loop closed.
+func (c *conn) Closed() { c.s.forget(c) }
