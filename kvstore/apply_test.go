@@ -3,6 +3,7 @@ package kvstore
 import (
 	"fmt"
 	"math/rand/v2"
+	"reflect"
 	"testing"
 )
 
@@ -238,5 +239,49 @@ func TestCutBatchKeepsBatchesApart(t *testing.T) {
 	_, next := CutBatch(grown)
 	if cap(next) > batchMaxKeep {
 		t.Fatalf("next batch keeps %d bytes of a huge batch's array", cap(next))
+	}
+}
+
+// TestSetStoresCopiesSharingOneAllocation: SET and memcached's set keep the key and the
+// value in one allocation; the store must still own copies of both (the entry's bytes
+// may be reused), and overwriting, renaming, expiring and the flags must behave as
+// before.
+func TestSetStoresCopiesSharingOneAllocation(t *testing.T) {
+	s := New()
+	data := AppendCommand(nil, 0, [][]byte{[]byte("SET"), []byte("k1"), []byte("value-1")})
+	data = AppendMCStore(data, MCSet, []byte("m1"), []byte("mc-value"), 7, 0, "", "")
+	if err := s.Apply(Entry{Index: 1, Time: 1_700_000_000_000, Data: data}, nil); err != nil {
+		t.Fatal(err)
+	}
+	for i := range data {
+		data[i] = 'x' // the log may reuse the entry's bytes
+	}
+	if it, ok := s.MCGet([]byte("k1"), 1_700_000_000_000); !ok || string(it.Value) != "value-1" || it.Flags != 0 {
+		t.Fatalf("k1 = %+v %v, want value-1 with flags 0", it, ok)
+	}
+	if it, ok := s.MCGet([]byte("m1"), 1_700_000_000_000); !ok || string(it.Value) != "mc-value" || it.Flags != 7 {
+		t.Fatalf("m1 = %+v %v, want mc-value with flags 7", it, ok)
+	}
+
+	h := newHarness(t)
+	h.do("SET", "a", "first")
+	h.do("SET", "a", "second-longer")
+	h.do("SET", "b", "", "EX", "100")
+	h.do("RENAME", "a", "c")
+	for _, c := range []struct {
+		args []string
+		want any
+	}{
+		{[]string{"GET", "c"}, "second-longer"},
+		{[]string{"EXISTS", "a"}, int64(0)},
+		{[]string{"GET", "b"}, ""},
+		{[]string{"TTL", "b"}, int64(100)},
+		{[]string{"APPEND", "c", "!"}, int64(14)},
+		{[]string{"GET", "c"}, "second-longer!"},
+		{[]string{"DBSIZE"}, int64(2)},
+	} {
+		if got := h.do(c.args...); !reflect.DeepEqual(got, c.want) {
+			t.Errorf("%q = %#v, want %#v", c.args, got, c.want)
+		}
 	}
 }

@@ -256,8 +256,13 @@ func (c *Ctx) nextVer() uint64 {
 // caller that overwrites whatever is there (a plain SET) need not look it up: store
 // does its work in one lookup and one assignment of the keyspace map.
 func (c *Ctx) store(key []byte, it item, keepTTL bool) {
+	c.storeAt(key, string(key), it, keepTTL)
+}
+
+// storeAt is store with the key also as the string k the maps keep: the one a map holds
+// is replaced by k on every assignment.
+func (c *Ctx) storeAt(key []byte, k string, it item, keepTTL bool) {
 	d := c.db(key)
-	k := string(key)
 	old, existed := d.keys[k]
 	it.hasTTL = false
 	if existed && old.meta&metaHasTTL != 0 {
@@ -279,6 +284,21 @@ func (c *Ctx) store(key []byte, it item, keepTTL bool) {
 // setString stores a string value; it drops any TTL unless keepTTL.
 func (c *Ctx) setString(key []byte, v string, keepTTL bool) {
 	c.store(key, item{str: v, typ: TypeString}, keepTTL)
+}
+
+// setStringBytes stores a copy of val at key, with memcached flags; it drops any TTL
+// unless keepTTL. The key the keyspace map keeps and the value share one allocation, so
+// a key costs one allocation and one object for the GC to mark instead of two. A string
+// set from a client (SET, memcached's set) comes this way. Once the key is overwritten
+// (the map takes the new key string on every assignment) or deleted, the allocation is
+// free; a side map that keeps the key string (flags) is assigned the same string.
+func (c *Ctx) setStringBytes(key, val []byte, flags uint32, keepTTL bool) {
+	var b strings.Builder
+	b.Grow(len(key) + len(val))
+	b.Write(key)
+	b.Write(val)
+	kv := b.String()
+	c.storeAt(key, kv[:len(key)], item{str: kv[len(key):], typ: TypeString, flags: flags}, keepTTL)
 }
 
 // touched records an in-place change to the collection at key: it bumps the version and

@@ -227,12 +227,12 @@ func (c *Ctx) mcStatus(code string) {
 
 // mcPut stores a new value at key with flags and an expiry; an expired one deletes the
 // key instead (memcached stores it and never shows it again).
-func (c *Ctx) mcPut(key []byte, val string, flags uint32, exp mcExpiry) {
+func (c *Ctx) mcPut(key, val []byte, flags uint32, exp mcExpiry) {
 	if exp.expired {
 		c.del(key)
 		return
 	}
-	c.store(key, item{str: val, typ: TypeString, flags: flags}, false)
+	c.setStringBytes(key, val, flags, false)
 	if exp.at != 0 {
 		c.setExpire(key, exp.at)
 	}
@@ -314,27 +314,27 @@ func mcStoreCmd(c *Ctx, args [][]byte) {
 	}
 	switch mode {
 	case MCSet:
-		c.mcPut(key, string(val), uint32(flags), mcDeadline(exptime, c.Now))
+		c.mcPut(key, val, uint32(flags), mcDeadline(exptime, c.Now))
 	case MCAdd:
 		// a key of another Redis type is taken too
 		if _, taken := c.lookup(key); taken {
 			c.mcStatus(MCNotStored)
 			return
 		}
-		c.mcPut(key, string(val), uint32(flags), mcDeadline(exptime, c.Now))
+		c.mcPut(key, val, uint32(flags), mcDeadline(exptime, c.Now))
 	case MCReplace:
 		if !exists {
 			c.mcStatus(MCNotStored)
 			return
 		}
-		c.mcPut(key, string(val), uint32(flags), mcDeadline(exptime, c.Now))
+		c.mcPut(key, val, uint32(flags), mcDeadline(exptime, c.Now))
 	case MCAppend, MCPrepend:
 		if !exists {
 			if !hasVivify {
 				c.mcStatus(MCNotStored)
 				return
 			}
-			c.mcPut(key, string(val), uint32(flags), mcDeadline(vivify, c.Now))
+			c.mcPut(key, val, uint32(flags), mcDeadline(vivify, c.Now))
 			break
 		}
 		if len(old.str)+len(val) > maxStringSize {
@@ -424,7 +424,7 @@ func mcIncrCmd(c *Ctx, args [][]byte) {
 			return
 		}
 		// ma N: create the counter with the initial value; the delta is not applied
-		c.mcPut(key, strconv.FormatUint(initial, 10), 0, mcDeadline(vivify, c.Now))
+		c.mcPut(key, strconv.AppendUint(nil, initial, 10), 0, mcDeadline(vivify, c.Now))
 		c.mcReply(MCOK, key)
 		return
 	}

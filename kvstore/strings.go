@@ -168,7 +168,7 @@ func setCmd(c *Ctx, args [][]byte) {
 	key := args[1]
 	if flags == 0 && expire == nil {
 		// the common case overwrites whatever is there: store expires and replaces it
-		c.setString(key, string(args[2]), false)
+		c.setStringBytes(key, args[2], 0, false)
 		c.W.Status("OK")
 		return
 	}
@@ -185,7 +185,7 @@ func setCmd(c *Ctx, args [][]byte) {
 		}
 		return
 	}
-	c.setString(key, string(args[2]), flags&setKeepTTL != 0)
+	c.setStringBytes(key, args[2], 0, flags&setKeepTTL != 0)
 	if expire != nil {
 		c.setExpire(key, deadline)
 	}
