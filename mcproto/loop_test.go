@@ -141,7 +141,38 @@ func TestSlowReaderStallsOnlyItself(t *testing.T) {
 			// and the connection still serves
 			slow.send("get o1\r\n")
 			slow.expect("VALUE o1 0 1\r\nx\r\nEND\r\n")
+
+			// A client that hangs up with megabytes of replies unsent: the server's
+			// writes fail (EPIPE or a reset, never a signal that stops it), it drops the
+			// connection, and serves on.
+			gone := dial(t, node.MemcacheAddr())
+			gone.send(strings.Repeat("get big\r\n", gets))
+			gone.expect("VALUE big 0 ")
+			gone.c.Close()
+			waitConnections(t, other, "2") // other and slow
+			other.send("get o2\r\n")
+			other.expect("VALUE o2 0 1\r\nx\r\nEND\r\n")
 		})
+	}
+}
+
+// waitConnections polls stats through c until curr_connections is want.
+func waitConnections(t *testing.T, c *testConn, want string) {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(5 * time.Millisecond) {
+		c.send("stats\r\n")
+		conns := ""
+		for l := c.line(); l != "END\r\n"; l = c.line() {
+			if f := strings.Fields(l); len(f) == 3 && f[1] == "curr_connections" {
+				conns = f[2]
+			}
+		}
+		if conns == want {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("curr_connections is %s, want %s", conns, want)
+		}
 	}
 }
 
@@ -157,21 +188,7 @@ func TestConnectionsCloseWithTheServer(t *testing.T) {
 			b.send("get k\r\n")
 			b.expect("VALUE k 0 1\r\nx\r\nEND\r\n")
 			a.c.Close()
-			for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(5 * time.Millisecond) {
-				b.send("stats\r\n")
-				conns := ""
-				for l := b.line(); l != "END\r\n"; l = b.line() {
-					if f := strings.Fields(l); len(f) == 3 && f[1] == "curr_connections" {
-						conns = f[2]
-					}
-				}
-				if conns == "1" {
-					break
-				}
-				if time.Now().After(deadline) {
-					t.Fatalf("curr_connections is %s after one of two clients hung up, want 1", conns)
-				}
-			}
+			waitConnections(t, b, "1")
 			if err := node.Close(); err != nil {
 				t.Fatal(err)
 			}
