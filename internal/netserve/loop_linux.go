@@ -124,7 +124,7 @@ func (l *Loop) Run() {
 		l.logf("netserve: event loop: %v", err)
 		return
 	}
-	_ = rc.Read(func(uintptr) bool {
+	err = rc.Read(func(uintptr) bool {
 		for !l.stop.Load() {
 			n, err := syscall.EpollWait(l.epfd, l.events, 0)
 			switch {
@@ -143,6 +143,11 @@ func (l *Loop) Run() {
 		}
 		return true
 	})
+	if err != nil && !l.stop.Load() {
+		// The poller gave up on the epoll instance: the connections are closed (by
+		// closeAll) rather than left unserved.
+		l.logf("netserve: event loop stopped: %v", err)
+	}
 }
 
 // Close stops the loop and returns once Run has let go of its epoll instance; Run then
