@@ -237,13 +237,8 @@ func (c *conn) flushOut() bool {
 		return true
 	}
 	n, err := c.nc.Write(c.out)
-	c.s.stats.bytesWritten.Add(uint64(n))
 	netserve.CountWritten(n)
-	if cap(c.out) > 1<<20 {
-		c.out = nil
-	} else {
-		c.out = c.out[:0]
-	}
+	c.Written(n)
 	return err == nil
 }
 

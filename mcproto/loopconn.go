@@ -30,7 +30,8 @@ func (c *conn) FinishBatch(err error, now int64) { c.finishBatch(c.loopBlind, er
 // Output is the replies to write.
 func (c *conn) Output() []byte { return c.out }
 
-// Written drops the replies the loop wrote.
+// Written counts n bytes written and drops the replies (the event loop's, and
+// flushOut's).
 func (c *conn) Written(n int) {
 	c.s.stats.bytesWritten.Add(uint64(n))
 	if cap(c.out) > 1<<20 {
