@@ -296,7 +296,7 @@ func (s *Store) KeyVersion(db int, key []byte, now int64) uint64 {
 
 func (s *Store) keyVersion(db int, key []byte, now int64) uint64 {
 	d := &s.shards[shardOf(key)].dbs[db]
-	s2, ok := d.keys[string(key)]
+	s2, ok := tableGet(&d.keys, key)
 	if ok && (s2.meta&metaHasTTL == 0 || d.ttl[string(key)] > now) {
 		return s2.meta >> metaVerShift
 	}

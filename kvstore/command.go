@@ -254,31 +254,32 @@ func (c *Ctx) nextVer() uint64 {
 // has one; otherwise any deadline is dropped (as SET and every overwrite in Redis do).
 // A key whose deadline has passed is expired first, as lookup would have done, so a
 // caller that overwrites whatever is there (a plain SET) need not look it up: store
-// does its work in one lookup and one assignment of the keyspace map.
+// does its work in one lookup and one assignment of the keyspace table.
 func (c *Ctx) store(key []byte, it item, keepTTL bool) {
-	c.storeAt(key, string(key), it, keepTTL)
+	c.storeAt(key, it, "", keepTTL)
 }
 
-// storeAt is store with the key also as the string k the maps keep: the one a map holds
-// is replaced by k on every assignment.
-func (c *Ctx) storeAt(key []byte, k string, it item, keepTTL bool) {
-	d := c.db(key)
-	old, existed := d.keys[k]
+// storeAt is store with kv: "" or the key followed by the value it.str, in one string
+// that the table keeps for a key too long for its entry (putOver).
+func (c *Ctx) storeAt(key []byte, it item, kv string, keepTTL bool) {
+	h := hashKey(key)
+	d := &c.s.shards[h%numShards].dbs[c.DB] // c.db(key), hashing once
+	old, existed := tableGetH(&d.keys, h, key)
 	it.hasTTL = false
 	if existed && old.meta&metaHasTTL != 0 {
 		switch {
-		case d.ttl[k] <= c.Now:
+		case d.ttl[string(key)] <= c.Now:
 			c.removeKey(d, key)
 			c.s.stats.ExpiredKeys.Add(1)
 			existed = false
 		case keepTTL:
 			it.hasTTL = true
 		default:
-			delete(d.ttl, k)
+			delete(d.ttl, string(key))
 		}
 	}
 	it.ver = c.nextVer()
-	d.putOver(k, old, existed, it)
+	d.putOver(h, key, old, existed, it, kv)
 }
 
 // setString stores a string value; it drops any TTL unless keepTTL.
@@ -287,18 +288,20 @@ func (c *Ctx) setString(key []byte, v string, keepTTL bool) {
 }
 
 // setStringBytes stores a copy of val at key, with memcached flags; it drops any TTL
-// unless keepTTL. The key the keyspace map keeps and the value share one allocation, so
-// a key costs one allocation and one object for the GC to mark instead of two. A string
-// set from a client (SET, memcached's set) comes this way. Once the key is overwritten
-// (the map takes the new key string on every assignment) or deleted, the allocation is
-// free; a side map that keeps the key string (flags) is assigned the same string.
+// unless keepTTL. A string set from a client (SET, memcached's set) comes this way, and
+// costs one allocation: of the value alone for a key short enough to sit in its table
+// entry, of the key followed by the value for a longer one.
 func (c *Ctx) setStringBytes(key, val []byte, flags uint32, keepTTL bool) {
+	if len(key) <= inlineKey {
+		c.storeAt(key, item{str: string(val), typ: TypeString, flags: flags}, "", keepTTL)
+		return
+	}
 	var b strings.Builder
 	b.Grow(len(key) + len(val))
 	b.Write(key)
 	b.Write(val)
 	kv := b.String()
-	c.storeAt(key, kv[:len(key)], item{str: kv[len(key):], typ: TypeString, flags: flags}, keepTTL)
+	c.storeAt(key, item{str: kv[len(key):], typ: TypeString, flags: flags}, kv, keepTTL)
 }
 
 // touched records an in-place change to the collection at key: it bumps the version and

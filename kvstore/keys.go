@@ -381,7 +381,7 @@ func randomkeyCmd(c *Ctx, _ [][]byte) {
 func dbsizeCmd(c *Ctx, _ [][]byte) {
 	n := 0
 	for i := range c.s.shards {
-		n += len(c.s.shards[i].dbs[c.DB].keys)
+		n += c.s.shards[i].dbs[c.DB].keys.len()
 	}
 	c.W.Int(int64(n))
 }

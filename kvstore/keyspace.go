@@ -1,10 +1,10 @@
 package kvstore
 
-// The keyspace map holds a 24-byte slot per key. Memory is the reason: a Go map slot is
-// key header (16 B) plus value, and the maps run 45–90% full, so every byte of the value
-// costs almost two. Measured with 1M keys of 32-byte values, a 48-byte item per slot made
-// the live heap 199 MB against Redis's 121 MB; the rarely used parts of a value therefore
-// live in side maps that only keys needing them pay for:
+// The keyspace table (keytable.go) keeps a small slot per key. Memory is the reason: the
+// tables run 37–75% full, so every byte of an entry costs almost two. Measured with 1M
+// keys of 32-byte values, a 48-byte item per map slot made the live heap 199 MB against
+// Redis's 121 MB; the rarely used parts of a value therefore live in side maps that only
+// keys needing them pay for:
 //
 //	colls  the value of every non-string key
 //	ttl    deadlines (hasTTL bit in meta)
@@ -50,7 +50,7 @@ func (d *dbShard) view(k string, s slot) item {
 
 // get returns the item at key regardless of its TTL.
 func (d *dbShard) get(key []byte) (item, bool) {
-	s, ok := d.keys[string(key)]
+	s, ok := tableGet(&d.keys, key)
 	if !ok {
 		return item{}, false
 	}
@@ -59,7 +59,7 @@ func (d *dbShard) get(key []byte) (item, bool) {
 
 // deadline returns the key's TTL deadline if the slot says it has one.
 func (d *dbShard) deadline(key []byte) (int64, bool) {
-	s, ok := d.keys[string(key)]
+	s, ok := tableGet(&d.keys, key)
 	if !ok || s.meta&metaHasTTL == 0 {
 		return 0, false
 	}
@@ -69,72 +69,73 @@ func (d *dbShard) deadline(key []byte) (int64, bool) {
 // put stores it at key, keeping the side maps in step with the slot. It does not touch
 // the ttl map: callers decide about deadlines (it.hasTTL must match what they do).
 func (d *dbShard) put(key []byte, it item) {
-	k := string(key)
-	old, existed := d.keys[k]
-	d.putOver(k, old, existed, it)
+	h := hashKey(key)
+	old, existed := tableGetH(&d.keys, h, key)
+	d.putOver(h, key, old, existed, it, "")
 }
 
-// putOver is put for a caller that has already looked up the slot at k (old, existed).
-func (d *dbShard) putOver(k string, old slot, existed bool, it item) {
+// putOver is put for a caller that has already hashed key (h) and looked up its slot
+// (old, existed). kv is "" or, for a string, the key followed by it.str in one string,
+// which the table then keeps as it is when the key is too long to sit in its entry.
+func (d *dbShard) putOver(h uint64, key []byte, old slot, existed bool, it item, kv string) {
 	if existed {
 		if Type(old.meta&metaTypeMask) != TypeString && it.typ == TypeString {
-			delete(d.colls, k)
+			delete(d.colls, string(key))
 		}
 		if old.meta&metaHasFlags != 0 && it.flags == 0 {
-			delete(d.flags, k)
+			delete(d.flags, string(key))
 		}
 	}
-	if d.tomb != nil {
-		delete(d.tomb, k) // a live key answers WATCH with its own version
+	if len(d.tomb) > 0 {
+		delete(d.tomb, string(key)) // a live key answers WATCH with its own version
 	}
 	if it.typ != TypeString {
 		if d.colls == nil {
 			d.colls = make(map[string]collection)
 		}
-		d.colls[k] = it.coll
+		d.colls[string(key)] = it.coll
 	}
 	if it.flags != 0 {
 		if d.flags == nil {
 			d.flags = make(map[string]uint32)
 		}
-		d.flags[k] = it.flags
+		d.flags[string(key)] = it.flags
 	}
-	d.keys[k] = packSlot(it)
+	if kv != "" {
+		tableSetJoinedH(&d.keys, h, kv, len(key), packSlot(it).meta)
+		return
+	}
+	tableSetH(&d.keys, h, key, packSlot(it))
 }
 
 // remove deletes key and everything the side maps hold for it.
 func (d *dbShard) remove(key []byte) {
-	k := string(key)
-	s, ok := d.keys[k]
+	s, ok := tableGet(&d.keys, key)
 	if !ok {
 		return
 	}
 	if Type(s.meta&metaTypeMask) != TypeString {
-		delete(d.colls, k)
+		delete(d.colls, string(key))
 	}
 	if s.meta&metaHasTTL != 0 {
-		delete(d.ttl, k)
+		delete(d.ttl, string(key))
 	}
 	if s.meta&metaHasFlags != 0 {
-		delete(d.flags, k)
+		delete(d.flags, string(key))
 	}
-	delete(d.keys, k)
+	tableDelete(&d.keys, key)
 }
 
-// each calls fn for every key and its item, TTL or not, until fn returns false.
+// each calls fn for every key and its item, TTL or not, until fn returns false. fn must
+// not add or delete keys.
 func (d *dbShard) each(fn func(k string, it item) bool) bool {
-	for k, s := range d.keys {
-		if !fn(k, d.view(k, s)) {
-			return false
-		}
-	}
-	return true
+	return d.keys.each(func(k string, s slot) bool {
+		return fn(k, d.view(k, s))
+	})
 }
 
 // reset empties the db shard.
 func (d *dbShard) reset() {
-	if len(d.keys) > 0 {
-		d.keys = make(map[string]slot)
-	}
+	d.keys = keyTable{}
 	d.colls, d.ttl, d.flags, d.tomb = nil, nil, nil, nil
 }

@@ -510,10 +510,9 @@ func mcFlushCmd(c *Ctx, args [][]byte) {
 			d.dropTombstones(ver)
 			continue
 		}
-		for k, s := range d.keys {
-			it := d.view(k, s)
+		d.each(func(k string, it item) bool { // replaces slots only: allowed in each
 			if it.hasTTL && d.ttl[k] <= exp.at {
-				continue
+				return true
 			}
 			it.hasTTL = true
 			it.ver = ver
@@ -522,7 +521,8 @@ func mcFlushCmd(c *Ctx, args [][]byte) {
 			}
 			d.ttl[k] = exp.at
 			d.put([]byte(k), it)
-		}
+			return true
+		})
 	}
 	c.mcStatus(MCOK)
 }
@@ -550,7 +550,7 @@ func (s *Store) MCGet(key []byte, now int64) (MCItem, bool) {
 	sh.mu.RLock()
 	defer sh.mu.RUnlock()
 	d := &sh.dbs[0]
-	sl, ok := d.keys[string(key)]
+	sl, ok := tableGet(&d.keys, key)
 	if !ok || Type(sl.meta&metaTypeMask) != TypeString {
 		return MCItem{}, false
 	}

@@ -115,7 +115,7 @@ type snapTx struct {
 type shardCopy [NumDBs]dbCopy
 
 type dbCopy struct {
-	keys      map[string]slot
+	keys      keyTable
 	flags     map[string]uint32
 	ttl       map[string]int64
 	tomb      map[string]uint64
@@ -136,10 +136,10 @@ func (s *Store) captureShard(tx *snapTx, i int) {
 		d, cp := &s.shards[i].dbs[db], &c[db]
 		cp.tombFloor = d.tombFloor
 		cp.tomb = maps.Clone(d.tomb)
-		if len(d.keys) == 0 {
+		if d.keys.len() == 0 {
 			continue
 		}
-		cp.keys, cp.flags, cp.ttl = maps.Clone(d.keys), maps.Clone(d.flags), maps.Clone(d.ttl)
+		cp.keys, cp.flags, cp.ttl = d.keys.clone(), maps.Clone(d.flags), maps.Clone(d.ttl)
 		if len(d.colls) > 0 {
 			cp.colls = make(map[string][]byte, len(d.colls))
 			for k, coll := range d.colls {
@@ -177,9 +177,9 @@ func appendDB(buf []byte, cp *dbCopy, live map[string]collection) []byte {
 		buf = appendBytes(buf, k)
 		buf = binary.AppendUvarint(buf, cp.tomb[k])
 	}
-	buf = binary.AppendUvarint(buf, uint64(len(cp.keys)))
-	for _, k := range sortedKeys(cp.keys) {
-		sl := cp.keys[k]
+	buf = binary.AppendUvarint(buf, uint64(cp.keys.len()))
+	for _, ks := range cp.keys.sorted() {
+		k, sl := ks.k, ks.s
 		typ := Type(sl.meta & metaTypeMask)
 		var flags uint32
 		if sl.meta&metaHasFlags != 0 {
@@ -400,7 +400,7 @@ func (s *Store) Digest() uint64 {
 	for i := range s.shards {
 		for db := range s.shards[i].dbs {
 			d := &s.shards[i].dbs[db]
-			if d.tombFloor == 0 && len(d.tomb) == 0 && len(d.keys) == 0 {
+			if d.tombFloor == 0 && len(d.tomb) == 0 && d.keys.len() == 0 {
 				continue // an empty db of a shard adds nothing (most of the 16 dbs are empty)
 			}
 			buf = binary.AppendUvarint(buf[:0], uint64(db))

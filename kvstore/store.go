@@ -18,8 +18,6 @@ package kvstore
 import (
 	"sync"
 	"sync/atomic"
-
-	"github.com/cespare/xxhash/v2"
 )
 
 // NumDBs is the number of logical databases, as Redis's default `databases 16`.
@@ -88,7 +86,7 @@ type item struct {
 
 // dbShard is one shard's slice of one database.
 type dbShard struct {
-	keys  map[string]slot
+	keys  keyTable
 	colls map[string]collection // values of non-string keys (see keyspace.go)
 	flags map[string]uint32     // memcached flags, only for keys with hasFlags
 	ttl   map[string]int64      // absolute deadline in unix ms, only for keys with hasTTL
@@ -143,18 +141,15 @@ func (s *Store) ExpiredCount() uint64 { return s.stats.ExpiredKeys.Load() }
 // New returns an empty store.
 func New() *Store {
 	s := &Store{}
-	for i := range s.shards {
-		for d := range s.shards[i].dbs {
-			s.shards[i].dbs[d].keys = make(map[string]slot)
-		}
-	}
 	s.zk.init()
 	return s
 }
 
-func shardOf(key []byte) int { return int(xxhash.Sum64(key) % numShards) }
+// shardOf is the shard of key. The shard takes the low bits of the key's hash, and the
+// shard's keyTable the high ones (see kent.tag).
+func shardOf(key []byte) int { return int(hashKey(key) % numShards) }
 
-func shardOfString(key string) int { return int(xxhash.Sum64String(key) % numShards) }
+func shardOfString(key string) int { return int(hashKey(key) % numShards) }
 
 // AppliedIndex is the index of the last applied entry. Only the applier may call it
 // without synchronisation; others learn the applied index from consensus.
@@ -258,7 +253,7 @@ func (s *Store) DBSize(db int) int {
 	for i := range s.shards {
 		sh := &s.shards[i]
 		sh.mu.RLock()
-		n += len(sh.dbs[db].keys)
+		n += sh.dbs[db].keys.len()
 		sh.mu.RUnlock()
 	}
 	return n
@@ -270,7 +265,7 @@ func (s *Store) KeyspaceInfo() (keys, expires [NumDBs]int) {
 		sh := &s.shards[i]
 		sh.mu.RLock()
 		for d := range sh.dbs {
-			keys[d] += len(sh.dbs[d].keys)
+			keys[d] += sh.dbs[d].keys.len()
 			expires[d] += len(sh.dbs[d].ttl)
 		}
 		sh.mu.RUnlock()

@@ -29,9 +29,12 @@ import (
 // go test runs 40 seeds; .ci/run runs 2000; a long run is
 //
 //	go test ./consensus/raft -run TestSimulatedClusterUnderFaults -sim.seeds=50000 -timeout 3h
+//
+// and -sim.from skips the seeds CI runs: -sim.from=2000 -sim.seeds=10000 runs 2000–11999.
 
 var (
 	simSeeds = flag.Int("sim.seeds", 40, "number of simulator seeds to run")
+	simFrom  = flag.Int64("sim.from", 0, "first simulator seed to run")
 	simSeed  = flag.Int64("sim.seed", -1, "run only this simulator seed")
 	simTrace = flag.Bool("sim.trace", false, "log every simulator event")
 )
@@ -781,7 +784,7 @@ func TestSimulatedClusterUnderFaults(t *testing.T) {
 		seeds = append(seeds, *simSeed)
 	} else {
 		for i := range *simSeeds {
-			seeds = append(seeds, int64(i))
+			seeds = append(seeds, *simFrom+int64(i))
 		}
 	}
 	var total struct{ puts, gets, unknown, msgs, dropped, leaders, accelerated, released int }

@@ -1,0 +1,142 @@
+package kvstore
+
+import (
+	"fmt"
+	"maps"
+	"math/rand/v2"
+	"strings"
+	"testing"
+)
+
+// checkTable compares t with the model m: the same keys and slots, a live count that
+// agrees, and every key found where probing looks for it.
+func checkTable(t *testing.T, tb *keyTable, m map[string]slot) {
+	t.Helper()
+	if tb.len() != len(m) {
+		t.Fatalf("len %d, model has %d", tb.len(), len(m))
+	}
+	seen := map[string]bool{}
+	tb.each(func(k string, s slot) bool {
+		if seen[k] {
+			t.Fatalf("each gave %q twice", k)
+		}
+		seen[k] = true
+		if want, ok := m[k]; !ok || want != s {
+			t.Fatalf("each: %q = %+v, model has %+v (%v)", k, s, want, ok)
+		}
+		return true
+	})
+	for k, want := range m {
+		got, ok := tableGet(tb, k)
+		if !ok || got != want {
+			t.Fatalf("get %q = %+v %v, want %+v", k, got, ok, want)
+		}
+		if got, ok := tableGet(tb, []byte(k)); !ok || got != want {
+			t.Fatalf("get []byte %q = %+v %v, want %+v", k, got, ok, want)
+		}
+	}
+}
+
+// TestKeyTableAgainstAMap runs random sets, joined sets and deletes of short and long
+// keys against a Go map: small key sets make long probe runs, growth and deletions
+// that wrap around the end of the table.
+func TestKeyTableAgainstAMap(t *testing.T) {
+	for seed := range uint64(20) {
+		rng := rand.New(rand.NewPCG(seed, 7))
+		universe := 5 + rng.IntN(400)
+		var tb keyTable
+		m := map[string]slot{}
+		key := func() string {
+			i := rng.IntN(universe)
+			switch i % 4 {
+			case 0:
+				return fmt.Sprint(i) // short
+			case 1:
+				return strings.Repeat("k", inlineKey-2) + fmt.Sprintf("%02d", i%100) // exactly inline when i%100 < 100
+			case 2:
+				return fmt.Sprintf("a-long-key-of-more-than-sixteen-bytes-%d", i)
+			}
+			if i%8 == 3 {
+				return "" // the empty key is a key
+			}
+			return fmt.Sprintf("%017d", i) // one byte too long to be inline
+		}
+		for op := range 3000 {
+			k := key()
+			switch r := rng.IntN(10); {
+			case r < 4:
+				s := slot{str: fmt.Sprint("v", op), meta: uint64(op)<<metaVerShift | uint64(TypeString)}
+				tableSet(&tb, k, s)
+				m[k] = s
+			case r < 6:
+				v := fmt.Sprint("kv", op)
+				meta := uint64(op)<<metaVerShift | uint64(TypeString)
+				tableSetKV(&tb, []byte(k), []byte(v), meta)
+				m[k] = slot{str: v, meta: meta}
+			case r < 7:
+				s := slot{meta: uint64(op)<<metaVerShift | uint64(TypeHash)}
+				tableSet(&tb, []byte(k), s)
+				m[k] = s
+			default:
+				_, had := m[k]
+				if got := tableDelete(&tb, k); got != had {
+					t.Fatalf("seed %d op %d: delete %q = %v, want %v", seed, op, k, got, had)
+				}
+				delete(m, k)
+			}
+			if op%50 == 0 || op > 2900 {
+				checkTable(t, &tb, m)
+			}
+		}
+		// A clone is a snapshot: changing the table leaves it as it was.
+		cp, frozen := tb.clone(), maps.Clone(m)
+		for k := range m {
+			tableDelete(&tb, k)
+			break
+		}
+		tableSet(&tb, "new", slot{str: "x", meta: 1})
+		checkTable(t, &cp, frozen)
+	}
+}
+
+// TestKeyTableLongKeyValueIsItsOwn: a long key's slot holds only the value, and the key
+// each gives is the key, for a value set either way.
+func TestKeyTableLongKeyValueIsItsOwn(t *testing.T) {
+	var tb keyTable
+	long := strings.Repeat("x", 40)
+	tableSet(&tb, long, slot{str: "value", meta: 1})
+	tableSetKV(&tb, []byte(long+"2"), []byte("other"), 1)
+	for _, c := range []struct{ k, v string }{{long, "value"}, {long + "2", "other"}} {
+		s, ok := tableGet(&tb, c.k)
+		if !ok || s.str != c.v {
+			t.Fatalf("%q: %+v %v, want value %q", c.k, s, ok, c.v)
+		}
+	}
+	n := 0
+	tb.each(func(k string, s slot) bool {
+		n++
+		if k != long && k != long+"2" {
+			t.Fatalf("each gave key %q", k)
+		}
+		return true
+	})
+	if n != 2 {
+		t.Fatalf("each gave %d keys, want 2", n)
+	}
+}
+
+// TestKeyTableLookupsDoNotAllocate: a lookup by []byte and an overwrite of a short key's
+// slot allocate nothing.
+func TestKeyTableLookupsDoNotAllocate(t *testing.T) {
+	var tb keyTable
+	key := []byte("key:000000123456")
+	tableSet(&tb, key, slot{str: "v", meta: 1})
+	if n := testing.AllocsPerRun(100, func() {
+		if _, ok := tableGet(&tb, key); !ok {
+			t.Fatal("lost the key")
+		}
+		tableSet(&tb, key, slot{str: "w", meta: 1})
+	}); n != 0 {
+		t.Fatalf("%v allocations per lookup and overwrite, want 0", n)
+	}
+}
