@@ -221,8 +221,13 @@ func renameCmd(nx bool) func(c *Ctx, args [][]byte) {
 
 // liveKeys calls fn for every key of the context's db in shard i whose TTL has not passed.
 func (c *Ctx) liveKeys(i int, fn func(key string, it item) bool) bool {
+	return c.liveKeysFrom(i, 0, fn)
+}
+
+// liveKeysFrom is liveKeys in the shard's table order from entry start on.
+func (c *Ctx) liveKeysFrom(i int, start uint64, fn func(key string, it item) bool) bool {
 	d := &c.s.shards[i].dbs[c.DB]
-	return d.each(func(k string, it item) bool {
+	return d.eachFrom(start, func(k string, it item) bool {
 		if it.hasTTL && d.ttl[k] <= c.Now {
 			return true
 		}
@@ -366,7 +371,9 @@ func randomkeyCmd(c *Ctx, _ [][]byte) {
 	for j := 0; j < numShards; j++ {
 		var found string
 		ok := false
-		c.liveKeys((start+j)%numShards, func(k string, _ item) bool {
+		// from a random entry of the shard's table: its first key would be the same
+		// every time
+		c.liveKeysFrom((start+j)%numShards, c.rnd.next(), func(k string, _ item) bool {
 			found, ok = k, true
 			return false
 		})

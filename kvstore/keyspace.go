@@ -128,8 +128,11 @@ func (d *dbShard) remove(key []byte) {
 
 // each calls fn for every key and its item, TTL or not, until fn returns false. fn must
 // not add or delete keys.
-func (d *dbShard) each(fn func(k string, it item) bool) bool {
-	return d.keys.each(func(k string, s slot) bool {
+func (d *dbShard) each(fn func(k string, it item) bool) bool { return d.eachFrom(0, fn) }
+
+// eachFrom is each from entry start of the table on (keyTable.eachFrom).
+func (d *dbShard) eachFrom(start uint64, fn func(k string, it item) bool) bool {
+	return d.keys.eachFrom(start, func(k string, s slot) bool {
 		return fn(k, d.view(k, s))
 	})
 }

@@ -228,9 +228,18 @@ func (t *keyTable) len() int { return t.n }
 
 // each calls fn for every key and its slot, until fn returns false. fn may replace the
 // slot of the key it is given (tableSet), but must not add or delete keys.
-func (t *keyTable) each(fn func(k string, s slot) bool) bool {
-	for i := range t.ents {
-		e := &t.ents[i]
+func (t *keyTable) each(fn func(k string, s slot) bool) bool { return t.eachFrom(0, fn) }
+
+// eachFrom is each in the table's order from entry start (modulo its size) on, around
+// to the entry before it: a walk from a random start finds a random key (RANDOMKEY).
+func (t *keyTable) eachFrom(start uint64, fn func(k string, s slot) bool) bool {
+	n := len(t.ents)
+	if n == 0 {
+		return true
+	}
+	first := int(start % uint64(n))
+	for j := range n {
+		e := &t.ents[(first+j)&(n-1)]
 		if e.meta == 0 {
 			continue
 		}

@@ -140,3 +140,27 @@ func TestKeyTableLookupsDoNotAllocate(t *testing.T) {
 		t.Fatalf("%v allocations per lookup and overwrite, want 0", n)
 	}
 }
+
+// TestRandomKeySpreadsOverTheKeyspace: RANDOMKEY starts at a random entry of a random
+// shard's table, so it returns many keys, not the first key of each shard.
+func TestRandomKeySpreadsOverTheKeyspace(t *testing.T) {
+	h := newHarness(t)
+	const keys = 20000 // ~78 per shard
+	for i := range keys {
+		h.do("SET", fmt.Sprint("k", i), "v")
+	}
+	seen := map[string]bool{}
+	const draws = 2000
+	for range draws {
+		k, ok := h.applied("RANDOMKEY").(string)
+		if !ok {
+			t.Fatal("RANDOMKEY found no key")
+		}
+		seen[k] = true
+	}
+	// Drawing uniformly, 2000 draws from 20000 keys repeat about 100 times; the first
+	// key of each shard could give at most 256 distinct ones.
+	if len(seen) < draws*3/4 {
+		t.Fatalf("%d distinct keys in %d draws from %d", len(seen), draws, keys)
+	}
+}
