@@ -164,3 +164,70 @@ func TestRandomKeySpreadsOverTheKeyspace(t *testing.T) {
 		t.Fatalf("%d distinct keys in %d draws from %d", len(seen), draws, keys)
 	}
 }
+
+// randomKeys1M returns 1M distinct 16-byte keys and, laid out one after the other so that
+// reading them does not miss the cache, 1<<20 of them drawn at random.
+func randomKeys1M() (keys [][]byte, draws []byte) {
+	keys = make([][]byte, 1_000_000)
+	for i := range keys {
+		keys[i] = fmt.Appendf(nil, "key:%012d", i)
+	}
+	rng := rand.New(rand.NewPCG(1, 2))
+	draws = make([]byte, 0, 16<<20)
+	for range 1 << 20 {
+		draws = append(draws, keys[rng.IntN(len(keys))]...)
+	}
+	return keys, draws
+}
+
+// BenchmarkKeyTableSET1M overwrites random keys of a 1M-key keyspace split over 256 key
+// tables, as the store splits it: the data structure alone, without the store around it.
+// BenchmarkGoMapSET1M is the same over the map[string]slot the store kept before.
+func BenchmarkKeyTableSET1M(b *testing.B) {
+	keys, draws := randomKeys1M()
+	var ts [numShards]keyTable
+	val := []byte("0123456789abcdef0123456789abcdef")
+	set := func(k []byte) {
+		h := hashKey(k)
+		t := &ts[h%numShards]
+		meta := uint64(TypeString)
+		if old, ok := tableGetH(t, h, k); ok {
+			meta = old.meta + 1<<metaVerShift
+		}
+		tableSetH(t, h, k, slot{str: string(val), meta: meta})
+	}
+	for _, k := range keys {
+		set(k)
+	}
+	b.ResetTimer()
+	for i := range b.N {
+		j := (i & (1<<20 - 1)) * 16
+		set(draws[j : j+16 : j+16])
+	}
+}
+
+func BenchmarkGoMapSET1M(b *testing.B) {
+	keys, draws := randomKeys1M()
+	var ms [numShards]map[string]slot
+	for i := range ms {
+		ms[i] = map[string]slot{}
+	}
+	val := []byte("0123456789abcdef0123456789abcdef")
+	set := func(k []byte) {
+		m := ms[hashKey(k)%numShards]
+		meta := uint64(TypeString)
+		if old, ok := m[string(k)]; ok {
+			meta = old.meta + 1<<metaVerShift
+		}
+		kv := string(k) + string(val) // the key and the value in one allocation, as before
+		m[kv[:len(k)]] = slot{str: kv[len(k):], meta: meta}
+	}
+	for _, k := range keys {
+		set(k)
+	}
+	b.ResetTimer()
+	for i := range b.N {
+		j := (i & (1<<20 - 1)) * 16
+		set(draws[j : j+16 : j+16])
+	}
+}

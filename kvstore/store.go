@@ -6,7 +6,8 @@
 // same state, byte for byte, on every replica. So the package never reads the wall clock
 // or a random source while applying: time and randomness come from the entry (Entry.Time,
 // Entry.Index), and every iteration whose order can leak into state (SPOP, HRANDFIELD on a
-// write, snapshots) walks dense arrays, never Go maps.
+// write, snapshots) walks dense arrays in a replicated order, never Go maps or the key
+// tables, whose order depends on each replica's history.
 //
 // Concurrency: exactly one goroutine, the applier, mutates the store (Apply). Any number
 // of readers run read-only commands at the same time (Read); they exclude the applier per
@@ -27,7 +28,8 @@ const NumDBs = 16
 const maxTombstones = 1024
 
 // numShards splits the keyspace so that readers and the applier rarely meet on one lock,
-// and so that no single Go map grows (and rehashes) past ~1/256 of the keys.
+// and so that no single key table grows past ~1/256 of a db's keys: a table doubles in one
+// step, under its shard's lock (at 1M keys, a copy of ~200 KB).
 const numShards = 256
 
 // Type is the type of a value, as TYPE reports it.
