@@ -118,21 +118,13 @@ func tableSet[K ~string | ~[]byte](t *keyTable, key K, s slot) {
 
 // tableSetH is tableSet for a caller that has hashed the key already.
 func tableSetH[K ~string | ~[]byte](t *keyTable, h uint64, key K, s slot) {
-	if len(t.ents) == 0 {
-		t.ents = make([]kent, 8)
-	}
-	i, ok := find(t, h, key)
-	if !ok && (t.n+1)*4 > len(t.ents)*3 {
-		t.grow()
-		i, _ = find(t, h, key)
-	}
+	i, ok := place(t, h, key)
 	e := &t.ents[i]
 	if !ok {
 		*e = kent{tag: uint32(h >> 32), klen: uint32(len(key))}
 		if e.inline() {
 			copy(e.k[:], key)
 		}
-		t.n++
 	}
 	e.meta = s.meta
 	if e.inline() {
@@ -168,18 +160,26 @@ func tableSetJoinedH(t *keyTable, h uint64, kv string, klen int, meta uint64) {
 		tableSetH(t, h, key, slot{str: kv[klen:], meta: meta})
 		return
 	}
+	i, _ := place(t, h, key)
+	t.ents[i] = kent{str: kv, meta: meta, tag: uint32(h >> 32), klen: uint32(klen)}
+}
+
+// place returns the index of key's entry and true, or of the free entry it is to take
+// and false; then it counts the key as live, having grown the table if it was full.
+func place[K ~string | ~[]byte](t *keyTable, h uint64, key K) (int, bool) {
 	if len(t.ents) == 0 {
 		t.ents = make([]kent, 8)
 	}
 	i, ok := find(t, h, key)
-	if !ok && (t.n+1)*4 > len(t.ents)*3 {
+	if ok {
+		return i, true
+	}
+	if (t.n+1)*4 > len(t.ents)*3 {
 		t.grow()
 		i, _ = find(t, h, key)
 	}
-	if !ok {
-		t.n++
-	}
-	t.ents[i] = kent{str: kv, meta: meta, tag: uint32(h >> 32), klen: uint32(klen)}
+	t.n++
+	return i, false
 }
 
 // tableDelete removes key; false if it was absent. Later entries of the probe run move

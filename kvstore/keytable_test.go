@@ -180,6 +180,18 @@ func randomKeys1M() (keys [][]byte, draws []byte) {
 	return keys, draws
 }
 
+// setAll sets every key, then, timed, b.N of the draws.
+func setAll(b *testing.B, keys [][]byte, draws []byte, set func(k []byte)) {
+	for _, k := range keys {
+		set(k)
+	}
+	b.ResetTimer()
+	for i := range b.N {
+		j := (i & (1<<20 - 1)) * 16
+		set(draws[j : j+16 : j+16])
+	}
+}
+
 // BenchmarkKeyTableSET1M overwrites random keys of a 1M-key keyspace split over 256 key
 // tables, as the store splits it: the data structure alone, without the store around it.
 // BenchmarkGoMapSET1M is the same over the map[string]slot the store kept before.
@@ -196,14 +208,7 @@ func BenchmarkKeyTableSET1M(b *testing.B) {
 		}
 		tableSetH(t, h, k, slot{str: string(val), meta: meta})
 	}
-	for _, k := range keys {
-		set(k)
-	}
-	b.ResetTimer()
-	for i := range b.N {
-		j := (i & (1<<20 - 1)) * 16
-		set(draws[j : j+16 : j+16])
-	}
+	setAll(b, keys, draws, set)
 }
 
 func BenchmarkGoMapSET1M(b *testing.B) {
@@ -222,12 +227,5 @@ func BenchmarkGoMapSET1M(b *testing.B) {
 		kv := string(k) + string(val) // the key and the value in one allocation, as before
 		m[kv[:len(k)]] = slot{str: kv[len(k):], meta: meta}
 	}
-	for _, k := range keys {
-		set(k)
-	}
-	b.ResetTimer()
-	for i := range b.N {
-		j := (i & (1<<20 - 1)) * 16
-		set(draws[j : j+16 : j+16])
-	}
+	setAll(b, keys, draws, set)
 }
