@@ -4,7 +4,10 @@ import (
 	"fmt"
 	"maps"
 	"math/rand/v2"
+	"reflect"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
 )
 
@@ -228,4 +231,128 @@ func BenchmarkGoMapSET1M(b *testing.B) {
 		m[kv[:len(k)]] = slot{str: kv[len(k):], meta: meta}
 	}
 	setAll(b, keys, draws, set)
+}
+
+// TestLongKeysKeepTheirOwnCopies: a key too long for its table entry sits in front of
+// its value in one string; SET and memcached's set must still own copies of both (the
+// entry's bytes may be reused), and overwrites, flags, renames, appends and deletes of
+// such keys behave as for short ones.
+func TestLongKeysKeepTheirOwnCopies(t *testing.T) {
+	const now = 1_700_000_000_000
+	long, mlong := "a-key-longer-than-sixteen-bytes", "a-memcached-key-longer-than-16"
+	s := New()
+	data := AppendCommand(nil, 0, [][]byte{[]byte("SET"), []byte(long), []byte("value-1")})
+	data = AppendMCStore(data, MCSet, []byte(mlong), []byte("mc-value"), 7, 0, "", "")
+	if err := s.Apply(Entry{Index: 1, Time: now, Data: data}, nil); err != nil {
+		t.Fatal(err)
+	}
+	for i := range data {
+		data[i] = 'x'
+	}
+	if it, ok := s.MCGet([]byte(long), now); !ok || it.Value != "value-1" || it.Flags != 0 {
+		t.Fatalf("%s = %+v %v, want value-1 with flags 0", long, it, ok)
+	}
+	if it, ok := s.MCGet([]byte(mlong), now); !ok || it.Value != "mc-value" || it.Flags != 7 {
+		t.Fatalf("%s = %+v %v, want mc-value with flags 7", mlong, it, ok)
+	}
+
+	h := newHarness(t)
+	other := long + "-renamed"
+	for _, c := range []struct {
+		args []string
+		want any
+	}{
+		{[]string{"SET", long, "first"}, Status("OK")},
+		{[]string{"SET", long, "second-longer"}, Status("OK")},
+		{[]string{"GET", long}, "second-longer"},
+		{[]string{"SET", long, ""}, Status("OK")},
+		{[]string{"GET", long}, ""},
+		{[]string{"APPEND", long, "abc"}, int64(3)},
+		{[]string{"RENAME", long, other}, Status("OK")},
+		{[]string{"EXISTS", long}, int64(0)},
+		{[]string{"GET", other}, "abc"},
+		{[]string{"RPUSH", long, "x", "y"}, int64(2)}, // a collection at a long key
+		{[]string{"RPUSH", long, "z"}, int64(3)},
+		{[]string{"LRANGE", long, "0", "-1"}, []any{"x", "y", "z"}},
+		{[]string{"KEYS", "a-key*"}, []any{long, other}},
+		{[]string{"DEL", long, other}, int64(2)},
+		{[]string{"DBSIZE"}, int64(0)},
+	} {
+		got := h.do(c.args...)
+		if keys, ok := got.([]any); ok && c.args[0] == "KEYS" {
+			slices.SortFunc(keys, func(a, b any) int { return strings.Compare(a.(string), b.(string)) })
+		}
+		if !reflect.DeepEqual(got, c.want) {
+			t.Fatalf("%q = %#v, want %#v", c.args, got, c.want)
+		}
+	}
+}
+
+// TestReadersRunWithTheApplier: GETs on other goroutines run while the applier sets and
+// deletes keys, growing the tables and moving entries back on deletion. A reader sees
+// either nothing or a value written for the key it asked for. (CI runs it with -race.)
+func TestReadersRunWithTheApplier(t *testing.T) {
+	s := New()
+	const keys, rounds = 2000, 40
+	key := func(i int) string {
+		if i%2 == 0 {
+			return fmt.Sprint("k", i)
+		}
+		return fmt.Sprint("a-long-key-number-", i)
+	}
+	stop := make(chan struct{})
+	errc := make(chan error, 4)
+	var wg sync.WaitGroup
+	for r := range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			rng := rand.New(rand.NewPCG(uint64(r), 1))
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				k := key(rng.IntN(keys))
+				w := tree{}
+				s.Read(0, 1e12, [][]byte{[]byte("GET"), []byte(k)}, &w)
+				if v, ok := w.out[0].(string); ok && !strings.HasPrefix(v, k+"=") {
+					errc <- fmt.Errorf("GET %s = %q", k, v)
+					return
+				}
+			}
+		}()
+	}
+	index := uint64(0)
+	for round := range rounds {
+		var batch []byte
+		for i := range keys {
+			k := key(i)
+			if (i+round)%3 == 0 {
+				batch = AppendCommand(batch, 0, [][]byte{[]byte("DEL"), []byte(k)})
+			} else {
+				batch = AppendCommand(batch, 0, [][]byte{[]byte("SET"), []byte(k), fmt.Appendf(nil, "%s=%d", k, round)})
+			}
+		}
+		index++
+		if err := s.Apply(Entry{Index: index, Time: 1e12, Data: batch}, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	close(stop)
+	wg.Wait()
+	close(errc)
+	for err := range errc {
+		t.Fatal(err)
+	}
+	want := 0
+	for i := range keys {
+		if (i+rounds-1)%3 != 0 {
+			want++
+		}
+	}
+	if n := s.DBSize(0); n != want {
+		t.Fatalf("DBSIZE %d after the last round, want %d", n, want)
+	}
 }
