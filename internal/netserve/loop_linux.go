@@ -7,6 +7,7 @@ import (
 	"sync/atomic"
 	"syscall"
 	"time"
+	"unsafe"
 
 	"github.com/nanokv/nanokv/kvstore"
 )
@@ -175,7 +176,7 @@ func (l *Loop) serveRound(evs []syscall.EpollEvent) {
 		if lc.outWait {
 			continue // it reads again once its replies are out
 		}
-		n, err := syscall.Read(lc.fd, lc.c.Space())
+		n, err := recv(lc.fd, lc.c.Space())
 		switch {
 		case err == syscall.EAGAIN || err == syscall.EINTR:
 			continue // level-triggered: reported again while there is data
@@ -229,7 +230,7 @@ func (l *Loop) proposeRound(round []*loopConn) {
 func (l *Loop) send(lc *loopConn) {
 	out := lc.c.Output()
 	for lc.sent < len(out) {
-		n, err := syscall.Write(lc.fd, out[lc.sent:])
+		n, err := send(lc.fd, out[lc.sent:])
 		if n > 0 {
 			lc.sent += n
 		}
@@ -265,6 +266,32 @@ func (l *Loop) send(lc *loopConn) {
 	if lc.outWait {
 		lc.outWait = !l.watch(lc, syscall.EPOLLIN)
 	}
+}
+
+// recv and send are read and write for a socket, as recv(2) and send(2): those go to the
+// socket at once, where read(2) and write(2) pass through the file layer first (the
+// position lock, the access checks, fsnotify). MSG_NOSIGNAL: a peer that hung up is
+// EPIPE, not a signal.
+func recv(fd int, p []byte) (int, error) {
+	if len(p) == 0 {
+		return 0, nil
+	}
+	n, _, e := syscall.Syscall6(syscall.SYS_RECVFROM, uintptr(fd), uintptr(unsafe.Pointer(&p[0])), uintptr(len(p)), 0, 0, 0)
+	if e != 0 {
+		return int(n), e
+	}
+	return int(n), nil
+}
+
+func send(fd int, p []byte) (int, error) {
+	if len(p) == 0 {
+		return 0, nil
+	}
+	n, _, e := syscall.Syscall6(syscall.SYS_SENDTO, uintptr(fd), uintptr(unsafe.Pointer(&p[0])), uintptr(len(p)), syscall.MSG_NOSIGNAL, 0, 0)
+	if e != 0 {
+		return int(n), e
+	}
+	return int(n), nil
 }
 
 // watch sets the events the loop waits for on lc; false (and lc dropped) if it failed.
