@@ -118,6 +118,9 @@ func tableSet[K ~string | ~[]byte](t *keyTable, key K, s slot) {
 
 // tableSetH is tableSet for a caller that has hashed the key already.
 func tableSetH[K ~string | ~[]byte](t *keyTable, h uint64, key K, s slot) {
+	if s.meta == 0 {
+		panic("kvstore: a slot without a type") // it would read as a free entry
+	}
 	i, ok := place(t, h, key)
 	e := &t.ents[i]
 	if !ok {
