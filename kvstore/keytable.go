@@ -118,10 +118,7 @@ func tableSet[K ~string | ~[]byte](t *keyTable, key K, s slot) {
 
 // tableSetH is tableSet for a caller that has hashed the key already.
 func tableSetH[K ~string | ~[]byte](t *keyTable, h uint64, key K, s slot) {
-	if s.meta == 0 {
-		panic("kvstore: a slot without a type") // it would read as a free entry
-	}
-	i, ok := place(t, h, key)
+	i, ok := place(t, h, key, s.meta)
 	e := &t.ents[i]
 	if !ok {
 		*e = kent{tag: uint32(h >> 32), klen: uint32(len(key))}
@@ -163,13 +160,17 @@ func tableSetJoinedH(t *keyTable, h uint64, kv string, klen int, meta uint64) {
 		tableSetH(t, h, key, slot{str: kv[klen:], meta: meta})
 		return
 	}
-	i, _ := place(t, h, key)
+	i, _ := place(t, h, key, meta)
 	t.ents[i] = kent{str: kv, meta: meta, tag: uint32(h >> 32), klen: uint32(klen)}
 }
 
 // place returns the index of key's entry and true, or of the free entry it is to take
 // and false; then it counts the key as live, having grown the table if it was full.
-func place[K ~string | ~[]byte](t *keyTable, h uint64, key K) (int, bool) {
+// meta is the slot the caller will store there.
+func place[K ~string | ~[]byte](t *keyTable, h uint64, key K, meta uint64) (int, bool) {
+	if meta == 0 {
+		panic("kvstore: a slot without a type") // it would read as a free entry
+	}
 	if len(t.ents) == 0 {
 		t.ents = make([]kent, 8)
 	}
