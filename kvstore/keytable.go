@@ -73,7 +73,16 @@ func keyIs[K ~string | ~[]byte](e *kent, key K) bool {
 	return e.str[:e.klen] == string(key)
 }
 
+// hashKey is the key's xxhash, which picks its shard (low bits) and its place in the
+// shard's table (the tag, high bits). A []byte key is hashed as it is: converted to a
+// string, a key over 32 bytes would be copied to the heap on every access.
 func hashKey[K ~string | ~[]byte](key K) uint64 {
+	switch k := any(key).(type) {
+	case []byte:
+		return xxhash.Sum64(k)
+	case string:
+		return xxhash.Sum64String(k)
+	}
 	return xxhash.Sum64String(string(key))
 }
 

@@ -128,19 +128,23 @@ func TestKeyTableLongKeyValueIsItsOwn(t *testing.T) {
 	}
 }
 
-// TestKeyTableLookupsDoNotAllocate: a lookup by []byte and an overwrite of a short key's
-// slot allocate nothing.
+// TestKeyTableLookupsDoNotAllocate: a lookup by []byte (with the shard's hash) of a
+// short or a long key, and an overwrite of a short key's slot, allocate nothing.
 func TestKeyTableLookupsDoNotAllocate(t *testing.T) {
 	var tb keyTable
-	key := []byte("key:000000123456")
-	tableSet(&tb, key, slot{str: "v", meta: 1})
+	short := []byte("key:000000123456")
+	long := []byte("a-key-that-is-much-longer-than-thirty-two-bytes")
+	tableSet(&tb, short, slot{str: "v", meta: 1})
+	tableSet(&tb, long, slot{str: "v", meta: 1})
 	if n := testing.AllocsPerRun(100, func() {
-		if _, ok := tableGet(&tb, key); !ok {
-			t.Fatal("lost the key")
+		for _, k := range [][]byte{short, long} {
+			if _, ok := tableGet(&tb, k); !ok || shardOf(k) < 0 {
+				t.Fatalf("lost %q", k)
+			}
 		}
-		tableSet(&tb, key, slot{str: "w", meta: 1})
+		tableSet(&tb, short, slot{str: "w", meta: 1})
 	}); n != 0 {
-		t.Fatalf("%v allocations per lookup and overwrite, want 0", n)
+		t.Fatalf("%v allocations per round of lookups and an overwrite, want 0", n)
 	}
 }
 
