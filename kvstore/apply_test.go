@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"reflect"
+	"slices"
+	"strings"
 	"testing"
 )
 
@@ -242,46 +244,63 @@ func TestCutBatchKeepsBatchesApart(t *testing.T) {
 	}
 }
 
-// TestSetStoresCopiesSharingOneAllocation: SET and memcached's set keep the key and the
-// value in one allocation; the store must still own copies of both (the entry's bytes
-// may be reused), and overwriting, renaming, expiring and the flags must behave as
-// before.
-func TestSetStoresCopiesSharingOneAllocation(t *testing.T) {
-	s := New()
-	data := AppendCommand(nil, 0, [][]byte{[]byte("SET"), []byte("k1"), []byte("value-1")})
-	data = AppendMCStore(data, MCSet, []byte("m1"), []byte("mc-value"), 7, 0, "", "")
-	if err := s.Apply(Entry{Index: 1, Time: 1_700_000_000_000, Data: data}, nil); err != nil {
-		t.Fatal(err)
-	}
-	for i := range data {
-		data[i] = 'x' // the log may reuse the entry's bytes
-	}
-	if it, ok := s.MCGet([]byte("k1"), 1_700_000_000_000); !ok || string(it.Value) != "value-1" || it.Flags != 0 {
-		t.Fatalf("k1 = %+v %v, want value-1 with flags 0", it, ok)
-	}
-	if it, ok := s.MCGet([]byte("m1"), 1_700_000_000_000); !ok || string(it.Value) != "mc-value" || it.Flags != 7 {
-		t.Fatalf("m1 = %+v %v, want mc-value with flags 7", it, ok)
-	}
+// TestSetStoresItsOwnCopies: SET and memcached's set keep a short key in its table entry
+// with the value in an allocation of its own, and a long key in front of its value in
+// one string; either way the store must own copies of both (the entry's bytes may be
+// reused), and overwrites, an empty value, TTLs, APPEND, RENAME, a collection at the
+// key, KEYS and DEL behave alike.
+func TestSetStoresItsOwnCopies(t *testing.T) {
+	const now = 1_700_000_000_000
+	for _, k := range []string{"k1", "a-key-longer-than-sixteen-bytes"} {
+		t.Run(fmt.Sprint(len(k), " bytes"), func(t *testing.T) {
+			s := New()
+			mk := "m" + k
+			data := AppendCommand(nil, 0, [][]byte{[]byte("SET"), []byte(k), []byte("value-1")})
+			data = AppendMCStore(data, MCSet, []byte(mk), []byte("mc-value"), 7, 0, "", "")
+			if err := s.Apply(Entry{Index: 1, Time: now, Data: data}, nil); err != nil {
+				t.Fatal(err)
+			}
+			for i := range data {
+				data[i] = 'x' // the log may reuse the entry's bytes
+			}
+			if it, ok := s.MCGet([]byte(k), now); !ok || it.Value != "value-1" || it.Flags != 0 {
+				t.Fatalf("%s = %+v %v, want value-1 with flags 0", k, it, ok)
+			}
+			if it, ok := s.MCGet([]byte(mk), now); !ok || it.Value != "mc-value" || it.Flags != 7 {
+				t.Fatalf("%s = %+v %v, want mc-value with flags 7", mk, it, ok)
+			}
 
-	h := newHarness(t)
-	h.do("SET", "a", "first")
-	h.do("SET", "a", "second-longer")
-	h.do("SET", "b", "", "EX", "100")
-	h.do("RENAME", "a", "c")
-	for _, c := range []struct {
-		args []string
-		want any
-	}{
-		{[]string{"GET", "c"}, "second-longer"},
-		{[]string{"EXISTS", "a"}, int64(0)},
-		{[]string{"GET", "b"}, ""},
-		{[]string{"TTL", "b"}, int64(100)},
-		{[]string{"APPEND", "c", "!"}, int64(14)},
-		{[]string{"GET", "c"}, "second-longer!"},
-		{[]string{"DBSIZE"}, int64(2)},
-	} {
-		if got := h.do(c.args...); !reflect.DeepEqual(got, c.want) {
-			t.Errorf("%q = %#v, want %#v", c.args, got, c.want)
-		}
+			h := newHarness(t)
+			other, ttl := k+"-renamed", k+"-ttl"
+			for _, c := range []struct {
+				args []string
+				want any
+			}{
+				{[]string{"SET", k, "first"}, Status("OK")},
+				{[]string{"SET", k, "second-longer"}, Status("OK")},
+				{[]string{"GET", k}, "second-longer"},
+				{[]string{"SET", ttl, "", "EX", "100"}, Status("OK")},
+				{[]string{"GET", ttl}, ""},
+				{[]string{"TTL", ttl}, int64(100)},
+				{[]string{"APPEND", k, "!"}, int64(14)},
+				{[]string{"RENAME", k, other}, Status("OK")},
+				{[]string{"EXISTS", k}, int64(0)},
+				{[]string{"GET", other}, "second-longer!"},
+				{[]string{"RPUSH", k, "x", "y"}, int64(2)}, // a collection at the key
+				{[]string{"RPUSH", k, "z"}, int64(3)},
+				{[]string{"LRANGE", k, "0", "-1"}, []any{"x", "y", "z"}},
+				{[]string{"KEYS", k + "*"}, []any{k, other, ttl}},
+				{[]string{"DEL", k, other, ttl}, int64(3)},
+				{[]string{"DBSIZE"}, int64(0)},
+			} {
+				got := h.do(c.args...)
+				if keys, ok := got.([]any); ok && c.args[0] == "KEYS" {
+					slices.SortFunc(keys, func(a, b any) int { return strings.Compare(a.(string), b.(string)) })
+				}
+				if !reflect.DeepEqual(got, c.want) {
+					t.Fatalf("%q = %#v, want %#v", c.args, got, c.want)
+				}
+			}
+		})
 	}
 }

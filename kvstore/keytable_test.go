@@ -4,8 +4,6 @@ import (
 	"fmt"
 	"maps"
 	"math/rand/v2"
-	"reflect"
-	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -235,61 +233,6 @@ func BenchmarkGoMapSET1M(b *testing.B) {
 		m[kv[:len(k)]] = slot{str: kv[len(k):], meta: meta}
 	}
 	setAll(b, keys, draws, set)
-}
-
-// TestLongKeysKeepTheirOwnCopies: a key too long for its table entry sits in front of
-// its value in one string; SET and memcached's set must still own copies of both (the
-// entry's bytes may be reused), and overwrites, flags, renames, appends and deletes of
-// such keys behave as for short ones.
-func TestLongKeysKeepTheirOwnCopies(t *testing.T) {
-	const now = 1_700_000_000_000
-	long, mlong := "a-key-longer-than-sixteen-bytes", "a-memcached-key-longer-than-16"
-	s := New()
-	data := AppendCommand(nil, 0, [][]byte{[]byte("SET"), []byte(long), []byte("value-1")})
-	data = AppendMCStore(data, MCSet, []byte(mlong), []byte("mc-value"), 7, 0, "", "")
-	if err := s.Apply(Entry{Index: 1, Time: now, Data: data}, nil); err != nil {
-		t.Fatal(err)
-	}
-	for i := range data {
-		data[i] = 'x'
-	}
-	if it, ok := s.MCGet([]byte(long), now); !ok || it.Value != "value-1" || it.Flags != 0 {
-		t.Fatalf("%s = %+v %v, want value-1 with flags 0", long, it, ok)
-	}
-	if it, ok := s.MCGet([]byte(mlong), now); !ok || it.Value != "mc-value" || it.Flags != 7 {
-		t.Fatalf("%s = %+v %v, want mc-value with flags 7", mlong, it, ok)
-	}
-
-	h := newHarness(t)
-	other := long + "-renamed"
-	for _, c := range []struct {
-		args []string
-		want any
-	}{
-		{[]string{"SET", long, "first"}, Status("OK")},
-		{[]string{"SET", long, "second-longer"}, Status("OK")},
-		{[]string{"GET", long}, "second-longer"},
-		{[]string{"SET", long, ""}, Status("OK")},
-		{[]string{"GET", long}, ""},
-		{[]string{"APPEND", long, "abc"}, int64(3)},
-		{[]string{"RENAME", long, other}, Status("OK")},
-		{[]string{"EXISTS", long}, int64(0)},
-		{[]string{"GET", other}, "abc"},
-		{[]string{"RPUSH", long, "x", "y"}, int64(2)}, // a collection at a long key
-		{[]string{"RPUSH", long, "z"}, int64(3)},
-		{[]string{"LRANGE", long, "0", "-1"}, []any{"x", "y", "z"}},
-		{[]string{"KEYS", "a-key*"}, []any{long, other}},
-		{[]string{"DEL", long, other}, int64(2)},
-		{[]string{"DBSIZE"}, int64(0)},
-	} {
-		got := h.do(c.args...)
-		if keys, ok := got.([]any); ok && c.args[0] == "KEYS" {
-			slices.SortFunc(keys, func(a, b any) int { return strings.Compare(a.(string), b.(string)) })
-		}
-		if !reflect.DeepEqual(got, c.want) {
-			t.Fatalf("%q = %#v, want %#v", c.args, got, c.want)
-		}
-	}
 }
 
 // TestReadersRunWithTheApplier: GETs on other goroutines run while the applier sets and

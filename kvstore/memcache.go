@@ -424,7 +424,8 @@ func mcIncrCmd(c *Ctx, args [][]byte) {
 			return
 		}
 		// ma N: create the counter with the initial value; the delta is not applied
-		c.mcPut(key, strconv.AppendUint(nil, initial, 10), 0, mcDeadline(vivify, c.Now))
+		var num [20]byte // mcPut copies it
+		c.mcPut(key, strconv.AppendUint(num[:0], initial, 10), 0, mcDeadline(vivify, c.Now))
 		c.mcReply(MCOK, key)
 		return
 	}
