@@ -150,17 +150,6 @@ func tableSetH[K ~string | ~[]byte](t *keyTable, h uint64, key K, s slot) {
 	e.str = string(key) + s.str
 }
 
-// tableSetKV stores a string value, copied from val, at key, with meta: one allocation,
-// of the value alone for an inline key, of key and value for a long one.
-func tableSetKV(t *keyTable, key, val []byte, meta uint64) {
-	if len(key) <= inlineKey {
-		tableSet(t, key, slot{str: string(val), meta: meta})
-		return
-	}
-	kv := string(key) + string(val)
-	tableSetJoinedH(t, hashKey(key), kv, len(key), meta)
-}
-
 // tableSetJoinedH stores the value kv[klen:] at the key kv[:klen] (whose hash is h),
 // keeping kv itself for a long key.
 func tableSetJoinedH(t *keyTable, h uint64, kv string, klen int, meta uint64) {

@@ -72,7 +72,7 @@ func TestKeyTableAgainstAMap(t *testing.T) {
 			case r < 6:
 				v := fmt.Sprint("kv", op)
 				meta := uint64(op)<<metaVerShift | uint64(TypeString)
-				tableSetKV(&tb, []byte(k), []byte(v), meta)
+				tableSetJoinedH(&tb, hashKey(k), k+v, len(k), meta)
 				m[k] = slot{str: v, meta: meta}
 			case r < 7:
 				s := slot{meta: uint64(op)<<metaVerShift | uint64(TypeHash)}
@@ -106,7 +106,7 @@ func TestKeyTableLongKeyValueIsItsOwn(t *testing.T) {
 	var tb keyTable
 	long := strings.Repeat("x", 40)
 	tableSet(&tb, long, slot{str: "value", meta: 1})
-	tableSetKV(&tb, []byte(long+"2"), []byte("other"), 1)
+	tableSetJoinedH(&tb, hashKey(long+"2"), long+"2"+"other", len(long)+1, 1)
 	for _, c := range []struct{ k, v string }{{long, "value"}, {long + "2", "other"}} {
 		s, ok := tableGet(&tb, c.k)
 		if !ok || s.str != c.v {
