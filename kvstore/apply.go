@@ -184,11 +184,13 @@ func (s *Store) Apply(e Entry, w ReplyWriter) error {
 		return fmt.Errorf("kvstore: apply %d after %d", e.Index, s.applied)
 	}
 	s.applied = e.Index
-	c := Ctx{s: s, Now: e.Time, W: w, writing: true, rnd: rng{state: e.Index*0x9e3779b97f4a7c15 ^ e.Term}}
+	c := &s.applyCtx
+	*c = Ctx{s: s, Now: e.Time, W: w, writing: true, rnd: rng{state: e.Index*0x9e3779b97f4a7c15 ^ e.Term}}
 	d := decoder{b: e.Data, args: s.applyArgs}
 	defer func() {
 		clear(d.args[:cap(d.args)]) // keep the scratch, not the entry it pointed into
 		s.applyArgs = d.args[:0]
+		*c = Ctx{} // nor the writer
 	}()
 	for len(d.b) > 0 && d.err == nil {
 		kind := d.b[0]
@@ -202,15 +204,15 @@ func (s *Store) Apply(e Entry, w ReplyWriter) error {
 			c.DB = db
 			c.run(args, true)
 		case opTx:
-			s.applyTx(&c, &d)
+			s.applyTx(c, &d)
 		case opExpire:
-			s.applyExpire(&c, &d)
+			s.applyExpire(c, &d)
 		case opMemcache:
-			s.applyMemcache(&c, &d)
+			s.applyMemcache(c, &d)
 		case opIdem:
-			s.applyIdem(&c, &d)
+			s.applyIdem(c, &d)
 		case opZK:
-			s.applyZK(&c, &d)
+			s.applyZK(c, &d)
 		default:
 			d.err = ErrCorrupt
 		}

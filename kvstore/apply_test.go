@@ -304,3 +304,29 @@ func TestSetStoresItsOwnCopies(t *testing.T) {
 		})
 	}
 }
+
+// TestApplyAllocatesOnlyTheValue: applying an overwrite of a short key, by Redis SET
+// and by memcached set, allocates the new value and nothing else: no context, no
+// decoding scratch.
+func TestApplyAllocatesOnlyTheValue(t *testing.T) {
+	s := New()
+	key := []byte("key:000000123456")
+	val := []byte("0123456789abcdef0123456789abcdef")
+	entries := map[string][]byte{
+		"SET":          AppendCommand(nil, 0, [][]byte{[]byte("SET"), key, val}),
+		"memcache set": AppendMCStore(nil, MCSet, key, val, 0, 0, "", ""),
+	}
+	for name, data := range entries {
+		idx := s.applied
+		apply := func() {
+			idx++
+			if err := s.Apply(Entry{Index: idx, Term: 1, Time: 1, Data: data}, Discard); err != nil {
+				t.Fatal(err)
+			}
+		}
+		apply() // the key exists from here on
+		if n := testing.AllocsPerRun(100, apply); n != 1 {
+			t.Errorf("%s: %v allocations per applied entry, want 1 (the value)", name, n)
+		}
+	}
+}

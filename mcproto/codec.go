@@ -92,6 +92,14 @@ type Request struct {
 	Meta *Meta
 }
 
+// commandKinds are the kinds of the commands that share a case in Parse. (A map literal
+// in Parse itself was built anew for every request.)
+var commandKinds = map[string]Kind{
+	"get": KindGet, "gets": KindGets, "gat": KindGat, "gats": KindGats,
+	"set": KindSet, "add": KindAdd, "replace": KindReplace, "append": KindAppend, "prepend": KindPrepend,
+	"incr": KindIncr, "decr": KindDecr, "touch": KindTouch,
+}
+
 // Parse parses the first request in b. It returns ErrIncomplete if b ends inside it
 // (need, when known, is the total length the request takes), and ErrLineTooLong when the
 // connection must be closed. A protocol error the client can recover from is a Request of
@@ -142,13 +150,13 @@ func Parse(b []byte, lim Limits, scratch [][]byte) (req Request, n, need int, er
 		if nt < 3 {
 			return errReq(req, "ERROR"), n, 0, nil
 		}
-		req.Kind = map[string]Kind{"get": KindGet, "gets": KindGets, "gat": KindGat, "gats": KindGats}[string(cmd)]
+		req.Kind = commandKinds[string(cmd)]
 		return req, n, 0, nil
 	case "set", "add", "replace", "append", "prepend":
 		if nt != 6 && nt != 7 {
 			return errReq(req, "ERROR"), n, 0, nil
 		}
-		req.Kind = map[string]Kind{"set": KindSet, "add": KindAdd, "replace": KindReplace, "append": KindAppend, "prepend": KindPrepend}[string(cmd)]
+		req.Kind = commandKinds[string(cmd)]
 		return parseStorage(b, n, req, lim)
 	case "cas":
 		if nt != 7 && nt != 8 {
@@ -160,7 +168,7 @@ func Parse(b []byte, lim Limits, scratch [][]byte) (req Request, n, need int, er
 		if nt != 4 && nt != 5 {
 			return errReq(req, "ERROR"), n, 0, nil
 		}
-		req.Kind = map[string]Kind{"incr": KindIncr, "decr": KindDecr, "touch": KindTouch}[string(cmd)]
+		req.Kind = commandKinds[string(cmd)]
 	case "delete":
 		if nt < 3 || nt > 5 {
 			return errReq(req, "ERROR"), n, 0, nil

@@ -366,17 +366,24 @@ func (s *Server) ProposeMany(batches [][]byte, sinks []kvstore.Sink, errs []erro
 		}
 		return
 	}
-	locals := make([]any, len(sinks))
-	for i, sink := range sinks {
-		if sink != nil {
-			locals[i] = sink
-		}
+	lp := localsPool.Get().(*[]any)
+	locals := (*lp)[:0]
+	for _, sink := range sinks {
+		locals = append(locals, sink) // a nil Sink is a nil local
 	}
 	err := s.node.ProposeMany(batches, locals)
+	clear(locals)
+	*lp = locals
+	localsPool.Put(lp)
 	for i := range errs {
 		errs[i] = err
 	}
 }
+
+// localsPool recycles ProposeMany's conversion of sinks to proposal locals, which the
+// node does not keep: one slice per round was 5% of a single node's allocated bytes
+// under memcaslap set-only.
+var localsPool = sync.Pool{New: func() any { return new([]any) }}
 
 // ReadBarrier implements resp.Backend.
 func (s *Server) ReadBarrier(ctx context.Context) error {
