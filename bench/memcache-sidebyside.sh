@@ -10,10 +10,17 @@
 # both alike. Needs memcached, memcaslap (libmemcached-tools) and Go; installs the Debian
 # packages when they are missing. The servers listen on loopback ports chosen at start and
 # are stopped on exit.
+#
+# Each run starts both servers empty (FRESH=0: the same two servers serve every run). Every
+# set-only run of memcaslap writes about 1.2M new keys. memcached keeps what fits in its
+# 64 MB (-m) and evicts the rest; nanokv keeps every key, so with FRESH=0 each of its runs
+# works on a keyspace a million keys larger than the last: a different experiment from
+# the first run, and from memcached's.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 REPS=${REPS:-1}
 TIME=${TIME:-10s}
+FRESH=${FRESH:-1}
 work=$(mktemp -d)
 pids=()
 cleanup() {
@@ -57,12 +64,14 @@ printf 'key\n16 16 1\nvalue\n32 32 1\ncmd\n0 1\n1 0\n' >"$work/set.cnf"
 printf 'key\n16 16 1\nvalue\n32 32 1\ncmd\n0 0.1\n1 0.9\n' >"$work/get9set1.cnf"
 echo "# $(date -u +%Y-%m-%dT%H:%MZ)  $(nproc) cores, $(free -g | awk '/Mem:/{print $2}') GiB, $(uname -r)"
 echo "# memcached $(memcached -V | cut -d' ' -f2) -t 1  nanokv $("$work/nanokv" --version | cut -d' ' -f2) (one node, --fsync everysec)  $(go version | cut -d' ' -f3)"
-echo "# memcaslap -T 1 -c 50 -t $TIME, 16-byte keys, 32-byte values; median of $REPS alternating runs"
+servers="fresh servers for every run"; [ "$FRESH" = 1 ] || servers="the same two servers for every run"
+echo "# memcaslap -T 1 -c 50 -t $TIME, 16-byte keys, 32-byte values; median of $REPS alternating runs, $servers"
 
 declare -A runs
-start_servers
+[ "$FRESH" = 1 ] || start_servers
 for rep in $(seq "$REPS"); do
   for test in set get9set1; do
+    [ "$FRESH" = 1 ] && start_servers
     for sys in memcached nanokv; do
       port=$mport; [ "$sys" = nanokv ] && port=$nport
       out=$(memcaslap -s "127.0.0.1:$port" -T 1 -c 50 -t "$TIME" -F "$work/$test.cnf" 2>&1)
@@ -70,9 +79,10 @@ for rep in $(seq "$REPS"); do
       tps=$(echo "$out" | sed -n 's/.*TPS: \([0-9]*\).*/\1/p' | tail -1)
       runs[$test,$sys]+="$tps "
     done
+    [ "$FRESH" = 1 ] && stop_servers
   done
 done
-stop_servers
+[ "$FRESH" = 1 ] || stop_servers
 median() { tr ' ' '\n' | grep -v '^$' | sort -g | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
 echo
 echo "| test | memcached TPS | nanokv TPS | ratio | runs memcached ; nanokv |"

@@ -3,6 +3,7 @@ package kvstore
 import (
 	"slices"
 	"strings"
+	"unsafe"
 
 	"github.com/cespare/xxhash/v2"
 )
@@ -212,6 +213,7 @@ func tableDelete[K ~string | ~[]byte](t *keyTable, key K) bool {
 func (t *keyTable) grow() {
 	old := t.ents
 	t.ents = make([]kent, 2*len(old))
+	touchPages(t.ents)
 	mask := uint32(len(t.ents) - 1)
 	for k := range old {
 		e := &old[k]
@@ -225,6 +227,23 @@ func (t *keyTable) grow() {
 		t.ents[i] = *e
 	}
 }
+
+// touchPages writes to every memory page of ents. A large array fresh from the OS is
+// mapped on first touch, and the first touch of a new table's page would be a read: the
+// probe that looks for a free entry. That maps the shared zero page, and the write that
+// follows takes a second, copy-on-write fault, which flushes the TLB of every CPU the
+// process ran on, by interrupt. A write first makes it one fault per page. (A single
+// node under memcaslap set-only spent 5% of its CPU in these faults.)
+func touchPages(ents []kent) {
+	const stride = pageSize / int(unsafe.Sizeof(kent{}))
+	for i := 0; i < len(ents); i += stride {
+		ents[i].meta = 0
+	}
+}
+
+// pageSize is the smallest page size of the platforms Go runs on: touching at this
+// stride reaches every page of any larger size too.
+const pageSize = 4096
 
 func (t *keyTable) len() int { return t.n }
 

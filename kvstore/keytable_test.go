@@ -1,6 +1,7 @@
 package kvstore
 
 import (
+	"encoding/binary"
 	"fmt"
 	"maps"
 	"math/rand/v2"
@@ -301,5 +302,20 @@ func TestReadersRunWithTheApplier(t *testing.T) {
 	}
 	if n := s.DBSize(0); n != want {
 		t.Fatalf("DBSIZE %d after the last round, want %d", n, want)
+	}
+}
+
+// BenchmarkKeyTableGrowFresh inserts b.N distinct keys into empty tables, so that the
+// tables grow from nothing, as a store's do under a load of new keys. Run it in a fresh
+// process (-count=1) to see the arrays come from the OS untouched.
+func BenchmarkKeyTableGrowFresh(b *testing.B) {
+	var ts [numShards]keyTable
+	val := "0123456789abcdef0123456789abcdef"
+	k := []byte("key:000000000000")
+	b.ResetTimer()
+	for i := range b.N {
+		binary.BigEndian.PutUint64(k[8:], uint64(i))
+		h := hashKey(k)
+		tableSetH(&ts[h%numShards], h, k, slot{str: val, meta: uint64(TypeString)})
 	}
 }
