@@ -36,11 +36,21 @@ type UDPConfig struct {
 	// BatchSize is the number of datagrams read per recvmmsg (default 32). Each slot
 	// holds a MaxDatagram buffer.
 	BatchSize int
+	// ReadBuffer is the socket's receive buffer (SO_RCVBUF), default DefaultReadBuffer;
+	// the kernel caps it at net.core.rmem_max. A follower held up for a few milliseconds
+	// (GC, a busy core) must not lose the datagrams that arrive meanwhile: under SET
+	// -P 16 a leader sends about 40 MB/s, 80 KB a millisecond, and the kernel's default
+	// of 208 KB overflowed (RcvbufErrors), each loss a retransmission after a timeout,
+	// and a run of them a fallback to software Raft.
+	ReadBuffer int
 	// Handler receives each batch of accepted datagrams, on the receive thread. The
 	// packets (and their entries' data) alias receive buffers valid only until it
 	// returns; Engine.Step copies what it keeps.
 	Handler func(pkts []Packet)
 }
+
+// DefaultReadBuffer is UDPConfig.ReadBuffer's default.
+const DefaultReadBuffer = 4 << 20
 
 // UDPStats are the transport's counters.
 type UDPStats struct {
@@ -91,6 +101,9 @@ func ListenUDP(cfg UDPConfig) (*UDPTransport, error) {
 	if cfg.BatchSize <= 0 {
 		cfg.BatchSize = 32
 	}
+	if cfg.ReadBuffer <= 0 {
+		cfg.ReadBuffer = DefaultReadBuffer
+	}
 	la, err := net.ResolveUDPAddr("udp4", cfg.Listen)
 	if err != nil {
 		return nil, fmt.Errorf("nicoffload: listen %q: %w", cfg.Listen, err)
@@ -99,6 +112,10 @@ func ListenUDP(cfg UDPConfig) (*UDPTransport, error) {
 	if err != nil {
 		return nil, fmt.Errorf("nicoffload: listen %q: %w", cfg.Listen, err)
 	}
+	if err := setReadBuffer(conn, cfg.ReadBuffer); err != nil {
+		conn.Close()
+		return nil, fmt.Errorf("nicoffload: receive buffer of %d bytes: %w", cfg.ReadBuffer, err)
+	}
 	t := &UDPTransport{cfg: cfg, conn: conn, pc: ipv4.NewPacketConn(conn), done: make(chan struct{})}
 	if err := t.SetPeers(cfg.Peers); err != nil {
 		conn.Close()
@@ -106,6 +123,46 @@ func ListenUDP(cfg UDPConfig) (*UDPTransport, error) {
 	}
 	go t.receive()
 	return t, nil
+}
+
+// setReadBuffer asks for n bytes of receive buffer. The kernel caps SO_RCVBUF at
+// net.core.rmem_max (208 KB on a stock Debian); a privileged process gets the size it
+// asks for with SO_RCVBUFFORCE, anyone else what the cap allows.
+func setReadBuffer(conn *net.UDPConn, n int) error {
+	if err := conn.SetReadBuffer(n); err != nil {
+		return err
+	}
+	if got, err := readBuffer(conn); err != nil || got >= n {
+		return err
+	}
+	rc, err := conn.SyscallConn()
+	if err != nil {
+		return err
+	}
+	return rc.Control(func(fd uintptr) { forceReadBuffer(fd, n) })
+}
+
+// readBuffer is the socket's receive buffer as the kernel reports it (twice what was
+// asked for, on Linux: it counts its own bookkeeping).
+func readBuffer(conn *net.UDPConn) (int, error) {
+	rc, err := conn.SyscallConn()
+	if err != nil {
+		return 0, err
+	}
+	var n int
+	var gerr error
+	if err := rc.Control(func(fd uintptr) {
+		n, gerr = syscall.GetsockoptInt(int(fd), syscall.SOL_SOCKET, syscall.SO_RCVBUF)
+	}); err != nil {
+		return 0, err
+	}
+	return n, gerr
+}
+
+// ReadBuffer is the receive buffer the kernel gave the socket, in bytes.
+func (t *UDPTransport) ReadBuffer() int {
+	n, _ := readBuffer(t.conn)
+	return n
 }
 
 // Addr is the bound local address.
