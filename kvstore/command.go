@@ -63,7 +63,7 @@ func register(specs ...*Spec) {
 // in a table kept at most a quarter full. Every request looks its command up, on the
 // leader twice (the frontend routes it, Apply runs it) and once on every other member:
 // the map with a lower-cased copy of the name took 27 ns per SET, and 3.8% of a leader's
-// CPU under redis-benchmark -P 16; this takes a few.
+// CPU under redis-benchmark -P 16; this takes 11 ns (BenchmarkLookupSET).
 type specTable struct {
 	slots []*Spec
 }

@@ -7,8 +7,8 @@ import (
 )
 
 // TestLookupFindsEveryCommandInAnyCase: every registered command is found by its name in
-// lower, upper and mixed case (names with digits and '_' among them, which must not
-// fold); names that differ by a prefix or an extension are not.
+// lower, upper and mixed case (sort_ro among them, whose '_' must not fold); names that
+// differ by a prefix or an extension are not.
 func TestLookupFindsEveryCommandInAnyCase(t *testing.T) {
 	if len(commands) < 100 || commands["sort_ro"] == nil || commands["incrbyfloat"] == nil {
 		t.Fatalf("%d commands registered, without sort_ro or incrbyfloat", len(commands))

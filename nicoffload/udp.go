@@ -159,8 +159,8 @@ func readBuffer(conn *net.UDPConn) (int, error) {
 	return n, gerr
 }
 
-// ReadBuffer is the receive buffer the kernel gave the socket, in bytes.
-func (t *UDPTransport) ReadBuffer() int {
+// readBufferSize is the receive buffer the kernel gave the socket, in bytes.
+func (t *UDPTransport) readBufferSize() int {
 	n, _ := readBuffer(t.conn)
 	return n
 }

@@ -324,7 +324,7 @@ func TestUDPReceiveBufferHoldsABurst(t *testing.T) {
 		gate.Unlock()
 		r2.handle(p)
 	}, 0)
-	got := b.ReadBuffer()
+	got := b.readBufferSize()
 	if raw, err := os.ReadFile("/proc/sys/net/core/rmem_max"); err == nil {
 		capped, _ := strconv.Atoi(strings.TrimSpace(string(raw)))
 		if want := min(DefaultReadBuffer, capped); got < want {
