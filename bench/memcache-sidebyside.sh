@@ -16,7 +16,7 @@
 # key; memcached gets MC_MEM MB (-m, default 1024) so that it keeps them too, and both
 # serve the same data. With memcached's default of 64 MB it evicts most of them, and
 # while its memory first fills it now and then answers "SERVER_ERROR out of memory
-# storing object", which this script counts as a failed run. With FRESH=0 each of
+# storing object", and this script stops on any error a client reports. With FRESH=0 each of
 # nanokv's runs works on a keyspace a million keys larger than the last: a different
 # experiment from the first run, and from memcached's.
 set -euo pipefail
@@ -72,10 +72,10 @@ servers="fresh servers for every run"; [ "$FRESH" = 1 ] || servers="the same two
 echo "# memcaslap -T 1 -c 50 -t $TIME, 16-byte keys, 32-byte values; median of $REPS alternating runs, $servers"
 
 declare -A runs
-[ "$FRESH" = 1 ] || start_servers
+if [ "$FRESH" != 1 ]; then start_servers; fi
 for rep in $(seq "$REPS"); do
   for test in set get9set1; do
-    [ "$FRESH" = 1 ] && start_servers
+    if [ "$FRESH" = 1 ]; then start_servers; fi
     for sys in memcached nanokv; do
       port=$mport; [ "$sys" = nanokv ] && port=$nport
       out=$(memcaslap -s "127.0.0.1:$port" -T 1 -c 50 -t "$TIME" -F "$work/$test.cnf" 2>&1)
@@ -83,10 +83,10 @@ for rep in $(seq "$REPS"); do
       tps=$(echo "$out" | sed -n 's/.*TPS: \([0-9]*\).*/\1/p' | tail -1)
       runs[$test,$sys]+="$tps "
     done
-    [ "$FRESH" = 1 ] && stop_servers
+    if [ "$FRESH" = 1 ]; then stop_servers; fi
   done
 done
-[ "$FRESH" = 1 ] || stop_servers
+if [ "$FRESH" != 1 ]; then stop_servers; fi
 median() { tr ' ' '\n' | grep -v '^$' | sort -g | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
 echo
 echo "| test | memcached TPS | nanokv TPS | ratio | runs memcached ; nanokv |"

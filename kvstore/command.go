@@ -118,25 +118,10 @@ func Lookup(name []byte) *Spec {
 	mask := uint64(len(t.slots) - 1)
 	for i := nameHash(name) & mask; ; i = (i + 1) & mask {
 		s := t.slots[i]
-		if s == nil || len(s.Name) == len(name) && equalFoldLower(name, s.Name) {
+		if s == nil || eq(name, s.Name) {
 			return s
 		}
 	}
-}
-
-// equalFoldLower reports whether b equals lower (which is lower case) when ASCII
-// letters in b are lowered.
-func equalFoldLower(b []byte, lower string) bool {
-	for i := 0; i < len(b); i++ {
-		c := b[i]
-		if 'A' <= c && c <= 'Z' {
-			c += 'a' - 'A'
-		}
-		if c != lower[i] {
-			return false
-		}
-	}
-	return true
 }
 
 // Commands returns every registered command (for COMMAND and its subcommands).

@@ -135,10 +135,15 @@ func TestKeyTableLookupsDoNotAllocate(t *testing.T) {
 	long := []byte("a-key-that-is-much-longer-than-thirty-two-bytes")
 	tableSet(&tb, short, slot{str: "v", meta: 1})
 	tableSet(&tb, long, slot{str: "v", meta: 1})
+	keys := [][]byte{short, long}
+	shards := []int{shardOfString(string(short)), shardOfString(string(long))}
 	if n := testing.AllocsPerRun(100, func() {
-		for _, k := range [][]byte{short, long} {
-			if _, ok := tableGet(&tb, k); !ok || shardOf(k) < 0 {
+		for i, k := range keys {
+			if _, ok := tableGet(&tb, k); !ok {
 				t.Fatalf("lost %q", k)
+			}
+			if got := shardOf(k); got != shards[i] {
+				t.Fatalf("shard of %q: %d by bytes, %d by string", k, got, shards[i])
 			}
 		}
 		tableSet(&tb, short, slot{str: "w", meta: 1})
