@@ -132,6 +132,8 @@ type Store struct {
 	// the command's function value, and one allocated per entry was a sixth of a single
 	// node's allocated bytes under memcaslap set-only (one entry per connection a round).
 	applyCtx Ctx
+	// zkApplier is the applier's scratch for ZooKeeper transactions (zk_apply.go).
+	zkApplier zkApplier
 	// zk is the ZooKeeper data tree (zk.go), with a lock of its own.
 	zk zkTree
 }

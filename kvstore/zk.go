@@ -208,7 +208,9 @@ func ZKValidatePath(path string) bool {
 	if len(path) == 1 {
 		return true
 	}
-	for _, name := range strings.Split(path[1:], "/") {
+	for rest, more := path[1:], true; more; {
+		var name string
+		name, rest, more = strings.Cut(rest, "/")
 		if name == "" || name == "." || name == ".." {
 			return false
 		}
@@ -553,8 +555,8 @@ func (se *zkSession) expired(now int64) bool {
 // SetZKWatcher sets the function the applier hands each transaction's watch events to,
 // in ZooKeeper's trigger order. It is called on the applier's goroutine with the tree's
 // write lock held, so that no reader sees a change before its event is handed over: f
-// must only queue the events (it owns the slice), never block and never call back into
-// the store.
+// must only queue the events (the slice is reused once f returns: f copies what it
+// keeps), never block and never call back into the store.
 func (s *Store) SetZKWatcher(f func(evs []ZKEvent)) {
 	s.zk.mu.Lock()
 	s.zk.watch = f

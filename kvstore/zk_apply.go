@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math"
+	"slices"
 )
 
 // opZK is one ZooKeeper transaction (AppendZK):
@@ -175,16 +176,18 @@ func (d *decoder) count() int {
 
 func (d *decoder) int32() int32 { return int32(d.varint(math.MinInt32, math.MaxInt32)) }
 
-func (d *decoder) zkTxn() *ZKTxn {
+// zkTxnInto decodes a ZKTxn into t, reusing its Ops array: the applier decodes every
+// transaction into the same one (zkApplier). It reports whether it succeeded.
+func (d *decoder) zkTxnInto(t *ZKTxn) bool {
 	if len(d.b) == 0 {
 		d.err = ErrCorrupt
-		return nil
+		return false
 	}
-	t := &ZKTxn{Kind: ZKTxnKind(d.b[0])}
+	*t = ZKTxn{Kind: ZKTxnKind(d.b[0]), Ops: t.Ops[:0]}
 	d.b = d.b[1:]
 	if t.Kind < ZKTxnOp || t.Kind > ZKTxnReap {
 		d.err = ErrCorrupt
-		return nil
+		return false
 	}
 	t.Session = d.varint(math.MinInt64, math.MaxInt64)
 	if n := d.count(); n > 0 {
@@ -194,9 +197,10 @@ func (d *decoder) zkTxn() *ZKTxn {
 		}
 	}
 	if n := d.count(); n > 0 {
-		t.Ops = make([]ZKOp, n)
+		t.Ops = slices.Grow(t.Ops, n)[:n]
 		for i := range t.Ops {
 			op := &t.Ops[i]
+			*op = ZKOp{}
 			op.Type = d.int32()
 			op.Path = string(d.bytes())
 			op.Data = zkData(d.bytes())
@@ -227,10 +231,7 @@ func (d *decoder) zkTxn() *ZKTxn {
 	if d.err == nil && t.Kind == ZKTxnOp && len(t.Ops) != 1 {
 		d.err = ErrCorrupt
 	}
-	if d.err != nil {
-		return nil
-	}
-	return t
+	return d.err == nil
 }
 
 // zkApply is the state of one transaction being applied.
@@ -246,23 +247,41 @@ type zkApply struct {
 	logUndo bool
 }
 
+// zkApplier is what the applier reuses from one ZooKeeper transaction to the next: a
+// setData allocated nine times as it was applied (the transaction, its op array, the
+// apply state, the result, its op result, the events), on every member.
+type zkApplier struct {
+	txn ZKTxn
+	a   zkApply
+}
+
 func (s *Store) applyZK(c *Ctx, d *decoder) {
-	txn := d.zkTxn()
-	if d.err != nil {
+	txn := &s.zkApplier.txn
+	defer clear(txn.Ops) // keep the array, not the paths and data it pointed to
+	if !d.zkTxnInto(txn) {
 		return
 	}
 	t := &s.zk
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	a := zkApply{t: t, now: c.Now, session: txn.Session, auth: txn.Auth}
-	res := &ZKResult{}
+	a := &s.zkApplier.a
+	*a = zkApply{t: t, now: c.Now, session: txn.Session, auth: txn.Auth, events: a.events[:0]}
+	defer func() {
+		clear(a.events)
+		*a = zkApply{events: a.events[:0]}
+	}()
+	// res goes to the writer, if any wants it; a single op's result is kept apart until
+	// then, so that nothing is allocated for a member no client waits on.
+	var res ZKResult
+	var one ZKOpResult
+	single := false
 	switch txn.Kind {
 	case ZKTxnOp, ZKTxnMulti:
 		se := t.sessions[txn.Session]
 		if se == nil {
 			res.Err = ZSessionExpired
 			if txn.Kind == ZKTxnOp {
-				res.Ops = []ZKOpResult{{Type: txn.Ops[0].Type, Err: ZSessionExpired}}
+				one, single = ZKOpResult{Type: txn.Ops[0].Type, Err: ZSessionExpired}, true
 			}
 			break
 		}
@@ -270,9 +289,8 @@ func (s *Store) applyZK(c *Ctx, d *decoder) {
 		a.zxid = t.nextZxid()
 		res.Zxid = a.zxid
 		if txn.Kind == ZKTxnOp {
-			r := a.do(&txn.Ops[0])
-			res.Err = r.Err
-			res.Ops = []ZKOpResult{r}
+			one, single = a.do(&txn.Ops[0]), true
+			res.Err = one.Err
 		} else {
 			res.Ops = a.multi(txn.Ops)
 		}
@@ -312,7 +330,11 @@ func (s *Store) applyZK(c *Ctx, d *decoder) {
 		t.watch(a.events)
 	}
 	if w, ok := c.W.(ZKResultWriter); ok {
-		w.ZKResult(res)
+		r := res
+		if single {
+			r.Ops = []ZKOpResult{one}
+		}
+		w.ZKResult(&r)
 	}
 }
 
