@@ -257,7 +257,7 @@ func TestThreeEnginesOverLossyNetworkRandom(t *testing.T) {
 	}
 	// The network did its job: the runs exercised every recovery path (a handful of
 	// seeds chosen with -sim.seeds may all be lossless).
-	if seeds >= 20 && simTotals.replayed == 0 || simTotals.gaps == 0 || simTotals.dups == 0 {
+	if seeds >= 20 && (simTotals.replayed == 0 || simTotals.gaps == 0 || simTotals.dups == 0) {
 		t.Fatalf("no loss recovery exercised: %+v", simTotals)
 	}
 	t.Logf("replayed %d datagrams, %d gap requests, %d duplicates", simTotals.replayed,
