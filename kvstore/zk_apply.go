@@ -256,20 +256,20 @@ type zkApplier struct {
 }
 
 func (s *Store) applyZK(c *Ctx, d *decoder) {
-	txn := &s.zkApplier.txn
-	defer clear(txn.Ops) // keep the array, not the paths and data it pointed to
+	txn, a := &s.zkApplier.txn, &s.zkApplier.a
+	// Keep the arrays, not the paths, data and auth they point to.
+	defer func() {
+		clear(txn.Ops)
+		clear(a.events[:cap(a.events)]) // a failed multi truncates its events
+		*a = zkApply{events: a.events[:0]}
+	}()
 	if !d.zkTxnInto(txn) {
 		return
 	}
 	t := &s.zk
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	a := &s.zkApplier.a
 	*a = zkApply{t: t, now: c.Now, session: txn.Session, auth: txn.Auth, events: a.events[:0]}
-	defer func() {
-		clear(a.events)
-		*a = zkApply{events: a.events[:0]}
-	}()
 	// res goes to the writer, if any wants it; a single op's result is kept apart until
 	// then, so that nothing is allocated for a member no client waits on.
 	var res ZKResult
