@@ -646,7 +646,7 @@ func (d *cutDialer) restore() {
 // client whose member goes away resumes its session on another, its watches set again
 // with setWatches and fired by a change made through a third member.
 func TestClusterForwardsAndMovesSessions(t *testing.T) {
-	members := startZKCluster(t, 3, nil)
+	members := startZKCluster(t, 3, func(c *server.Config) { c.ZKFourLetterWords = []string{"srvr", "wchs"} })
 	lead := leaderIndex(t, members)
 	a, b := (lead+1)%3, (lead+2)%3 // two followers; the leader is C
 	cAddr := members[lead].ZKAddr()
@@ -701,6 +701,15 @@ func TestClusterForwardsAndMovesSessions(t *testing.T) {
 		case <-deadline:
 			t.Fatalf("no reconnect to %s (state %v, server %s)", members[b].ZKAddr(), cl.State(), cl.Server())
 		}
+	}
+	// go-zookeeper reports the session before it sends setWatches, and it reads the
+	// zxid for them unsynchronised with the reply reader (go-zookeeper/zk#35, open): a
+	// request now would race with it under -race. Wait until b holds the three watches.
+	for until := time.Now().Add(waitFor); !strings.Contains(fourLetter(members[b].ZKAddr(), "wchs"), "Total watches:3\n"); {
+		if time.Now().After(until) {
+			t.Fatalf("b never held the moved watches: %q", fourLetter(members[b].ZKAddr(), "wchs"))
+		}
+		time.Sleep(5 * time.Millisecond)
 	}
 	if ok, _, err := cl.Exists("/f/eph"); err != nil || !ok {
 		t.Fatalf("the ephemeral did not survive the move: %v %v", ok, err)
