@@ -8,6 +8,7 @@ import (
 	"net"
 	"reflect"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -74,20 +75,43 @@ func startZKCluster(t *testing.T, n int, mod func(*server.Config)) []*server.Ser
 	return out
 }
 
-// leaderIndex polls until one member leads.
+// leaderIndex polls until one member leads and every member has heard from it. A
+// follower that knows no leader yet cannot open a session (ZooKeeper's learner before it
+// has synced closes the connection too), and go-zookeeper would then move on to the
+// next server, which a test that names its member must not see.
 func leaderIndex(t *testing.T, members []*server.Server) int {
 	t.Helper()
 	deadline := time.Now().Add(waitFor)
 	for time.Now().Before(deadline) {
+		lead := -1
 		for i, s := range members {
 			if s.IsLeader() {
-				return i
+				lead = i
 			}
+		}
+		agreed := lead >= 0
+		for _, s := range members {
+			agreed = agreed && infoField(s, "raft_leader_id") == strconv.Itoa(lead+1)
+		}
+		if agreed {
+			return lead
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
-	t.Fatal("no leader elected")
+	t.Fatal("no leader that every member knows")
 	return -1
+}
+
+// infoField returns one field of a member's INFO raft.
+func infoField(s *server.Server, name string) string {
+	var b strings.Builder
+	s.Info(&b, "raft")
+	for _, line := range strings.Split(b.String(), "\r\n") {
+		if v, ok := strings.CutPrefix(line, name+":"); ok {
+			return v
+		}
+	}
+	return ""
 }
 
 type quietLogger struct{}
