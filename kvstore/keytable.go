@@ -1,8 +1,6 @@
 package kvstore
 
 import (
-	"slices"
-	"strings"
 	"unsafe"
 
 	"github.com/cespare/xxhash/v2"
@@ -276,19 +274,12 @@ func (t *keyTable) clone() keyTable {
 	return keyTable{ents: append([]kent(nil), t.ents...), n: t.n}
 }
 
-// keySlot is a key with its slot.
-type keySlot struct {
-	k string
-	s slot
-}
-
-// sorted returns every key with its slot, in key order (snapshots).
-func (t *keyTable) sorted() []keySlot {
-	out := make([]keySlot, 0, t.n)
-	t.each(func(k string, s slot) bool {
-		out = append(out, keySlot{k, s})
-		return true
-	})
-	slices.SortFunc(out, func(a, b keySlot) int { return strings.Compare(a.k, b.k) })
-	return out
+// eachEntry calls fn for every live entry, in the table's order: for a walk that wants
+// an inline key's bytes where they are, without a string of its own (snapshots).
+func (t *keyTable) eachEntry(fn func(e *kent)) {
+	for i := range t.ents {
+		if e := &t.ents[i]; e.meta != 0 {
+			fn(e)
+		}
+	}
 }

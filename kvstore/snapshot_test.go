@@ -2,11 +2,72 @@ package kvstore
 
 import (
 	"bytes"
+	"encoding/binary"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"testing"
 	"time"
 )
+
+// canonicalSnapshot returns snapshot b with every db's key records sorted. A snapshot
+// lists keys in its tables' order, which depends on the order the keys were inserted
+// in: two stores with the same state, one of them restored, may write them in different
+// orders, and compare equal once both are canonical.
+func canonicalSnapshot(t *testing.T, b []byte) []byte {
+	t.Helper()
+	off := len(snapshotMagic)
+	uvarint := func() uint64 {
+		v, n := binary.Uvarint(b[off:])
+		if n <= 0 {
+			t.Fatalf("snapshot: bad uvarint at %d", off)
+		}
+		off += n
+		return v
+	}
+	skipBytes := func() {
+		if n := uvarint(); n > uint64(len(b)-off) {
+			t.Fatalf("snapshot: length %d at %d overruns it", n, off)
+		} else {
+			off += int(n)
+		}
+	}
+	uvarint() // applied
+	uvarint() // ver
+	out := []byte(nil)
+	copied := 0 // b[:copied] is in out
+	for range numShards {
+		for range NumDBs {
+			uvarint() // tombFloor
+			for nt := uvarint(); nt > 0; nt-- {
+				skipBytes()
+				uvarint()
+			}
+			recs := make([][]byte, uvarint())
+			out, copied = append(out, b[copied:off]...), off
+			for i := range recs {
+				start := off
+				skipBytes() // key
+				off++       // type
+				uvarint()   // ver
+				uvarint()   // flags
+				if _, n := binary.Varint(b[off:]); n <= 0 {
+					t.Fatalf("snapshot: bad ttl at %d", off)
+				} else {
+					off += n
+				}
+				skipBytes() // value
+				recs[i] = b[start:off]
+			}
+			slices.SortFunc(recs, bytes.Compare)
+			for _, r := range recs {
+				out = append(out, r...)
+			}
+			copied = off
+		}
+	}
+	return append(out, b[copied:]...)
+}
 
 // populate applies a mixed workload touching every type, TTLs, deletions and databases.
 func populate(h *harness, n int) {
@@ -35,6 +96,24 @@ func populate(h *harness, n int) {
 	}
 }
 
+// TestCanonicalSnapshotTellsStatesApart keeps canonicalSnapshot honest: it keeps every
+// record (its output is as long as its input), and one changed value shows.
+func TestCanonicalSnapshotTellsStatesApart(t *testing.T) {
+	a := newHarness(t)
+	populate(a, 2000)
+	var before, after bytes.Buffer
+	a.s.Snapshot(&before)
+	a.do("SET", "k5", "another value")
+	a.s.Snapshot(&after)
+	cb, ca := canonicalSnapshot(t, before.Bytes()), canonicalSnapshot(t, after.Bytes())
+	if len(cb) != before.Len() || len(ca) != after.Len() {
+		t.Fatalf("canonical form lost bytes: %d of %d, %d of %d", len(cb), before.Len(), len(ca), after.Len())
+	}
+	if bytes.Equal(cb, ca) {
+		t.Fatal("a changed value left the canonical snapshot unchanged")
+	}
+}
+
 func TestSnapshotRestoreIsTheSameState(t *testing.T) {
 	a := newHarness(t)
 	populate(a, 2000)
@@ -52,7 +131,7 @@ func TestSnapshotRestoreIsTheSameState(t *testing.T) {
 	}
 	var again bytes.Buffer
 	b.s.Snapshot(&again)
-	if !bytes.Equal(snap.Bytes(), again.Bytes()) {
+	if !bytes.Equal(canonicalSnapshot(t, snap.Bytes()), canonicalSnapshot(t, again.Bytes())) {
 		t.Fatal("snapshot of the restored store differs from the original snapshot")
 	}
 	// both go on identically: same replies, same state, including WATCH outcomes that
@@ -226,7 +305,7 @@ func TestSnapshotCopyOnWriteWhileApplying(t *testing.T) {
 	if err := ref.s.Snapshot(&want); err != nil {
 		t.Fatal(err)
 	}
-	if !bytes.Equal(snap.Bytes(), want.Bytes()) {
+	if !bytes.Equal(canonicalSnapshot(t, snap.Bytes()), canonicalSnapshot(t, want.Bytes())) {
 		t.Fatal("the copy-on-write snapshot differs from the state when it began")
 	}
 	if err := h.s.Restore(bytes.NewReader(snap.Bytes())); err != nil {
