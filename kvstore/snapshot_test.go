@@ -48,8 +48,10 @@ func canonicalSnapshot(t *testing.T, b []byte) []byte {
 			for i := range recs {
 				start := off
 				skipBytes() // key
-				off++       // type
-				uvarint()   // ver
+				if off++; off > len(b) {
+					t.Fatal("snapshot: truncated record")
+				}
+				uvarint() // ver
 				uvarint()   // flags
 				if _, n := binary.Varint(b[off:]); n <= 0 {
 					t.Fatalf("snapshot: bad ttl at %d", off)
