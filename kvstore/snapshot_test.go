@@ -52,7 +52,7 @@ func canonicalSnapshot(t *testing.T, b []byte) []byte {
 					t.Fatal("snapshot: truncated record")
 				}
 				uvarint() // ver
-				uvarint()   // flags
+				uvarint() // flags
 				if _, n := binary.Varint(b[off:]); n <= 0 {
 					t.Fatalf("snapshot: bad ttl at %d", off)
 				} else {
