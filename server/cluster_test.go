@@ -62,6 +62,18 @@ func leaderOf(t *testing.T, servers map[uint64]*Server, exclude uint64) (uint64,
 	return 0, nil
 }
 
+// awaitLeaderKnown polls until member s has heard from leader leadID. Right after an
+// election a follower may not have yet, and answers CLUSTERDOWN instead of MOVED.
+func awaitLeaderKnown(t *testing.T, s *Server, leadID uint64) {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); s.cl().raft.Status().Lead != leadID; {
+		if time.Now().After(deadline) {
+			t.Fatalf("a member never heard from leader %d", leadID)
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
 func TestClusterReplicatesAndRedirects(t *testing.T) {
 	servers := startCluster(t, 3)
 	ctx := context.Background()
@@ -88,6 +100,9 @@ func TestClusterReplicatesAndRedirects(t *testing.T) {
 		if id == leadID {
 			continue
 		}
+		// The writes above needed one follower's ack: the other may not have heard from
+		// the new leader yet, and would answer CLUSTERDOWN until it does.
+		awaitLeaderKnown(t, s, leadID)
 		fc := client(t, s)
 		for _, err := range []error{fc.Get(ctx, "k").Err(), fc.Set(ctx, "k", "x", 0).Err()} {
 			if err == nil || err.Error() != "MOVED 0 "+lead.RedisAddr() {
@@ -621,6 +636,7 @@ func TestClusterFollowerProxy(t *testing.T) {
 		}
 	}
 	ctx := context.Background()
+	awaitLeaderKnown(t, follower, leadID)
 	fc, lc := client(t, follower), client(t, lead)
 	if err := fc.Set(ctx, "k", "v", 0).Err(); err == nil || !strings.HasPrefix(err.Error(), "MOVED 0 ") {
 		t.Fatalf("SET on a follower without proxy: %v", err)

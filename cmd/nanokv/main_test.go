@@ -351,6 +351,15 @@ func TestLocalCluster(t *testing.T) {
 		t.Fatal(err)
 	}
 	follower := (leader + 1) % 3
+	// The SET needed one follower's ack: this one may not have heard from the leader
+	// yet, and answers CLUSTERDOWN until it has (member i+1 serves redisBase+i).
+	knows := fmt.Sprintf("raft_leader_id:%d\r\n", leader+1)
+	for info := ""; !strings.Contains(info, knows); info, _ = clients[follower].Info(ctx, "raft").Result() {
+		if time.Now().After(deadline) {
+			t.Fatalf("member %d never heard from the leader: %q", follower+1, info)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
 	want := fmt.Sprintf("MOVED 0 127.0.0.1:%d", redisBase+leader)
 	if err := clients[follower].Get(ctx, "k").Err(); err == nil || err.Error() != want {
 		t.Fatalf("follower answered %v, want %s", err, want)
