@@ -654,7 +654,11 @@ func (n *RaftNode) run() {
 			n.read(rq)
 		case c := <-n.ctrlc:
 			catchUp()
-			c.errc <- c.f(n.r)
+			err := c.f(n.r)
+			// What a control changed (a transfer closing the accelerated term, say)
+			// shows in Status by the time its caller returns, not an iteration later.
+			n.publishStatus()
+			c.errc <- err
 		case rep := <-n.snapReports:
 			n.r.ReportSnapshot(rep.to, rep.failed)
 		case res := <-n.snapDone:
