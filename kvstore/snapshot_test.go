@@ -1,9 +1,11 @@
 package kvstore
 
 import (
+	"bufio"
 	"bytes"
 	"encoding/binary"
 	"fmt"
+	"io"
 	"math/rand/v2"
 	"slices"
 	"testing"
@@ -13,62 +15,45 @@ import (
 // canonicalSnapshot returns snapshot b with every db's key records sorted. A snapshot
 // lists keys in its tables' order, which depends on the order the keys were inserted
 // in: two stores with the same state, one of them restored, may write them in different
-// orders, and compare equal once both are canonical.
+// orders, and compare equal once both are canonical. It reads b with Restore's
+// snapReader and writes it back with the snapshot's own encoders.
 func canonicalSnapshot(t *testing.T, b []byte) []byte {
 	t.Helper()
-	off := len(snapshotMagic)
-	uvarint := func() uint64 {
-		v, n := binary.Uvarint(b[off:])
-		if n <= 0 {
-			t.Fatalf("snapshot: bad uvarint at %d", off)
-		}
-		off += n
-		return v
-	}
-	skipBytes := func() {
-		if n := uvarint(); n > uint64(len(b)-off) {
-			t.Fatalf("snapshot: length %d at %d overruns it", n, off)
-		} else {
-			off += int(n)
-		}
-	}
-	uvarint() // applied
-	uvarint() // ver
-	out := []byte(nil)
-	copied := 0 // b[:copied] is in out
+	r := &snapReader{r: bufio.NewReader(bytes.NewReader(b[len(snapshotMagic):]))}
+	out := append([]byte(nil), b[:len(snapshotMagic)]...)
+	out = binary.AppendUvarint(out, r.uvarint()) // applied
+	out = binary.AppendUvarint(out, r.uvarint()) // ver
 	for range numShards {
 		for range NumDBs {
-			uvarint() // tombFloor
-			for nt := uvarint(); nt > 0; nt-- {
-				skipBytes()
-				uvarint()
+			out = binary.AppendUvarint(out, r.uvarint()) // tombFloor
+			nt := r.uvarint()
+			out = binary.AppendUvarint(out, nt)
+			for ; nt > 0 && r.err == nil; nt-- {
+				out = appendBytes(out, r.bytes())
+				out = binary.AppendUvarint(out, r.uvarint())
 			}
-			recs := make([][]byte, uvarint())
-			out, copied = append(out, b[copied:off]...), off
+			recs := make([][]byte, r.uvarint())
+			out = binary.AppendUvarint(out, uint64(len(recs)))
 			for i := range recs {
-				start := off
-				skipBytes() // key
-				if off++; off > len(b) {
-					t.Fatal("snapshot: truncated record")
+				key := r.bytes()
+				typ, err := r.r.ReadByte()
+				if err != nil {
+					t.Fatalf("snapshot: %v", err)
 				}
-				uvarint() // ver
-				uvarint() // flags
-				if _, n := binary.Varint(b[off:]); n <= 0 {
-					t.Fatalf("snapshot: bad ttl at %d", off)
-				} else {
-					off += n
-				}
-				skipBytes() // value
-				recs[i] = b[start:off]
+				ver, flags, ttl, val := r.uvarint(), r.uvarint(), r.varint(), r.bytes()
+				recs[i] = appendRecord(nil, key, Type(typ), ver, uint32(flags), ttl, string(val))
 			}
 			slices.SortFunc(recs, bytes.Compare)
-			for _, r := range recs {
-				out = append(out, r...)
+			for _, rec := range recs {
+				out = append(out, rec...)
 			}
-			copied = off
 		}
 	}
-	return append(out, b[copied:]...)
+	tail, err := io.ReadAll(r.r)
+	if r.err != nil || err != nil {
+		t.Fatalf("snapshot: %v %v", r.err, err)
+	}
+	return append(out, tail...)
 }
 
 // populate applies a mixed workload touching every type, TTLs, deletions and databases.
