@@ -372,7 +372,7 @@ func (n *Node) runSyncer() {
 		case <-t.C:
 		}
 		if d := n.commit.load(); d > synced {
-			if err := n.wal.sync(); err != nil {
+			if err := n.wal.syncBehind(); err != nil {
 				n.cfg.Logf("consensus: %v", err)
 				continue
 			}

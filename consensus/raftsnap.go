@@ -80,12 +80,14 @@ func loadSnapshotFile(dir string, index uint64, sm Snapshotter) error {
 	return nil
 }
 
-// removeOldSnapshots deletes the snapshot files other than keep's. A running member
-// removes only finished snapshots (.snap): a .tmp may be the snapshot its applier is
-// writing, and a .recv one the leader is sending, or has sent and the Raft loop is about
-// to install; deleting that one made the install fail and stopped the member. With
-// leftovers (at start, when nothing is in flight) the .tmp and .recv files that a crash
-// left go too.
+// removeOldSnapshots deletes the snapshot files older than keep's. A running member
+// removes only finished snapshots (.snap) below keep: a .tmp may be the snapshot its
+// applier is writing, and a .recv one the leader is sending, or has sent and the Raft
+// loop is about to install; deleting that one made the install fail and stopped the
+// member. A newer .snap is spared too: the removal runs after the compaction that asked
+// for it (cleanUp), when a later one may have finished. With leftovers (at start, when
+// nothing is in flight) every file but keep's goes, the .tmp and .recv files a crash left
+// and a snapshot written but never recorded in the WAL.
 func removeOldSnapshots(dir string, keep uint64, leftovers bool) {
 	ents, err := os.ReadDir(dir)
 	if err != nil {
@@ -97,47 +99,52 @@ func removeOldSnapshots(dir string, keep uint64, leftovers bool) {
 		if !strings.HasPrefix(name, "snap-") || name == want {
 			continue
 		}
-		if leftovers || strings.HasSuffix(name, ".snap") {
+		var index uint64
+		older := strings.HasSuffix(name, ".snap") && len(name) == len(want)
+		if older {
+			_, err := fmt.Sscanf(name, "snap-%016x.snap", &index)
+			older = err == nil && index < keep
+		}
+		if leftovers || older {
 			os.Remove(filepath.Join(dir, name))
 		}
 	}
 }
 
-// compact records a snapshot in the WAL and drops the segments it makes useless. It
-// starts a new segment holding the snapshot record and the hard state, syncs it, then
-// deletes every older segment whose entries the snapshot covers entirely. Entries after
-// the snapshot stay where they are, so the member's loop never rewrites its log (that
-// would hold heartbeats back under load). With dropAll (a snapshot received from the
-// leader, which replaces the whole log) every older segment goes. A crash at any point
-// replays to the same state: old segments first, then the snapshot record, which drops
-// what it covers.
-func (s *raftStorage) compact(meta raft.SnapshotMeta, hs raft.HardState, dropAll bool) error {
+// compact records a snapshot in the WAL and returns the segments it makes useless. It
+// starts a new segment holding the snapshot record and the hard state and syncs it; the
+// older segments whose entries the snapshot covers entirely can go then, and the caller
+// removes them (RaftNode.cleanUp). Entries after the snapshot stay where they are, so
+// the member's loop never rewrites its log (that would hold heartbeats back under load).
+// With dropAll (a snapshot received from the leader, which replaces the whole log) every
+// older segment goes. A crash at any point replays to the same state: old segments
+// first, then the snapshot record, which drops what it covers.
+func (s *raftStorage) compact(meta raft.SnapshotMeta, hs raft.HardState, dropAll bool) ([]string, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	old, err := listPrefixed(s.w.dir, s.w.prefix)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if err := s.w.rotate(s.w.seq + 1); err != nil {
-		return err
+		return nil, err
 	}
 	rd := raft.Ready{Snapshot: &meta, HardState: hs, HardStateChanged: true}
 	if err := s.w.write(s.encode(&rd), 0); err != nil {
-		return err
+		return nil, err
 	}
 	if err := s.w.sync(); err != nil {
-		return err
+		return nil, err
 	}
+	var useless []string
 	for _, name := range old {
 		var seq uint64
 		fmt.Sscanf(strings.TrimPrefix(name, s.w.prefix+"-"), "%x", &seq)
 		if seq == s.w.seq || (!dropAll && s.last[seq] > meta.Index) {
 			continue
 		}
-		if err := os.Remove(filepath.Join(s.w.dir, name)); err != nil {
-			return fmt.Errorf("wal: %w", err)
-		}
+		useless = append(useless, filepath.Join(s.w.dir, name))
 		delete(s.last, seq)
 	}
-	return syncDir(s.w.dir)
+	return useless, nil
 }

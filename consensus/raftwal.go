@@ -183,11 +183,9 @@ func (s *raftStorage) encode(rd *raft.Ready) []byte {
 	return b
 }
 
-func (s *raftStorage) sync() error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.w.sync()
-}
+// syncBehind is FsyncEverysec's periodic fsync (wal.syncBehind): it does not take the
+// lock, so the Raft loop's writes go on while it runs.
+func (s *raftStorage) syncBehind() error { return s.w.syncBehind() }
 
 func (s *raftStorage) close() error {
 	s.mu.Lock()
