@@ -26,11 +26,11 @@ import (
 // history for linearizability with porcupine. A failure prints the seed. The state
 // machine is nanokv's kvstore, so "equal state" is equal kvstore.Digest().
 //
-// go test runs 40 seeds; .ci/run runs 2000; a long run is
+// go test runs 40 seeds; .ci/run runs 3000; a long run is
 //
 //	go test ./consensus/raft -run TestSimulatedClusterUnderFaults -sim.seeds=50000 -timeout 3h
 //
-// and -sim.from skips the seeds CI runs: -sim.from=2000 -sim.seeds=10000 runs 2000–11999.
+// and -sim.from skips the seeds CI runs: -sim.from=3000 -sim.seeds=10000 runs 3000–12999.
 
 var (
 	simSeeds = flag.Int("sim.seeds", 40, "number of simulator seeds to run")
