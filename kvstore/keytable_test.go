@@ -90,14 +90,109 @@ func TestKeyTableAgainstAMap(t *testing.T) {
 				checkTable(t, &tb, m)
 			}
 		}
-		// A clone is a snapshot: changing the table leaves it as it was.
-		cp, frozen := tb.clone(), maps.Clone(m)
+	}
+}
+
+// frozenContent is what a frozen table holds, as keys and slots.
+func frozenContent(t *testing.T, f *frozenTable) map[string]slot {
+	t.Helper()
+	got := map[string]slot{}
+	for p := range f.pages() {
+		for _, e := range f.page(p) {
+			if e.meta == 0 {
+				continue
+			}
+			k := e.keyOf()
+			if _, dup := got[k]; dup {
+				t.Fatalf("frozen table gives %q twice", k)
+			}
+			got[k] = e.slot()
+		}
+	}
+	if len(got) != f.n {
+		t.Fatalf("frozen table gives %d keys, counts %d", len(got), f.n)
+	}
+	return got
+}
+
+// A frozen table stays as the table was when it was frozen, whatever the live table does
+// meanwhile: overwrites, deletions that shift entries back across pages, growth to a
+// new array, and being replaced (FLUSHDB); and once it is done, the live table stops
+// saving pages for it.
+func TestKeyTableFreezeIsCopyOnWrite(t *testing.T) {
+	for seed := uint64(1); seed <= 20; seed++ {
+		rng := rand.New(rand.NewPCG(seed, 7))
+		var tb keyTable
+		m := map[string]slot{}
+		set := func(k string, op int) {
+			s := slot{str: fmt.Sprint("v", op), meta: uint64(op)<<metaVerShift | uint64(TypeString)}
+			if op%3 == 0 {
+				tableSetJoinedH(&tb, hashKey(k), k+s.str, len(k), s.meta)
+			} else {
+				tableSet(&tb, k, s)
+			}
+			m[k] = s
+		}
+		key := func(i int) string {
+			if i%2 == 0 {
+				return fmt.Sprint("k", i)
+			}
+			return fmt.Sprintf("a-long-key-of-more-than-sixteen-bytes-%d", i)
+		}
+		for op := range 500 + rng.IntN(1000) {
+			set(key(rng.IntN(2000)), op)
+		}
+		f, want := tb.freeze(), maps.Clone(m)
+		grew := false
+		for op := range 3000 {
+			k := key(rng.IntN(4000)) // half of them new: the table grows
+			if rng.IntN(3) == 0 {
+				tableDelete(&tb, k)
+				delete(m, k)
+			} else {
+				before := len(tb.ents)
+				set(k, 10000+op)
+				grew = grew || len(tb.ents) != before
+			}
+			if op%500 == 0 {
+				if got := frozenContent(t, f); !maps.Equal(got, want) {
+					t.Fatalf("seed %d op %d: the frozen table changed", seed, op)
+				}
+			}
+		}
+		checkTable(t, &tb, m) // the live table is whole
+		if !grew {
+			t.Fatalf("seed %d: the table never grew while frozen", seed)
+		}
+		if got := frozenContent(t, f); !maps.Equal(got, want) {
+			t.Fatalf("seed %d: the frozen table changed", seed)
+		}
+
+		// Frozen again, done, then changed: no page is saved any more.
+		f2 := tb.freeze()
+		f2.done = true
 		for k := range m {
 			tableDelete(&tb, k)
+			delete(m, k)
 			break
 		}
-		tableSet(&tb, "new", slot{str: "x", meta: 1})
-		checkTable(t, &cp, frozen)
+		for i, page := range f2.saved {
+			if page != nil {
+				t.Fatalf("seed %d: page %d saved for a done frozen table", seed, i)
+			}
+		}
+		if tb.frozen != nil {
+			t.Fatalf("seed %d: the table still points to a done frozen table", seed)
+		}
+		checkTable(t, &tb, m)
+
+		// Frozen, then replaced as FLUSHDB does: the frozen table keeps the old array.
+		f3, want3 := tb.freeze(), maps.Clone(m)
+		tb = keyTable{}
+		set("after-flush", 1)
+		if got := frozenContent(t, f3); !maps.Equal(got, want3) {
+			t.Fatalf("seed %d: the frozen table changed after a flush", seed)
+		}
 	}
 }
 

@@ -74,7 +74,7 @@ func (s *Store) BeginSnapshot() (func(io.Writer) error, error) {
 		return nil, errors.New("kvstore: a snapshot is already being written")
 	}
 	return func(w io.Writer) error {
-		defer s.snap.Store(nil)
+		defer s.endSnapshot(tx)
 		bw := bufio.NewWriterSize(w, 1<<16)
 		if _, err := bw.Write(tx.head); err != nil {
 			return err
@@ -82,21 +82,21 @@ func (s *Store) BeginSnapshot() (func(io.Writer) error, error) {
 		var buf []byte
 		for i := range s.shards {
 			// A read lock keeps the applier out, which write-locks a shard to change it.
-			// A shard it has not copied yet is serialized as it is, under the lock:
-			// copying it first would allocate the whole keyspace again (106 MB for 1M
-			// keys) for the collector to reclaim.
+			// A shard it has not captured yet is serialized as it is. One it has is
+			// serialized from its capture, whose key tables share the pages the applier
+			// has not changed with the live ones: under the lock too.
 			sh := &s.shards[i]
 			sh.mu.RLock()
 			if tx.captured[i] {
 				c := tx.shards[i]
 				tx.shards[i] = nil
-				sh.mu.RUnlock()
 				buf = appendShardCopy(buf[:0], c)
+				c.release()
 			} else {
 				tx.captured[i] = true
 				buf = appendLiveShard(buf[:0], sh)
-				sh.mu.RUnlock()
 			}
+			sh.mu.RUnlock()
 			if _, err := bw.Write(buf); err != nil {
 				return err
 			}
@@ -108,6 +108,19 @@ func (s *Store) BeginSnapshot() (func(io.Writer) error, error) {
 	}, nil
 }
 
+// endSnapshot lets the applier go on without a snapshot. A capture the writer did not
+// reach (it failed) is released, so that its live tables stop saving pages for it.
+func (s *Store) endSnapshot(tx *snapTx) {
+	for i, c := range tx.shards {
+		if c != nil {
+			s.shards[i].mu.RLock()
+			c.release()
+			s.shards[i].mu.RUnlock()
+		}
+	}
+	s.snap.Store(nil)
+}
+
 // snapTx is a snapshot being written: what was captured when it began, and each shard
 // once copied (under the shard's lock).
 type snapTx struct {
@@ -116,12 +129,13 @@ type snapTx struct {
 	captured   [numShards]bool
 }
 
-// shardCopy is a shard as it was when the snapshot began. Slots are values, so copying
-// the maps copies them; collections change in place, so they are serialized.
+// shardCopy is a shard as it was when the snapshot began. Its key tables are frozen
+// (copy-on-write); slots are values, so copying the maps copies them; collections change
+// in place, so they are serialized.
 type shardCopy [NumDBs]dbCopy
 
 type dbCopy struct {
-	keys      keyTable
+	keys      *frozenTable // nil: no keys
 	flags     map[string]uint32
 	ttl       map[string]int64
 	tomb      map[string]uint64
@@ -129,9 +143,10 @@ type dbCopy struct {
 	colls     map[string][]byte // appendTo of each collection
 }
 
-// captureShard copies shard i into tx unless it already is. The caller holds the
-// shard's write lock. Copying maps, rather than serializing, keeps the applier's pause
-// short: the sorting and encoding happen on the writer's goroutine.
+// captureShard captures shard i into tx unless it already is. The caller holds the
+// shard's write lock. The key tables are frozen, not copied (frozenTable), and the side
+// maps are copied rather than serialized, which keeps the applier's pause short: the
+// encoding happens on the writer's goroutine.
 func (s *Store) captureShard(tx *snapTx, i int) {
 	if tx.captured[i] {
 		return
@@ -145,7 +160,7 @@ func (s *Store) captureShard(tx *snapTx, i int) {
 		if d.keys.len() == 0 {
 			continue
 		}
-		cp.keys, cp.flags, cp.ttl = d.keys.clone(), maps.Clone(d.flags), maps.Clone(d.ttl)
+		cp.keys, cp.flags, cp.ttl = d.keys.freeze(), maps.Clone(d.flags), maps.Clone(d.ttl)
 		if len(d.colls) > 0 {
 			cp.colls = make(map[string][]byte, len(d.colls))
 			for k, coll := range d.colls {
@@ -156,11 +171,24 @@ func (s *Store) captureShard(tx *snapTx, i int) {
 	tx.shards[i] = c
 }
 
+// release tells the live tables that the capture is written: they stop saving pages,
+// and what the frozen tables hold goes (a live table keeps pointing to its frozen one
+// until its next change). The caller holds the shard's lock (a read lock is enough: the
+// applier is out).
+func (c *shardCopy) release() {
+	for db := range c {
+		if f := c[db].keys; f != nil {
+			f.done, f.ents, f.saved = true, nil, nil
+		}
+	}
+}
+
 // appendLiveShard serializes a shard as it is now, as appendShardCopy would a copy of it.
 func appendLiveShard(buf []byte, sh *shard) []byte {
 	for db := range sh.dbs {
 		d := &sh.dbs[db]
-		view := dbCopy{keys: d.keys, flags: d.flags, ttl: d.ttl, tomb: d.tomb, tombFloor: d.tombFloor}
+		keys := &frozenTable{ents: d.keys.ents, n: d.keys.n} // read under the lock, not frozen
+		view := dbCopy{keys: keys, flags: d.flags, ttl: d.ttl, tomb: d.tomb, tombFloor: d.tombFloor}
 		buf = appendDB(buf, &view, d.colls)
 	}
 	return buf
@@ -183,14 +211,22 @@ func appendDB(buf []byte, cp *dbCopy, live map[string]collection) []byte {
 		buf = appendBytes(buf, k)
 		buf = binary.AppendUvarint(buf, cp.tomb[k])
 	}
-	buf = binary.AppendUvarint(buf, uint64(cp.keys.len()))
-	cp.keys.eachEntry(func(e *kent) {
-		if e.inline() {
-			buf = appendEntryRecord(buf, e.k[:e.klen], e.slot(), cp, live)
-		} else {
-			buf = appendEntryRecord(buf, e.str[:e.klen], e.slot(), cp, live)
+	if cp.keys == nil {
+		return binary.AppendUvarint(buf, 0)
+	}
+	buf = binary.AppendUvarint(buf, uint64(cp.keys.n))
+	for p := range cp.keys.pages() {
+		page := cp.keys.page(p)
+		for i := range page {
+			switch e := &page[i]; {
+			case e.meta == 0:
+			case e.inline():
+				buf = appendEntryRecord(buf, e.k[:e.klen], e.slot(), cp, live)
+			default:
+				buf = appendEntryRecord(buf, e.str[:e.klen], e.slot(), cp, live)
+			}
 		}
-	})
+	}
 	return buf
 }
 

@@ -262,6 +262,72 @@ func (w *countingWriter) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
+// Every shard changes before the writer starts, so every shard is written from its
+// capture, and its key tables from frozen tables whose live tables were changed in place
+// (pages saved), grew to new arrays, were flushed, or swapped with another db's.
+func TestSnapshotCapturesEveryShardBeforeTheWriter(t *testing.T) {
+	a, ref := newHarness(t), newHarness(t)
+	for _, h := range []*harness{a, ref} {
+		populate(h, 3000)
+		for db := range 4 {
+			h.db = db
+			for i := range 4000 {
+				h.do("SET", fmt.Sprintf("key:%d", i), fmt.Sprint("v", db, i))
+			}
+		}
+		h.db = 0
+	}
+	write, err := a.s.BeginSnapshot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 20000 { // overwrites, and 16000 new keys: every table grows
+		a.do("SET", fmt.Sprintf("key:%d", i), "new")
+	}
+	for i := 0; i < 4000; i += 3 { // deletions shift entries back within and across pages
+		a.do("DEL", fmt.Sprintf("key:%d", i))
+	}
+	a.db = 1
+	a.do("SET", "key:1", "changed")
+	a.do("FLUSHDB")
+	a.do("SET", "key:1", "after the flush")
+	a.db = 0
+	a.do("SWAPDB", "2", "3")
+	a.db = 2
+	a.do("DEL", "key:7")
+	a.db = 0
+	populate(a, 3000)
+	var snap bytes.Buffer
+	if err := write(&snap); err != nil {
+		t.Fatal(err)
+	}
+	var want bytes.Buffer
+	if err := ref.s.Snapshot(&want); err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(canonicalSnapshot(t, snap.Bytes()), canonicalSnapshot(t, want.Bytes())) {
+		t.Fatal("the snapshot differs from the state when it began")
+	}
+	h := newHarness(t)
+	if err := h.s.Restore(bytes.NewReader(snap.Bytes())); err != nil {
+		t.Fatal(err)
+	}
+	if h.s.Digest() != ref.s.Digest() {
+		t.Fatal("restored digest differs")
+	}
+	// The live store kept every change, and no table saves pages any more.
+	if got := a.do("GET", "key:4"); got != "new" {
+		t.Fatalf("key:4 = %v", got)
+	}
+	for i := range a.s.shards {
+		for db := range a.s.shards[i].dbs {
+			if f := a.s.shards[i].dbs[db].keys.frozen; f != nil && !f.done {
+				t.Fatalf("shard %d db %d still saves pages for a written snapshot", i, db)
+			}
+		}
+	}
+}
+
 // A snapshot begun between two entries holds exactly the state of that moment, however
 // much is applied while it is written: the applier hands each shard over before its
 // first change (copy-on-write). The writer here runs on its own goroutine, racing the
