@@ -262,6 +262,26 @@ func (w *countingWriter) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
+// checkSnapshotOf fails the test unless snap holds the state of ref: the same records,
+// and restored, the same digest.
+func checkSnapshotOf(t *testing.T, snap []byte, ref *harness) {
+	t.Helper()
+	var want bytes.Buffer
+	if err := ref.s.Snapshot(&want); err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(canonicalSnapshot(t, snap), canonicalSnapshot(t, want.Bytes())) {
+		t.Fatal("the copy-on-write snapshot differs from the state when it began")
+	}
+	h := newHarness(t)
+	if err := h.s.Restore(bytes.NewReader(snap)); err != nil {
+		t.Fatal(err)
+	}
+	if h.s.Digest() != ref.s.Digest() {
+		t.Fatal("restored digest differs")
+	}
+}
+
 // Every shard changes before the writer starts, so every shard is written from its
 // capture, and its key tables from frozen tables whose live tables were changed in place
 // (pages saved), grew to new arrays, were flushed, or swapped with another db's.
@@ -301,20 +321,7 @@ func TestSnapshotCapturesEveryShardBeforeTheWriter(t *testing.T) {
 	if err := write(&snap); err != nil {
 		t.Fatal(err)
 	}
-	var want bytes.Buffer
-	if err := ref.s.Snapshot(&want); err != nil {
-		t.Fatal(err)
-	}
-	if !bytes.Equal(canonicalSnapshot(t, snap.Bytes()), canonicalSnapshot(t, want.Bytes())) {
-		t.Fatal("the snapshot differs from the state when it began")
-	}
-	h := newHarness(t)
-	if err := h.s.Restore(bytes.NewReader(snap.Bytes())); err != nil {
-		t.Fatal(err)
-	}
-	if h.s.Digest() != ref.s.Digest() {
-		t.Fatal("restored digest differs")
-	}
+	checkSnapshotOf(t, snap.Bytes(), ref)
 	// The live store kept every change, and no table saves pages any more.
 	if got := a.do("GET", "key:4"); got != "new" {
 		t.Fatalf("key:4 = %v", got)
@@ -347,26 +354,13 @@ func TestSnapshotCopyOnWriteWhileApplying(t *testing.T) {
 	done := make(chan error, 1)
 	go func() { done <- write(&snap) }()
 	populate(a, 3000) // touches every kind of key while the snapshot is written
-	h := newHarness(t)
 	for i := 0; i < 500; i++ {
 		a.do("SET", fmt.Sprintf("fresh%d", i), "x") // and keys of every shard
 	}
 	if err := <-done; err != nil {
 		t.Fatal(err)
 	}
-	var want bytes.Buffer
-	if err := ref.s.Snapshot(&want); err != nil {
-		t.Fatal(err)
-	}
-	if !bytes.Equal(canonicalSnapshot(t, snap.Bytes()), canonicalSnapshot(t, want.Bytes())) {
-		t.Fatal("the copy-on-write snapshot differs from the state when it began")
-	}
-	if err := h.s.Restore(bytes.NewReader(snap.Bytes())); err != nil {
-		t.Fatal(err)
-	}
-	if h.s.Digest() != ref.s.Digest() {
-		t.Fatal("restored digest differs")
-	}
+	checkSnapshotOf(t, snap.Bytes(), ref)
 	// The store that went on applying is whole, and a new snapshot may begin.
 	if got := a.do("GET", "fresh499"); got != "x" {
 		t.Fatalf("fresh499 = %v", got)
