@@ -22,6 +22,9 @@ type Snapshotter interface {
 
 // AsyncSnapshotter is a Snapshotter that can capture its state at once, on the applier,
 // and write it afterwards while applying goes on (kvstore's copy-on-write snapshots).
+// The write that BeginSnapshot returns is called exactly once, even when there is
+// nowhere to write: it is what ends the snapshot (until then kvstore refuses another,
+// and keeps saving what the applier changes for this one).
 type AsyncSnapshotter interface {
 	Snapshotter
 	BeginSnapshot() (write func(io.Writer) error, err error)
@@ -40,6 +43,7 @@ func writeSnapshotFile(dir string, index uint64, write func(io.Writer) error) (i
 	tmp := final + ".tmp"
 	f, err := os.Create(tmp)
 	if err != nil {
+		write(failedWriter{err}) // it fails at once, and ends the snapshot it began
 		return 0, fmt.Errorf("snapshot: %w", err)
 	}
 	bw := bufio.NewWriterSize(f, 1<<20)
@@ -66,6 +70,11 @@ func writeSnapshotFile(dir string, index uint64, write func(io.Writer) error) (i
 	}
 	return size, nil
 }
+
+// failedWriter fails every write with err.
+type failedWriter struct{ err error }
+
+func (w failedWriter) Write([]byte) (int, error) { return 0, w.err }
 
 // loadSnapshotFile restores sm from the snapshot file for index.
 func loadSnapshotFile(dir string, index uint64, sm Snapshotter) error {

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/nanokv/nanokv/consensus/raft"
+	"github.com/nanokv/nanokv/kvstore"
 )
 
 func ents(term uint64, from, to uint64) []raft.Entry {
@@ -300,5 +301,42 @@ func TestRaftStorageSyncBehindRunsBesideTheLoop(t *testing.T) {
 	}
 	if st.Snapshot == nil || st.Snapshot.Index != 151 || len(st.Entries) != 49 || st.Entries[48].Index != 200 {
 		t.Fatalf("replayed snapshot %+v and %d entries", st.Snapshot, len(st.Entries))
+	}
+}
+
+// A snapshot file that cannot be created still ends the snapshot the state machine began:
+// kvstore refuses a second snapshot until the first one's write has run, so a member
+// whose disk refused one file would otherwise never snapshot again (and its key tables
+// would go on saving pages for the snapshot that never ended).
+func TestWriteSnapshotFileEndsTheSnapshotWhenItCannotCreateTheFile(t *testing.T) {
+	dir := t.TempDir()
+	s := kvstore.New()
+	if err := s.Apply(kvstore.Entry{Index: 1, Time: 1, Data: kvstore.AppendCommand(nil, 0, [][]byte{[]byte("SET"), []byte("k"), []byte("v")})}, nil); err != nil {
+		t.Fatal(err)
+	}
+	// The temporary file's name is taken by a directory: os.Create fails, root or not.
+	if err := os.Mkdir(snapshotPath(dir, 1)+".tmp", 0o755); err != nil {
+		t.Fatal(err)
+	}
+	write, err := s.BeginSnapshot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := writeSnapshotFile(dir, 1, write); err == nil {
+		t.Fatal("writeSnapshotFile succeeded over a directory")
+	}
+	write, err = s.BeginSnapshot()
+	if err != nil {
+		t.Fatalf("the failed snapshot was never ended: %v", err)
+	}
+	if _, err := writeSnapshotFile(dir, 2, write); err != nil {
+		t.Fatal(err)
+	}
+	h := kvstore.New()
+	if err := loadSnapshotFile(dir, 2, h); err != nil {
+		t.Fatal(err)
+	}
+	if h.Digest() != s.Digest() {
+		t.Fatal("the snapshot written after the failed one does not restore the store")
 	}
 }
