@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"sync"
 	"sync/atomic"
 )
 
@@ -29,6 +30,14 @@ const maxRecordSize = 1<<30 + 1<<20
 
 // segmentSize is the size past which appends go to a new segment file.
 const segmentSize = 64 << 20
+
+// presyncAhead is how far before the end of a segment a write starts an fsync of it on a
+// goroutine of its own. rotate must sync the segment it ends before it starts the next
+// (replay tolerates damage only at the very end of the log), and it does so in the
+// writer's way: with up to a second of writes to flush (--fsync everysec), a rotation
+// took 6–25 ms on a single node under redis-benchmark -P 16, and those were the run's
+// worst latencies. Synced ahead, little is left for rotate to flush.
+const presyncAhead = 8 << 20
 
 var crcTable = crc32.MakeTable(crc32.Castagnoli)
 
@@ -116,6 +125,10 @@ type wal struct {
 	// cur is f for syncBehind, which runs on another goroutine than the writer.
 	cur atomic.Pointer[os.File]
 	seq uint64 // the current segment's number
+	// presynced: the current segment's early fsync (presyncAhead) has started; presyncs
+	// are those still running, which close waits for.
+	presynced bool
+	presyncs  sync.WaitGroup
 	// indexNamed segments are numbered by their first entry's index (the single-member
 	// WAL, whose indexes only grow); otherwise by sequence.
 	indexNamed bool
@@ -264,7 +277,7 @@ func (w *wal) rotate(seq uint64) error {
 	if err != nil {
 		return fmt.Errorf("wal: %w", err)
 	}
-	w.f, w.size, w.seq = f, 0, seq
+	w.f, w.size, w.seq, w.presynced = f, 0, seq, false
 	w.cur.Store(f)
 	return syncDir(w.dir)
 }
@@ -289,6 +302,14 @@ func (w *wal) write(b []byte, next uint64) error {
 		if err := w.rotate(seq); err != nil {
 			return err
 		}
+	}
+	if !w.presynced && w.size+int64(len(b)) >= segmentSize-presyncAhead {
+		w.presynced = true
+		w.presyncs.Add(1)
+		go func(f *os.File) {
+			defer w.presyncs.Done()
+			f.Sync() // an error shows again in rotate's own sync, which reports it
+		}(w.f)
 	}
 	for len(b) > 0 {
 		n, err := w.f.Write(b)
@@ -336,6 +357,7 @@ func (w *wal) syncBehind() error {
 }
 
 func (w *wal) close() error {
+	w.presyncs.Wait()
 	if w.f == nil {
 		return nil
 	}
