@@ -401,8 +401,16 @@ func TestClusterCatchUpBySnapshot(t *testing.T) {
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
-	if snaps, _ := filepath.Glob(filepath.Join(dirs[lagger], "snap-*.snap")); len(snaps) != 1 {
-		t.Fatalf("lagging member's snapshots: %v", snaps)
+	// The snapshots it replaced go, on a goroutine of their own (RaftNode.cleanUp).
+	for {
+		snaps, _ := filepath.Glob(filepath.Join(dirs[lagger], "snap-*.snap"))
+		if len(snaps) == 1 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("lagging member's snapshots: %v", snaps)
+		}
+		time.Sleep(5 * time.Millisecond)
 	}
 	if info := lc.Info(ctx, "raft").Val(); !strings.Contains(info, "raft_snapshots_installed:1") {
 		t.Fatalf("the lagging member did not catch up through a snapshot:\n%s", info)

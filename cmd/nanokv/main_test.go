@@ -292,11 +292,16 @@ func TestConfigFileAndBadFlags(t *testing.T) {
 	}
 }
 
-// freeRange finds n consecutive loopback ports nobody listens on right now.
+// freeRange returns the first of n consecutive loopback ports that are free now. They
+// are taken below the kernel's ephemeral range: a port in that range may be given to any
+// outgoing connection (of this test, or of a test package running beside it) between
+// this check and the child's bind. A member that started seconds after the check (the
+// fourth of TestClusterProcessesUnderFaults) found its port taken that way.
 func freeRange(t testing.TB, n int) int {
 	t.Helper()
+	lo := ephemeralLow()
 	for attempt := 0; attempt < 50; attempt++ {
-		base := 20000 + rand.IntN(30000)
+		base := 10000 + rand.IntN(lo-10000-n)
 		ok := true
 		for i := 0; i < n && ok; i++ {
 			ln, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", base+i))
@@ -312,6 +317,19 @@ func freeRange(t testing.TB, n int) int {
 	}
 	t.Fatal("no free port range")
 	return 0
+}
+
+// ephemeralLow is the first port of the kernel's ephemeral range (Linux's default when
+// it cannot be read).
+func ephemeralLow() int {
+	lo := 32768
+	if b, err := os.ReadFile("/proc/sys/net/ipv4/ip_local_port_range"); err == nil {
+		var hi int
+		if _, err := fmt.Sscan(string(b), &lo, &hi); err != nil || lo < 12000 {
+			lo = 32768
+		}
+	}
+	return lo
 }
 
 // `nanokv local` starts a three-member cluster that elects a leader, replicates, and
