@@ -86,6 +86,7 @@ func monoNow() int64 { return time.Now().UnixNano() }
 // releaseOffloaded answers the proposers whose entries the engine committed: blind
 // writes are acknowledged now; the entries reach the applier when the core commits them.
 func (n *RaftNode) releaseOffloaded(from, to uint64) {
+	n.raiseReadIndex(to) // before any of them is acknowledged: see leaseRead
 	for idx := from; idx <= to; idx++ {
 		if p := n.pending[idx]; p != nil && !p.released && p.term == n.r.Term() {
 			p.released = true

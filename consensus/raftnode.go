@@ -55,6 +55,13 @@ type RaftNode struct {
 	reads    map[uint64]*readRequest // by context
 	readSeq  uint64
 
+	// A leader's lease reads skip the loop (leaseRead): the loop publishes how long its
+	// lease holds and an index at or above every write acknowledged so far.
+	epoch     time.Time    // leaseEnd counts from here, on the monotonic clock
+	leaseEnd  atomic.Int64 // ns since epoch; 0: no lease
+	readIndex atomic.Uint64
+	lastTick  time.Time // the real time of the core's latest tick; owned by run
+
 	commit  waiter
 	applied waiter
 
@@ -244,6 +251,7 @@ func StartRaft(cfg RaftConfig) (*RaftNode, error) {
 		snapDone:    make(chan snapResult, 1),
 		warnedSnap:  map[uint64]bool{},
 		snapReports: make(chan snapReport, 64),
+		epoch:       time.Now(),
 	}
 	n.snapshotter, _ = cfg.SM.(Snapshotter)
 	n.snapAt = n.nextSnapAt()
@@ -376,6 +384,9 @@ func (n *RaftNode) propose1(ctx context.Context, p *proposal) (uint64, error) {
 // (confirmed by a heartbeat round, or by its lease) and has applied everything that was
 // committed when the barrier was requested.
 func (n *RaftNode) ReadBarrier(ctx context.Context) error {
+	if index, ok := n.leaseRead(); ok {
+		return n.applied.wait(ctx, index, n.stop)
+	}
 	rq := &readRequest{done: make(chan error, 1)}
 	select {
 	case n.readc <- rq: // as in propose1
@@ -564,7 +575,7 @@ func (n *RaftNode) run() {
 	defer n.done.Done()
 	ticker := time.NewTicker(n.cfg.TickInterval)
 	defer ticker.Stop()
-	lastTick := time.Now()
+	n.lastTick = time.Now()
 	// catchUp moves the core's clock on before an event is handled; it runs before every
 	// event, not only on the ticker. A leader's clock must not run slow: a loop kept busy
 	// (or a process held up by GC, a starved machine or SIGSTOP) must not judge its lease
@@ -580,24 +591,24 @@ func (n *RaftNode) run() {
 	// up their loops for 66–161 ms during GC.)
 	catchUp := func() {
 		now := time.Now()
-		if now.Sub(lastTick) < n.cfg.TickInterval {
+		if now.Sub(n.lastTick) < n.cfg.TickInterval {
 			return
 		}
 		if n.r.Role() != raft.Leader {
 			n.r.Tick()
-			lastTick = now
+			n.lastTick = now
 			return
 		}
-		if now.Sub(lastTick) >= 2*n.cfg.TickInterval {
+		if now.Sub(n.lastTick) >= 2*n.cfg.TickInterval {
 			n.stepQueued()
 		}
-		for now.Sub(lastTick) >= n.cfg.TickInterval {
+		for now.Sub(n.lastTick) >= n.cfg.TickInterval {
 			if n.r.Role() != raft.Leader {
-				lastTick = now // deposed meanwhile: a follower does not catch up
+				n.lastTick = now // deposed meanwhile: a follower does not catch up
 				return
 			}
 			n.r.Tick()
-			lastTick = lastTick.Add(n.cfg.TickInterval)
+			n.lastTick = n.lastTick.Add(n.cfg.TickInterval)
 		}
 	}
 	var batch []*proposal
@@ -659,7 +670,9 @@ func (n *RaftNode) run() {
 			catchUp()
 			err := c.f(n.r)
 			// What a control changed (a transfer closing the accelerated term, say)
-			// shows in Status by the time its caller returns, not an iteration later.
+			// shows in Status, and ends the lease, by the time its caller returns, not
+			// an iteration later.
+			n.publishReads()
 			n.publishStatus()
 			c.errc <- err
 		case rep := <-n.snapReports:
@@ -690,6 +703,7 @@ func (n *RaftNode) run() {
 			}
 		}
 		n.maybeSnapshot()
+		n.publishReads()
 		n.publishStatus()
 	}
 }
@@ -1014,6 +1028,41 @@ func (n *RaftNode) read(rq *readRequest) {
 	n.reads[n.readSeq] = rq
 }
 
+// leaseRead is a lease read that does not wait for the loop: while the lease the loop
+// last published holds, a read may be served once this member has applied readIndex.
+// It is the read the loop would have served at that moment. The lease is the core's
+// (raft.Raft.LeaseTicksLeft), counted in real time from the core's latest tick, and the
+// loop publishes it anew after every event: before it sends anything that could end it
+// (a TimeoutNow, say) and after every acknowledgement that extends it. readIndex is
+// raised before any write is acknowledged (handleReady, releaseOffloaded) and before
+// any entry reaches the applier, so it covers every write a client may have seen.
+func (n *RaftNode) leaseRead() (uint64, bool) {
+	end := n.leaseEnd.Load()
+	if end == 0 || int64(time.Since(n.epoch)) >= end {
+		return 0, false
+	}
+	return n.readIndex.Load(), true
+}
+
+// raiseReadIndex publishes that writes up to index may have been acknowledged.
+func (n *RaftNode) raiseReadIndex(index uint64) {
+	if index > n.readIndex.Load() { // only the loop stores
+		n.readIndex.Store(index)
+	}
+}
+
+// publishReads publishes the lease and read index for leaseRead.
+func (n *RaftNode) publishReads() {
+	n.raiseReadIndex(n.r.Committed())
+	var end int64
+	if n.cfg.LeaseReads {
+		if left := n.r.LeaseTicksLeft(); left > 0 {
+			end = int64(n.lastTick.Add(time.Duration(left) * n.cfg.TickInterval).Sub(n.epoch))
+		}
+	}
+	n.leaseEnd.Store(end)
+}
+
 func (n *RaftNode) handleReady() error {
 	var snapFailed []uint64
 	defer func() {
@@ -1023,6 +1072,8 @@ func (n *RaftNode) handleReady() error {
 	}()
 	for n.r.HasReady() {
 		rd := n.r.Ready()
+		// Before this Ready's messages go out and its commits are acknowledged.
+		n.publishReads()
 		if rd.SoftState != nil {
 			n.cfg.Logf("raft: member %d is %v in term %d, leader %d", n.cfg.ID, rd.SoftState.Role, n.r.Term(), rd.SoftState.Lead)
 		}
@@ -1247,6 +1298,7 @@ func (n *RaftNode) refuseAll(err error) {
 }
 
 func (n *RaftNode) failAll(err error) {
+	n.leaseEnd.Store(0)
 	if n.off != nil {
 		n.off.Abort()
 	}

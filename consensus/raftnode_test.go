@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -478,6 +479,105 @@ func TestRaftNodeTransferLeadership(t *testing.T) {
 			t.Fatal("transfer did not happen")
 		}
 		time.Sleep(time.Millisecond)
+	}
+}
+
+// A lease read does not wait for the loop: with the loop held up, the leader serves
+// reads for as long as the lease it last published holds, and the latest acknowledged
+// write is in them. Once that lease has run out, a read waits for the loop again.
+func TestRaftNodeLeaseReadSkipsTheLoopUntilTheLeaseEnds(t *testing.T) {
+	c := newTestCluster(t, 3, true)
+	lead := c.leader()
+	ctx := ctxT(t)
+	if _, err := lead.Propose(ctx, []byte("x=1"), nil); err != nil {
+		t.Fatal(err)
+	}
+	const tick, leaseTicks = 2 * time.Millisecond, 8 // newTestCluster's; LeaseTicks = ElectionTicks-2
+	for attempt := 0; ; attempt++ {
+		if attempt == 200 {
+			t.Fatal("the leader never held a lease with 1 ms left when its loop was held up")
+		}
+		release, held := make(chan struct{}), make(chan struct{})
+		go lead.do(context.Background(), func(*raft.Raft) error { close(held); <-release; return nil })
+		<-held
+		heldAt := int64(time.Since(lead.epoch))
+		end := lead.leaseEnd.Load()
+		if end > heldAt+leaseTicks*int64(tick) {
+			close(release)
+			t.Fatalf("lease published until %v, more than a lease after %v", time.Duration(end), time.Duration(heldAt))
+		}
+		if end-heldAt < int64(time.Millisecond) {
+			close(release) // too little left to try: wait for the next heartbeat round
+			time.Sleep(tick)
+			continue
+		}
+		err := lead.ReadBarrier(ctx)
+		if int64(time.Since(lead.epoch)) < end { // else it may have raced the lease's end
+			if err != nil {
+				close(release)
+				t.Fatalf("lease read with the loop held up: %v", err)
+			}
+			if got := c.sm(lead.Status().ID).get("x"); got != "1" {
+				close(release)
+				t.Fatalf("lease read saw x=%q", got)
+			}
+		}
+		for int64(time.Since(lead.epoch)) < end {
+			time.Sleep(100 * time.Microsecond)
+		}
+		short, cancel := context.WithTimeout(ctx, 20*time.Millisecond)
+		err = lead.ReadBarrier(short)
+		cancel()
+		close(release)
+		if !errors.Is(err, context.DeadlineExceeded) {
+			t.Fatalf("read after the lease ended, with the loop held up: %v", err)
+		}
+		return
+	}
+}
+
+// A leadership transfer ends the lease before the TimeoutNow goes out, so no read is
+// served off the loop once the target may be electing itself; and by the time the
+// caller hears the transfer began.
+func TestRaftNodeTransferEndsTheLease(t *testing.T) {
+	c := newTestCluster(t, 3, true)
+	lead := c.leader()
+	ctx := ctxT(t)
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		if _, ok := lead.leaseRead(); ok {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the leader never published a lease")
+		}
+		time.Sleep(time.Millisecond)
+	}
+	var sent, leased atomic.Int32
+	c.net.mu.Lock()
+	c.net.rewrite = func(m *raft.Message) { // on the sender's loop, as it sends
+		if m.Type == raft.MsgTimeoutNow {
+			sent.Add(1)
+			if _, ok := c.net.nodes[m.From].leaseRead(); ok {
+				leased.Add(1)
+			}
+		}
+	}
+	c.net.mu.Unlock()
+	if _, err := lead.TransferLeader(ctx, lead.Status().ID%3+1); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := lead.leaseRead(); ok {
+		t.Fatal("a lease read is still served once the transfer has begun")
+	}
+	for sent.Load() == 0 {
+		if time.Now().After(deadline) {
+			t.Fatal("no TimeoutNow was sent")
+		}
+		time.Sleep(time.Millisecond)
+	}
+	if n := leased.Load(); n > 0 {
+		t.Fatalf("%d TimeoutNow sent while the sender's lease still served reads", n)
 	}
 }
 

@@ -1186,12 +1186,19 @@ func (r *Raft) releaseReads() {
 // leaseValid reports whether a majority acknowledged a round sent less than LeaseTicks
 // ago. Their election timers restarted when they received it, and they grant no vote
 // for ElectionTicks after that (§6.4.1), so no other leader can exist until then.
-func (r *Raft) leaseValid() bool {
+func (r *Raft) leaseValid() bool { return r.leaseTicksLeft() > 0 }
+
+// leaseTicksLeft is the number of ticks, counted from the current one, after which the
+// lease lapses: it holds while the clock stays below ticks+leaseTicksLeft. 0: no lease.
+func (r *Raft) leaseTicksLeft() uint64 {
 	if r.role != Leader || r.leadTransferee != None || r.log.committed < r.noopIndex {
-		return false
+		return 0
 	}
 	if len(r.members.Voters) == 1 {
-		return r.promotable()
+		if !r.promotable() {
+			return 0
+		}
+		return uint64(r.cfg.LeaseTicks) // no one else can lead; renewed at every tick
 	}
 	q := r.quorumRound()
 	i, found := slices.BinarySearchFunc(r.roundTicks, q, func(rt roundTick, q uint64) int {
@@ -1204,13 +1211,23 @@ func (r *Raft) leaseValid() bool {
 		return 0
 	})
 	if !found {
-		return false // too old to remember, so too old to count
+		return 0 // too old to remember, so too old to count
 	}
-	return r.roundTicks[i].tick+uint64(r.cfg.LeaseTicks) > r.ticks
+	if end := r.roundTicks[i].tick + uint64(r.cfg.LeaseTicks); end > r.ticks {
+		return end - r.ticks
+	}
+	return 0
 }
 
 // LeaseValid reports whether this leader may serve a read now without a round trip.
 func (r *Raft) LeaseValid() bool { return r.leaseValid() }
+
+// LeaseTicksLeft reports for how many more ticks this leader may serve reads without a
+// round trip, if nothing else happens: its lease holds until its clock has advanced by
+// that many ticks. Anything the leader does later may end the lease sooner (a
+// leadership transfer, a step-down), so a caller that serves reads off the loop must
+// ask again after every event. 0: no lease.
+func (r *Raft) LeaseTicksLeft() uint64 { return r.leaseTicksLeft() }
 
 // --- Ready / Advance -------------------------------------------------------------------
 
