@@ -23,7 +23,13 @@ type OffloadConfig struct {
 func (n *RaftNode) startOffload(cfg OffloadConfig) {
 	n.offCfg = cfg
 	n.off = raft.NewOffload(n.r, n.cfg.ID, cfg.Engine, raft.OffloadHost{
-		Send:    cfg.Send,
+		Send: func(dgs []nicoffload.Outgoing) {
+			// A leader's datagrams carry its commit index: whatever a follower answers
+			// once it hears of it, a lease read here must see (leaseRead). The engine's
+			// own commits are raised by Release, which comes first.
+			n.raiseReadIndex(n.r.Committed())
+			cfg.Send(dgs)
+		},
 		Release: n.releaseOffloaded,
 		Drop:    n.failOffloaded,
 		Logf:    n.cfg.Logf,

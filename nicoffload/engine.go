@@ -144,10 +144,12 @@ type Outgoing struct {
 //  1. append Append to its log (the one Raft log) after its current last entry, and
 //     with AckAfterPersist write them to the WAL and call Persisted once durable (a
 //     group fsync: one per Output);
-//  2. send Datagrams (a follower's acks may depend on step 1 only through Persisted,
+//  2. commit up to CommitIndex: release the blind-write replies waiting on entries up
+//     to it, hand the entries to the applier. A leader does this before step 3: the
+//     Datagrams may carry CommitIndex to followers, and whatever a follower answers
+//     once it hears of the commit, the leader's own reads must already see;
+//  3. send Datagrams (a follower's acks may depend on step 1 only through Persisted,
 //     which produces them later, so sending at once is safe);
-//  3. commit up to CommitIndex: release the blind-write replies waiting on entries up
-//     to it, hand the entries to the applier;
 //  4. hand Recover to software Raft (catch those followers up, then Resume them);
 //  5. on Halt, Close the engine and let software Raft resolve the case;
 //  6. call Advance.

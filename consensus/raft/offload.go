@@ -236,15 +236,18 @@ func (o *Offload) drain() (stop bool) {
 		if !appended {
 			stop = true
 		}
+		// Released before the datagrams that carry the commit leave: a follower that
+		// hears of it may answer a write it forwarded, and a lease read on this leader
+		// must see that write by then (the host raises its read index in Release).
+		if o.leading && out.CommitIndex > o.releasedTo {
+			o.host.Release(o.releasedTo+1, out.CommitIndex)
+			o.releasedTo = out.CommitIndex
+		}
 		// Datagrams that depend on entries this log refused must not leave: a leader's
 		// would let a later leader commit what this one reported as never written, a
 		// follower's acks would count entries it does not hold.
 		if len(out.Datagrams) > 0 && appended {
 			o.host.Send(out.Datagrams)
-		}
-		if o.leading && out.CommitIndex > o.releasedTo {
-			o.host.Release(o.releasedTo+1, out.CommitIndex)
-			o.releasedTo = out.CommitIndex
 		}
 		if len(out.Recover) > 0 || out.Halt != nil {
 			stop = true

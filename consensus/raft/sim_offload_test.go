@@ -31,9 +31,20 @@ const simUnit = int64(time.Millisecond)
 func (s *sim) newOffload(nd *simNode) *simOffload {
 	cfg := nicoffload.Config{ClusterID: 1, AckAfterPersist: true, RetransmitTimeout: 20 * time.Millisecond,
 		VoteTimeout: 100 * time.Millisecond, RingDatagrams: 64}
-	return &simOffload{Offload: NewOffload(nd.r, nd.id, cfg, OffloadHost{
+	so := &simOffload{}
+	so.Offload = NewOffload(nd.r, nd.id, cfg, OffloadHost{
 		Send: func(dgs []nicoffload.Outgoing) {
 			for _, d := range dgs {
+				// A leader tells followers only of commits its host knows of: the
+				// core's, or the engine's once released (a lease read on the leader
+				// must see whatever a follower answers after hearing of one).
+				if so.leading {
+					if pk, err := nicoffload.ParsePacket(d.Bytes); err == nil &&
+						pk.LeaderCommit > max(so.releasedTo, nd.r.Committed()) {
+						s.t.Fatalf("seed %d: member %d sends commit %d before its host knows of it (released %d, core %d)",
+							s.seed, nd.id, pk.LeaderCommit, so.releasedTo, nd.r.Committed())
+					}
+				}
 				s.sendDatagram(nd.id, d)
 			}
 		},
@@ -54,7 +65,8 @@ func (s *sim) newOffload(nd *simNode) *simOffload {
 			}
 		},
 		Logf: s.logf,
-	})}
+	})
+	return so
 }
 
 // offloadTick runs the engine's timers and lets a leader open an accelerated term.
