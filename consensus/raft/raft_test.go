@@ -480,6 +480,42 @@ func TestLeaseReads(t *testing.T) {
 	}
 }
 
+// LeaseTicksLeft is the lease a node serves reads by off its loop: it counts down one
+// per tick with the leader cut off, reaches 0 exactly when LeaseValid turns false, and
+// is 0 at once when a transfer begins.
+func TestLeaseTicksLeft(t *testing.T) {
+	nw := newNetwork(t, 3)
+	nw.elect(1)
+	nw.tickAll(1)
+	r := nw.r(1)
+	left := r.LeaseTicksLeft()
+	if left == 0 || left > uint64(r.cfg.LeaseTicks) {
+		t.Fatalf("fresh leader's lease: %d ticks (LeaseTicks %d)", left, r.cfg.LeaseTicks)
+	}
+	nw.isolate(1)
+	for want := left; want > 0; want-- {
+		if got := r.LeaseTicksLeft(); got != want || !r.LeaseValid() {
+			t.Fatalf("lease %d ticks, want %d (valid %v)", got, want, r.LeaseValid())
+		}
+		nw.tick(1, 1)
+	}
+	if got := r.LeaseTicksLeft(); got != 0 || r.LeaseValid() {
+		t.Fatalf("lease %d ticks after it ran out (valid %v)", got, r.LeaseValid())
+	}
+	nw.heal()
+	nw.tickAll(r.cfg.HeartbeatTicks)
+	nw.settle()
+	if r.LeaseTicksLeft() == 0 {
+		t.Fatal("no lease after the followers acknowledged a heartbeat again")
+	}
+	if err := r.TransferLeader(2); err != nil {
+		t.Fatal(err)
+	}
+	if got := r.LeaseTicksLeft(); got != 0 {
+		t.Fatalf("lease of %d ticks during a transfer", got)
+	}
+}
+
 // §3.10: leadership transfer brings the transferee up to date, then it campaigns at once
 // and wins; proposals are refused meanwhile.
 func TestTransferLeadership(t *testing.T) {
