@@ -511,7 +511,9 @@ func TestRaftNodeLeaseReadSkipsTheLoopUntilTheLeaseEnds(t *testing.T) {
 			time.Sleep(tick)
 			continue
 		}
-		err := lead.ReadBarrier(ctx)
+		first, cancel := context.WithTimeout(ctx, 2*time.Second) // bounded: the loop is held
+		err := lead.ReadBarrier(first)
+		cancel()
 		if int64(time.Since(lead.epoch)) < end { // else it may have raced the lease's end
 			if err != nil {
 				close(release)
