@@ -493,7 +493,8 @@ func TestRaftNodeLeaseReadSkipsTheLoopUntilTheLeaseEnds(t *testing.T) {
 		t.Fatal(err)
 	}
 	const tick, leaseTicks = 2 * time.Millisecond, 8 // newTestCluster's; LeaseTicks = ElectionTicks-2
-	raced := 0 // reads that outlasted the lease: they waited for the held loop
+	// raced counts reads that outlasted the lease: they waited for the held loop.
+	raced := 0
 	for attempt := 0; ; attempt++ {
 		if attempt == 200 || raced == 3 {
 			t.Fatalf("no lease read was served with the loop held up: %d attempts, %d of them waited for the loop until the lease had ended",
