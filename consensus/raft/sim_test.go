@@ -9,6 +9,8 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
+	"sync"
 	"testing"
 	"time"
 
@@ -26,11 +28,13 @@ import (
 // history for linearizability with porcupine. A failure prints the seed. The state
 // machine is nanokv's kvstore, so "equal state" is equal kvstore.Digest().
 //
-// go test runs 40 seeds; .ci/run runs 3000; a long run is
+// go test runs 40 seeds; .ci/run runs 4000; a long run is
 //
 //	go test ./consensus/raft -run TestSimulatedClusterUnderFaults -sim.seeds=50000 -timeout 3h
 //
-// and -sim.from skips the seeds CI runs: -sim.from=3000 -sim.seeds=10000 runs 3000–12999.
+// and -sim.from skips the seeds CI runs: -sim.from=4000 -sim.seeds=10000 runs 4000–13999.
+// Seeds run in parallel subtests (-parallel bounds how many at once), each named by its
+// seed.
 
 var (
 	simSeeds = flag.Int("sim.seeds", 40, "number of simulator seeds to run")
@@ -802,22 +806,35 @@ func TestSimulatedClusterUnderFaults(t *testing.T) {
 			seeds = append(seeds, *simFrom+int64(i))
 		}
 	}
+	// Seeds are independent, so they run side by side, as many at once as go test's
+	// -parallel allows (GOMAXPROCS by default); each is its own subtest, named by its seed.
+	var mu sync.Mutex
 	var total struct{ puts, gets, unknown, msgs, dropped, leaders, accelerated, released int }
-	for _, seed := range seeds {
-		for _, n := range []int{3, 5} {
-			for _, offload := range []bool{false, true} {
-				lease := seed%2 == 1
-				s := runSim(t, seed, n, lease, offload)
-				total.puts += s.stats.puts
-				total.gets += s.stats.gets
-				total.unknown += s.stats.unknown
-				total.msgs += s.stats.msgs
-				total.dropped += s.stats.dropped
-				total.leaders += len(s.leaders)
-				total.accelerated += s.stats.accelerated
-				total.released += s.stats.released
-			}
+	t.Run("seed", func(t *testing.T) {
+		for _, seed := range seeds {
+			t.Run(strconv.FormatInt(seed, 10), func(t *testing.T) {
+				t.Parallel()
+				for _, n := range []int{3, 5} {
+					for _, offload := range []bool{false, true} {
+						lease := seed%2 == 1
+						s := runSim(t, seed, n, lease, offload)
+						mu.Lock()
+						total.puts += s.stats.puts
+						total.gets += s.stats.gets
+						total.unknown += s.stats.unknown
+						total.msgs += s.stats.msgs
+						total.dropped += s.stats.dropped
+						total.leaders += len(s.leaders)
+						total.accelerated += s.stats.accelerated
+						total.released += s.stats.released
+						mu.Unlock()
+					}
+				}
+			})
 		}
+	})
+	if t.Failed() {
+		return
 	}
 	// The run must have done something worth checking, with and without the engine.
 	if total.puts == 0 || total.gets == 0 || total.leaders <= 2*len(seeds) || total.accelerated < len(seeds) || total.released == 0 {
