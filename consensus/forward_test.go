@@ -148,3 +148,81 @@ func ctxShort(t *testing.T, d time.Duration) context.Context {
 	t.Cleanup(cancel)
 	return ctx
 }
+
+// Forwards that reach the leader together are proposed together: one batch, so the
+// first append that carries one of them to a follower carries them all (one datagram per
+// follower in offload mode, where a proposal per forward cost a datagram each).
+func TestRaftNodeProposesForwardsThatArriveTogetherAsOneBatch(t *testing.T) {
+	c := newTestCluster(t, 3, false)
+	lead := c.leader()
+	leadID := lead.Status().ID
+	var followers []*RaftNode
+	for _, n := range c.nodes() {
+		if n != lead {
+			followers = append(followers, n)
+		}
+	}
+	// Counted on the senders' side, under the network's lock: a message counted here is
+	// in its receiver's inbox.
+	forwards := 0
+	firstApp := map[uint64]int{} // follower: forwarded entries in the first append with any
+	c.net.mu.Lock()
+	c.net.rewrite = func(m *raft.Message) {
+		if m.Type == raft.MsgForward && m.To == leadID {
+			forwards++
+		}
+		if m.Type != raft.MsgApp || m.From != leadID {
+			return
+		}
+		n := 0
+		for _, e := range m.Entries {
+			if e.Type == raft.EntryForwarded {
+				n++
+			}
+		}
+		if _, seen := firstApp[m.To]; n > 0 && !seen {
+			firstApp[m.To] = n
+		}
+	}
+	c.net.mu.Unlock()
+
+	// Hold the leader's loop up while each follower forwards a write.
+	release, held := make(chan struct{}), make(chan struct{})
+	go lead.do(context.Background(), func(*raft.Raft) error { close(held); <-release; return nil })
+	<-held
+	ctx := ctxT(t)
+	errs := make(chan error, len(followers))
+	for i, f := range followers {
+		go func() {
+			_, err := f.ProposeForward(ctx, fmt.Appendf(nil, "fw%d=1", i), nil)
+			errs <- err
+		}()
+	}
+	for {
+		c.net.mu.Lock()
+		n := forwards
+		c.net.mu.Unlock()
+		if n == len(followers) {
+			break
+		}
+		if ctx.Err() != nil {
+			close(release)
+			t.Fatalf("%d of %d forwards reached the leader", n, len(followers))
+		}
+		time.Sleep(time.Millisecond)
+	}
+	close(release)
+	for range followers {
+		if err := <-errs; err != nil {
+			t.Fatalf("forwarded write: %v", err)
+		}
+	}
+	c.net.mu.Lock()
+	defer c.net.mu.Unlock()
+	for _, f := range followers {
+		id := f.Status().ID
+		if got := firstApp[id]; got != len(followers) {
+			t.Errorf("the first append to member %d carried %d forwarded entries, want all %d", id, got, len(followers))
+		}
+	}
+}
