@@ -50,13 +50,13 @@ type conn struct {
 	barrierOK bool
 
 	// the open batch
-	batch   []byte
-	pend    []pending
-	nops    int
-	blind   bool
-	results []result
-	rfield  int // field of the current result the applier is writing
-	applied chan struct{}
+	batch []byte
+	pend  []pending
+	nops  int
+	blind bool
+	// sink receives the results of the batch proposed last, if it was not blind; it is
+	// kept for the next such batch, unless that proposal failed (resultSink).
+	sink *resultSink
 }
 
 // pending is one queued reply: fixed text, or the rendering of one op's result.
@@ -99,61 +99,69 @@ type result struct {
 }
 
 func newConn(s *Server, nc net.Conn) *conn {
-	return &conn{s: s, nc: nc, applied: make(chan struct{}, 1)}
+	return &conn{s: s, nc: nc}
 }
 
-// The applier writes the batch's replies through these (kvstore.Sink). The connection
-// goroutine is blocked in flushBatch meanwhile, so the applier owns c.results.
-
-func (c *conn) Applied() { c.applied <- struct{}{} }
-
-func (c *conn) Array(int) {
-	c.results = append(c.results, result{ttl: -1})
-	c.rfield = 0
+// resultSink receives the results of one proposed batch from the applier (kvstore.Sink).
+// The connection waits for Applied before it reads them, and keeps the sink for its next
+// batch only once it has: the sink of a proposal that failed, whose entry may still
+// commit and be applied (a timeout leaves the outcome unknown), is left to that entry,
+// so that late results are never taken for those of a later batch.
+type resultSink struct {
+	results []result
+	rfield  int // field of the current result the applier is writing
+	applied chan struct{}
 }
 
-func (c *conn) Error(msg string) {
-	c.results = append(c.results, result{err: msg})
-	c.rfield = -1
+func (r *resultSink) Applied() { r.applied <- struct{}{} }
+
+func (r *resultSink) Array(int) {
+	r.results = append(r.results, result{ttl: -1})
+	r.rfield = 0
 }
 
-func (c *conn) last() *result {
-	if len(c.results) == 0 {
-		c.results = append(c.results, result{})
+func (r *resultSink) Error(msg string) {
+	r.results = append(r.results, result{err: msg})
+	r.rfield = -1
+}
+
+func (r *resultSink) last() *result {
+	if len(r.results) == 0 {
+		r.results = append(r.results, result{})
 	}
-	return &c.results[len(c.results)-1]
+	return &r.results[len(r.results)-1]
 }
 
-func (c *conn) Status(s string) {
-	c.last().code = s
-	c.rfield++
+func (r *resultSink) Status(s string) {
+	r.last().code = s
+	r.rfield++
 }
 
-func (c *conn) BulkString(s string) {
-	r := c.last()
-	r.val, r.hasVal = s, true
-	c.rfield++
+func (r *resultSink) BulkString(s string) {
+	res := r.last()
+	res.val, res.hasVal = s, true
+	r.rfield++
 }
 
-func (c *conn) Bulk(b []byte) { c.BulkString(string(b)) }
-func (c *conn) Null()         { c.rfield++ }
-func (c *conn) Int(n int64) {
-	r := c.last()
-	switch c.rfield {
+func (r *resultSink) Bulk(b []byte) { r.BulkString(string(b)) }
+func (r *resultSink) Null()         { r.rfield++ }
+func (r *resultSink) Int(n int64) {
+	res := r.last()
+	switch r.rfield {
 	case 2:
-		r.flags = uint32(n)
+		res.flags = uint32(n)
 	case 3:
-		r.cas = uint64(n)
+		res.cas = uint64(n)
 	case 4:
-		r.ttl = n
+		res.ttl = n
 	}
-	c.rfield++
+	r.rfield++
 }
-func (c *conn) NullArray()     {}
-func (c *conn) Map(int)        {}
-func (c *conn) Set(int)        {}
-func (c *conn) Double(float64) {}
-func (c *conn) Resp3() bool    { return false }
+func (r *resultSink) NullArray()     {}
+func (r *resultSink) Map(int)        {}
+func (r *resultSink) Set(int)        {}
+func (r *resultSink) Double(float64) {}
+func (r *resultSink) Resp3() bool    { return false }
 
 // serve serves the connection from its own goroutine until it closes.
 func (c *conn) serve() {
@@ -278,13 +286,14 @@ func (c *conn) flushBatch() {
 	if blind {
 		err = c.s.b.Propose(data, nil)
 	} else {
-		err = c.s.b.Propose(data, c)
+		err = c.s.b.Propose(data, c.sink)
 	}
 	c.finishBatch(blind, err, time.Now().UnixMilli())
 }
 
 // cutBatch closes the open batch for proposing: data, whether every op in it is a blind
-// write (no sink needed), and false if there was none.
+// write (no sink needed; else c.sink is the one to propose it with), and false if there
+// was none.
 func (c *conn) cutBatch() (data []byte, blind, ok bool) {
 	if c.nops == 0 {
 		return nil, false, false
@@ -294,7 +303,12 @@ func (c *conn) cutBatch() (data []byte, blind, ok bool) {
 	blind = c.blind
 	c.batch, c.nops = next, 0
 	c.barrierOK = false
-	c.results = c.results[:0]
+	if !blind {
+		if c.sink == nil {
+			c.sink = &resultSink{applied: make(chan struct{}, 1)}
+		}
+		c.sink.results = c.sink.results[:0]
+	}
 	return data, blind, true
 }
 
@@ -302,8 +316,14 @@ func (c *conn) cutBatch() (data []byte, blind, ok bool) {
 // proposal returned err: at once for blind writes, after the apply otherwise. now is
 // the clock after the proposal.
 func (c *conn) finishBatch(blind bool, err error, now int64) {
-	if err == nil && !blind {
-		<-c.applied
+	var results []result
+	switch {
+	case blind:
+	case err != nil:
+		c.sink = nil // the entry's, should it be applied after all
+	default:
+		<-c.sink.applied
+		results = c.sink.results
 	}
 	// The entry was stamped after this network read's clock: reads behind it must not see
 	// a time before their own write (a TTL longer than the one just set).
@@ -325,8 +345,8 @@ func (c *conn) finishBatch(blind bool, err error, now int64) {
 			}
 		case blind:
 			c.render(p, nil)
-		case ri < len(c.results):
-			c.render(p, &c.results[ri])
+		case ri < len(results):
+			c.render(p, &results[ri])
 			ri++
 		default:
 			c.out = append(c.out, "SERVER_ERROR missing reply\r\n"...)

@@ -18,10 +18,10 @@ func (c *conn) Consume(n int, now int64) bool {
 func (c *conn) CutBatch() ([]byte, kvstore.Sink, bool) {
 	data, blind, ok := c.cutBatch()
 	c.loopBlind = blind
-	if blind {
+	if !ok || blind {
 		return data, nil, ok
 	}
-	return data, c, ok
+	return data, c.sink, ok
 }
 
 // FinishBatch renders the replies of the batch the loop proposed.

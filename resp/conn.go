@@ -51,7 +51,7 @@ type conn struct {
 	batch      []byte
 	batchOps   int
 	batchBlind bool
-	applied    chan struct{}
+	sink       *replySink // for the next batch that is not blind; nil: make one
 
 	// MULTI state
 	inMulti  bool
@@ -67,17 +67,12 @@ func newConn(s *Server, nc net.Conn) *conn {
 	now := time.Now()
 	c := &conn{
 		s: s, nc: nc, id: s.nextID.Add(1), addr: nc.RemoteAddr().String(), laddr: nc.LocalAddr().String(),
-		created: now, lastCmd: now, applied: make(chan struct{}, 1),
+		created: now, lastCmd: now,
 	}
 	c.Proto = 2
 	c.authed = s.config().RequirePass == ""
 	return c
 }
-
-// Applied is called by the applier once the batch this connection proposed is applied;
-// the replies are in c.B by then. The connection goroutine is blocked waiting for it, so
-// the applier owns c.Writer meanwhile.
-func (c *conn) Applied() { c.applied <- struct{}{} }
 
 func (c *conn) serve() {
 	defer c.nc.Close()
@@ -270,12 +265,36 @@ func (c *conn) propose(data []byte, n int, blind bool) {
 		}
 		return
 	}
-	if err := c.s.b.Propose(data, c); err != nil {
+	sink := c.sink
+	if sink == nil {
+		sink = &replySink{applied: make(chan struct{}, 1)}
+	}
+	sink.B, sink.Proto = sink.B[:0], c.Proto
+	if err := c.s.b.Propose(data, sink); err != nil {
+		// The entry may commit all the same (a timeout leaves the outcome unknown), and
+		// the applier then writes to this sink: it is the entry's for good.
+		c.sink = nil
 		c.replyErrN(err, n)
 		return
 	}
-	<-c.applied
+	<-sink.applied
+	c.B = append(c.B, sink.B...)
+	if cap(sink.B) > 64<<10 {
+		sink.B = nil // a huge reply's buffer is not kept for the next batch
+	}
+	c.sink = sink
 }
+
+// replySink receives the replies of one proposed batch from the applier. The connection
+// waits for Applied before it reads them, and keeps the sink for its next batch only
+// once it has: the sink of a proposal that failed, whose entry may still commit and be
+// applied, is left to that entry, so that late replies reach no client.
+type replySink struct {
+	Writer
+	applied chan struct{}
+}
+
+func (s *replySink) Applied() { s.applied <- struct{}{} }
 
 func (c *conn) replyErrN(err error, n int) {
 	for i := 0; i < n; i++ {

@@ -1,0 +1,35 @@
+package mcproto_test
+
+import (
+	"net"
+	"testing"
+
+	"github.com/nanokv/nanokv/internal/testbackend"
+	"github.com/nanokv/nanokv/mcproto"
+)
+
+// A write that timed out may still commit, and the applier then writes its results to
+// the sink it was proposed with. They belong to no request any more: they must not be
+// taken for the results of the connection's next write that waits for its apply.
+func TestLateResultsOfATimedOutWriteAreDropped(t *testing.T) {
+	b := testbackend.NewLate(t)
+	s := mcproto.NewServer(b, mcproto.Config{})
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	go s.Serve(ln)
+	t.Cleanup(func() { s.Close() })
+	c := dial(t, ln.Addr().String())
+	c.send("set k 0 0 1\r\n0\r\n") // blind: commits at once
+	c.expect("STORED\r\n")
+	c.send("incr k 1\r\n")
+	c.expect("SERVER_ERROR request timed out\r\n")
+	b.Release() // it committed after all: k is 1
+	c.send("incr k 1\r\n")
+	c.expect("2\r\n")
+	c.send("incr k 5\r\n")
+	c.expect("7\r\n")
+	c.send("get k\r\n")
+	c.expect("VALUE k 0 1\r\n7\r\nEND\r\n")
+}
