@@ -64,8 +64,13 @@ func startRealZooKeeper(t *testing.T, extended bool) string {
 	requireTool(t, err == nil && jarErr == nil, "java or "+zkJar)
 	dir := t.TempDir()
 	port := freePort(t)
+	// forceSync=no and a small preAllocSize (KB), as the bench's ZooKeeper: the test
+	// compares replies, not durability, and with an fsync per transaction (the first one
+	// also preallocating 64 MB of log) a CI machine busy with other packages' tests once
+	// kept a session from being created for 10 s.
 	cfg := fmt.Sprintf("tickTime=2000\ndataDir=%s\nclientPort=%d\nclientPortAddress=127.0.0.1\n"+
-		"admin.enableServer=false\n4lw.commands.whitelist=*\nmaxClientCnxns=0\n", filepath.Join(dir, "data"), port)
+		"admin.enableServer=false\n4lw.commands.whitelist=*\nmaxClientCnxns=0\nforceSync=no\npreAllocSize=1024\n",
+		filepath.Join(dir, "data"), port)
 	cfgPath := filepath.Join(dir, "zoo.cfg")
 	if err := os.WriteFile(cfgPath, []byte(cfg), 0o644); err != nil {
 		t.Fatal(err)
@@ -87,6 +92,10 @@ func startRealZooKeeper(t *testing.T, extended bool) string {
 		syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
 		cmd.Wait()
 		logf.Close()
+		if t.Failed() {
+			out, _ := os.ReadFile(logf.Name())
+			t.Logf("ZooKeeper's log:\n%s", out)
+		}
 	})
 	addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
 	deadline := time.Now().Add(60 * time.Second)
@@ -127,6 +136,7 @@ type diffTarget struct {
 }
 
 func newDiffTarget(t *testing.T, name, addr string) *diffTarget {
+	t.Logf("connecting to %s at %s", name, addr) // shown if the session is not made
 	c, _ := connectZK(t, []string{addr}, 10*time.Second, nil)
 	d := &diffTarget{name: name, c: c, raw: dialRaw(t, addr, 0, nil), zxids: map[int64]int{}, sess: map[int64]int{}}
 	// The two sessions' ids come first, in a fixed order.
