@@ -941,7 +941,11 @@ func (n *RaftNode) proposeForwards() {
 	if len(n.fwdIn) == 0 {
 		return
 	}
-	var data [][]byte
+	total := 0
+	for _, m := range n.fwdIn {
+		total += len(m.Entries)
+	}
+	data := make([][]byte, 0, total)
 	for _, m := range n.fwdIn {
 		for i := range m.Entries {
 			data = append(data, raft.AppendForwarded(nil, m.From, m.Context+uint64(i), m.Entries[i].Data))
