@@ -72,6 +72,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/nanokv/nanokv/internal/testnet"
 )
 
 const (
@@ -184,10 +186,7 @@ func startRedisServer(t *testing.T) string {
 	dir := t.TempDir()
 	var lastErr error
 	for attempt := 0; attempt < 5; attempt++ {
-		port, err := freePort()
-		if err != nil {
-			t.Fatalf("free port: %v", err)
-		}
+		port := testnet.FreePort(t)
 		addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
 		var out bytes.Buffer
 		cmd := exec.Command(path, "--port", strconv.Itoa(port), "--bind", "127.0.0.1",
@@ -225,15 +224,6 @@ func startRedisServer(t *testing.T) string {
 	}
 	t.Fatalf("redis-server did not start: %v", lastErr)
 	return ""
-}
-
-func freePort() (int, error) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, err
-	}
-	defer ln.Close()
-	return ln.Addr().(*net.TCPAddr).Port, nil
 }
 
 // waitRedisReady polls addr with a dial and a PING until redis answers PONG, the process

@@ -17,6 +17,7 @@ import (
 
 	"github.com/go-zookeeper/zk"
 
+	"github.com/nanokv/nanokv/internal/testnet"
 	"github.com/nanokv/nanokv/kvstore"
 	"github.com/nanokv/nanokv/server"
 	"github.com/nanokv/nanokv/zkproto"
@@ -44,16 +45,6 @@ func requireTool(t *testing.T, ok bool, what string) {
 	t.Skipf("%s is missing", what)
 }
 
-func freePort(t *testing.T) int {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	return ln.Addr().(*net.TCPAddr).Port
-}
-
 // startRealZooKeeper starts a standalone ZooKeeper 3.8, with TTL nodes enabled when
 // extended, and returns its client address; the JVM and its process group are killed
 // at cleanup.
@@ -63,7 +54,7 @@ func startRealZooKeeper(t *testing.T, extended bool) string {
 	_, jarErr := os.Stat(zkJar)
 	requireTool(t, err == nil && jarErr == nil, "java or "+zkJar)
 	dir := t.TempDir()
-	port := freePort(t)
+	port := testnet.FreePort(t)
 	// forceSync=no and a small preAllocSize (KB), as the bench's ZooKeeper: the test
 	// compares replies, not durability, and with an fsync per transaction (the first one
 	// also preallocating 64 MB of log) a CI machine busy with other packages' tests once

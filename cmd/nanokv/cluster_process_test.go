@@ -19,6 +19,7 @@ import (
 
 	"github.com/anishathalye/porcupine"
 	"github.com/nanokv/nanokv/internal/kvmodel"
+	"github.com/nanokv/nanokv/internal/testnet"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -96,7 +97,8 @@ func TestClusterProcessesUnderFaults(t *testing.T) {
 }
 
 func testClusterProcessesUnderFaults(t *testing.T, mode string) {
-	redisBase, clusterBase := freeRange(t, 4), freeRange(t, 4)
+	ports := testnet.FreeRanges(t, 4, 2)
+	redisBase, clusterBase := ports[0], ports[1]
 	var peers []string
 	for i := 1; i <= 3; i++ {
 		peers = append(peers, fmt.Sprintf("%d=127.0.0.1:%d", i, clusterBase+i-1))
@@ -314,7 +316,8 @@ func testClusterProcessesUnderFaults(t *testing.T, mode string) {
 // Run: go test ./cmd/nanokv -run '^$' -bench Failover -benchtime 1x
 func BenchmarkFailover(b *testing.B) {
 	const trials = 20
-	redisBase, clusterBase := freeRange(b, 3), freeRange(b, 3)
+	ports := testnet.FreeRanges(b, 3, 2)
+	redisBase, clusterBase := ports[0], ports[1]
 	var peers []string
 	for i := 1; i <= 3; i++ {
 		peers = append(peers, fmt.Sprintf("%d=127.0.0.1:%d", i, clusterBase+i-1))

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"math/rand/v2"
 	"net"
 	"os"
 	"os/exec"
@@ -15,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nanokv/nanokv/internal/testnet"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -292,50 +292,9 @@ func TestConfigFileAndBadFlags(t *testing.T) {
 	}
 }
 
-// freeRange returns the first of n consecutive loopback ports that are free now. They
-// are taken below the kernel's ephemeral range: a port in that range may be given to any
-// outgoing connection (of this test, or of a test package running beside it) between
-// this check and the child's bind. A member that started seconds after the check (the
-// fourth of TestClusterProcessesUnderFaults) found its port taken that way.
-func freeRange(t testing.TB, n int) int {
-	t.Helper()
-	lo := ephemeralLow()
-	for attempt := 0; attempt < 50; attempt++ {
-		base := 10000 + rand.IntN(lo-10000-n)
-		ok := true
-		for i := 0; i < n && ok; i++ {
-			ln, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", base+i))
-			if err != nil {
-				ok = false
-				continue
-			}
-			ln.Close()
-		}
-		if ok {
-			return base
-		}
-	}
-	t.Fatal("no free port range")
-	return 0
-}
-
-// ephemeralLow is the first port of the kernel's ephemeral range (Linux's default when
-// it cannot be read).
-func ephemeralLow() int {
-	lo := 32768
-	if b, err := os.ReadFile("/proc/sys/net/ipv4/ip_local_port_range"); err == nil {
-		var hi int
-		if _, err := fmt.Sscan(string(b), &lo, &hi); err != nil || lo < 12000 {
-			lo = 32768
-		}
-	}
-	return lo
-}
-
-// `nanokv local` starts a three-member cluster that elects a leader, replicates, and
-// redirects clients of followers; SIGTERM stops every member.
 func TestLocalCluster(t *testing.T) {
-	redisBase, clusterBase := freeRange(t, 3), freeRange(t, 3)
+	ports := testnet.FreeRanges(t, 3, 2)
+	redisBase, clusterBase := ports[0], ports[1]
 	cmd := exec.Command(os.Args[0], "local", "--nodes", "3", "--memory-only", "--zk-base", "0",
 		"--redis-base", fmt.Sprint(redisBase), "--cluster-base", fmt.Sprint(clusterBase))
 	cmd.Env = append(os.Environ(), childEnv+"=1")
