@@ -3,6 +3,7 @@ package mcproto_test
 import (
 	"bufio"
 	"bytes"
+	"fmt"
 	"io"
 	"log"
 	"net"
@@ -13,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nanokv/nanokv/internal/testnet"
 	"github.com/nanokv/nanokv/server"
 )
 
@@ -52,7 +54,7 @@ func startMemcached(t *testing.T) string {
 		return ""
 	}
 	for attempt := 0; attempt < 5; attempt++ {
-		addr := freeAddr(t)
+		addr := fmt.Sprintf("127.0.0.1:%d", testnet.FreePort(t))
 		_, port, _ := net.SplitHostPort(addr)
 		args := []string{"-l", "127.0.0.1", "-p", port, "-U", "0", "-t", "1"}
 		if os.Geteuid() == 0 {
@@ -82,15 +84,6 @@ func startMemcached(t *testing.T) string {
 	}
 	t.Fatal("memcached did not start")
 	return ""
-}
-
-func freeAddr(t *testing.T) string {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	return ln.Addr().String()
 }
 
 // converse sends req on a fresh connection and reads until the reply is as long as want

@@ -30,18 +30,6 @@ func TestMain(m *testing.M) {
 	os.Exit(m.Run())
 }
 
-// freeAddr returns a loopback address nobody listens on right now.
-func freeAddr(t *testing.T) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	ln.Close()
-	return addr
-}
-
 type proc struct {
 	cmd    *exec.Cmd
 	addr   string
@@ -52,7 +40,7 @@ type proc struct {
 func startNode(t *testing.T, args ...string) *proc {
 	t.Helper()
 	for attempt := 0; attempt < 5; attempt++ {
-		addr := freeAddr(t)
+		addr := fmt.Sprintf("127.0.0.1:%d", testnet.FreePort(t))
 		cmd := exec.Command(os.Args[0], append([]string{"--redis", addr}, args...)...)
 		cmd.Env = append(os.Environ(), childEnv+"=1")
 		var stderr bytes.Buffer
