@@ -21,6 +21,9 @@ type OffloadConfig struct {
 
 // startOffload creates the driver beside the core (the loop calls it once n.r exists).
 func (n *RaftNode) startOffload(cfg OffloadConfig) {
+	// The engine sees datagrams only through StepDatagrams, which copies them: it may
+	// keep those copies instead of copying them again.
+	cfg.Engine.KeepData = true
 	n.offCfg = cfg
 	n.off = raft.NewOffload(n.r, n.cfg.ID, cfg.Engine, raft.OffloadHost{
 		Send: func(dgs []nicoffload.Outgoing) {
@@ -50,10 +53,11 @@ func (n *RaftNode) StepDatagrams(pkts []nicoffload.Packet) {
 
 // copyPackets copies pkts out of the transport's buffers in three allocations, whatever
 // the number of entries: the packets, their entries and all the entries' data, each
-// contiguous. A follower receives a datagram per leader batch and the engine copies the
-// entries it appends once more, so this copy only has to outlive the hand-off to the
-// loop. Copied entry by entry, it was the largest item (18%) of a follower's allocation
-// profile under redis-benchmark -P 1; BenchmarkCopyPackets: 15 allocations -> 3.
+// contiguous. The copy is the only one a follower makes: the engine keeps the entries it
+// appends as they are here (nicoffload.Config.KeepData), and so do the Raft log and the
+// applier. Copied entry by entry, it was the largest item (18%) of a follower's
+// allocation profile under redis-benchmark -P 1; BenchmarkCopyPackets: 15 allocations
+// -> 3.
 func copyPackets(pkts []nicoffload.Packet) []nicoffload.Packet {
 	nents, size := 0, 0
 	for i := range pkts {

@@ -34,6 +34,11 @@ type Config struct {
 	// reports them durable (Persisted), and the leader counts itself toward a majority
 	// only for what it persisted. Otherwise entries are acked from memory, as the papers do.
 	AckAfterPersist bool
+	// KeepData: the packets the host hands to Step are its own copies, which it never
+	// touches again, so a follower keeps their entries (and their data) as they are in
+	// what it appends and in its reorder buffer. Otherwise the engine copies both, as
+	// packets may alias a receive buffer that is reused once Step returns.
+	KeepData bool
 }
 
 func (c *Config) withDefaults() Config {
@@ -825,16 +830,18 @@ func (e *Engine) hold(pk *Packet) bool {
 		return false
 	}
 	c := *pk
-	c.Entries = slices.Clone(pk.Entries)
-	n := 0
-	for i := range c.Entries {
-		n += len(c.Entries[i].Data)
-	}
-	buf := make([]byte, 0, n)
-	for i := range c.Entries {
-		off := len(buf)
-		buf = append(buf, c.Entries[i].Data...)
-		c.Entries[i].Data = buf[off:len(buf):len(buf)]
+	if !e.cfg.KeepData {
+		c.Entries = slices.Clone(pk.Entries)
+		n := 0
+		for i := range c.Entries {
+			n += len(c.Entries[i].Data)
+		}
+		buf := make([]byte, 0, n)
+		for i := range c.Entries {
+			off := len(buf)
+			buf = append(buf, c.Entries[i].Data...)
+			c.Entries[i].Data = buf[off:len(buf):len(buf)]
+		}
 	}
 	if e.held == nil {
 		e.held = make(map[uint64]*Packet)
@@ -868,19 +875,25 @@ func (e *Engine) unhold(h *Packet) {
 }
 
 // appendEntries appends ents after the last entry: to the host ring, with their data
-// copied out of the datagram (one allocation for all).
+// copied out of the datagram (one allocation for all) unless the host gave it away
+// (KeepData).
 func (e *Engine) appendEntries(ents []Entry) {
-	n := 0
-	for i := range ents {
-		n += len(ents[i].Data)
+	var buf []byte
+	if !e.cfg.KeepData {
+		n := 0
+		for i := range ents {
+			n += len(ents[i].Data)
+		}
+		buf = make([]byte, 0, n)
 	}
-	buf := make([]byte, 0, n)
 	for i := range ents {
 		ent := ents[i]
 		ent.Index = e.reg.LastLogIndex + 1
-		off := len(buf)
-		buf = append(buf, ent.Data...)
-		ent.Data = buf[off:len(buf):len(buf)]
+		if !e.cfg.KeepData {
+			off := len(buf)
+			buf = append(buf, ent.Data...)
+			ent.Data = buf[off:len(buf):len(buf)]
+		}
 		if len(e.runs) == 0 || e.runs[len(e.runs)-1].term != ent.Term {
 			e.runs = append(e.runs, termRun{first: ent.Index, term: ent.Term})
 		}

@@ -430,6 +430,24 @@ func TestFollowerCopiesEntryData(t *testing.T) {
 	}
 }
 
+// With KeepData the host's copy is kept: appended entries, and those held ahead of a
+// gap, are the very bytes Step was given (no second copy).
+func TestFollowerKeepsEntryDataItWasGiven(t *testing.T) {
+	f := newFollower(t, Config{KeepData: true}, 2)
+	p := appendPkt(2, 2, 10, 2, 9, ents(2, "abc"))
+	f.Step(0, p)
+	if o := f.Ready(); len(o.Append) != 1 || &o.Append[0].Data[0] != &p.Entries[0].Data[0] {
+		t.Fatalf("appended entry is not the host's data: %+v", o.Append)
+	}
+	ahead := appendPkt(2, 2, 12, 2, 9, ents(2, "def")) // 12 is missing: held
+	f.Step(1, ahead)
+	f.Step(2, appendPkt(2, 2, 11, 2, 9, ents(2, "x")))
+	o := f.Ready()
+	if len(o.Append) != 2 || o.Append[1].Index != 13 || &o.Append[1].Data[0] != &ahead.Entries[0].Data[0] {
+		t.Fatalf("held entry not appended as given: %s %+v", indexes(o.Append), o.Append)
+	}
+}
+
 // term < currentTerm: not from our leader. Nothing is appended; the sender learns our
 // term.
 func TestFollowerIgnoresStaleTerm(t *testing.T) {

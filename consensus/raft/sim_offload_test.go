@@ -29,8 +29,11 @@ type simOffload struct {
 const simUnit = int64(time.Millisecond)
 
 func (s *sim) newOffload(nd *simNode) *simOffload {
+	// Every delivered datagram is parsed from a buffer of its own (duplicates share one,
+	// which nothing writes), so even-numbered members keep the data they are given, as a
+	// RaftNode's engine does, and the others copy it: digests and histories compare both.
 	cfg := nicoffload.Config{ClusterID: 1, AckAfterPersist: true, RetransmitTimeout: 20 * time.Millisecond,
-		VoteTimeout: 100 * time.Millisecond, RingDatagrams: 64}
+		VoteTimeout: 100 * time.Millisecond, RingDatagrams: 64, KeepData: nd.id%2 == 0}
 	so := &simOffload{}
 	so.Offload = NewOffload(nd.r, nd.id, cfg, OffloadHost{
 		Send: func(dgs []nicoffload.Outgoing) {
