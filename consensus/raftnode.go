@@ -54,9 +54,11 @@ type RaftNode struct {
 	fwdSeq   uint64
 	// fwdIn are the forwards that followers sent this leader and the loop stepped in its
 	// current iteration: proposed together at its end (proposeForwards).
-	fwdIn   []raft.Message
-	reads   map[uint64]*readRequest // by context
-	readSeq uint64
+	fwdIn []raft.Message
+	// commitBuf is commitEntries' batch, reused (the apply queue copies what it queues).
+	commitBuf []pending
+	reads     map[uint64]*readRequest // by context
+	readSeq   uint64
 
 	// A leader's lease reads skip the loop (leaseRead): the loop publishes how long its
 	// lease holds and an index at or above every write acknowledged so far.
@@ -1147,7 +1149,11 @@ func (n *RaftNode) handleReady() error {
 }
 
 func (n *RaftNode) commitEntries(ents []raft.Entry) {
-	batch := make([]pending, 0, len(ents))
+	batch := n.commitBuf[:0]
+	defer func() {
+		clear(batch) // the apply queue copied it
+		n.commitBuf = batch[:0]
+	}()
 	for _, e := range ents {
 		var local any
 		if e.Type == raft.EntryForwarded {

@@ -45,6 +45,8 @@ type Offload struct {
 	// releasedTo is the highest index whose proposers the engine's commit answered.
 	releasedTo uint64
 	stats      OffloadStats
+	// ents is appendEntries' batch, reused: the core copies the entries it appends.
+	ents []Entry
 }
 
 // OffloadHost is what the driver needs of the member around it.
@@ -260,10 +262,14 @@ func (o *Offload) drain() (stop bool) {
 // appendEntries puts the engine's entries in the one Raft log: on the leader as its
 // own, on a follower as the leader's MsgApp would.
 func (o *Offload) appendEntries(ents []nicoffload.Entry, commit uint64) bool {
-	re := make([]Entry, len(ents))
-	for i, e := range ents {
-		re[i] = Entry{Index: e.Index, Term: e.Term, Time: e.Time, Type: EntryType(e.Type), Data: e.Data}
+	re := o.ents[:0]
+	for _, e := range ents {
+		re = append(re, Entry{Index: e.Index, Term: e.Term, Time: e.Time, Type: EntryType(e.Type), Data: e.Data})
 	}
+	defer func() {
+		clear(re) // no data kept alive by the scratch
+		o.ents = re[:0]
+	}()
 	r := o.r
 	if o.leading {
 		if err := r.AppendOffloaded(re); err != nil {
