@@ -40,11 +40,16 @@ type conn struct {
 	need       int
 	lim        Limits
 	loopBlind  bool // under the event loop: the batch it proposes is blind
-	// now is the clock for the reads of one network read (unix ms).
-	now     int64
-	scratch [][]byte
-	swallow int // bytes of a refused data block still to discard
-	quit    bool
+	// now is the clock for the reads of one network read (unix ms); read it with clock.
+	now int64
+	// nowStale: a batch was proposed since now was read, and its entry was stamped
+	// later. The next read must not see a time before its own write (a TTL longer than
+	// the one just set), so clock reads the time again; a batch proposed at the end of a
+	// network read, with no read behind it, costs no clock read.
+	nowStale bool
+	scratch  [][]byte
+	swallow  int // bytes of a refused data block still to discard
+	quit     bool
 	// barrierOK: the read barrier has been passed since the last network read and the
 	// last proposal, so the reads that arrived with it may go straight to the store.
 	barrierOK bool
@@ -167,7 +172,7 @@ func (r *resultSink) Resp3() bool    { return false }
 func (c *conn) serve() {
 	defer c.nc.Close()
 	netserve.ReadLoop(c.nc, c.space, func(n int) bool {
-		c.now = time.Now().UnixMilli()
+		c.now, c.nowStale = time.Now().UnixMilli(), false
 		open := c.consume(n)
 		c.flushBatch()
 		// Let the other connections woken by the same poll run first, so that the
@@ -288,7 +293,8 @@ func (c *conn) flushBatch() {
 	} else {
 		err = c.s.b.Propose(data, c.sink)
 	}
-	c.finishBatch(blind, err, time.Now().UnixMilli())
+	c.nowStale = true
+	c.finishBatch(blind, err)
 }
 
 // cutBatch closes the open batch for proposing: data, whether every op in it is a blind
@@ -313,9 +319,8 @@ func (c *conn) cutBatch() (data []byte, blind, ok bool) {
 }
 
 // finishBatch renders the queued replies of the batch cutBatch closed, once its
-// proposal returned err: at once for blind writes, after the apply otherwise. now is
-// the clock after the proposal.
-func (c *conn) finishBatch(blind bool, err error, now int64) {
+// proposal returned err: at once for blind writes, after the apply otherwise.
+func (c *conn) finishBatch(blind bool, err error) {
 	var results []result
 	switch {
 	case blind:
@@ -325,9 +330,6 @@ func (c *conn) finishBatch(blind bool, err error, now int64) {
 		<-c.sink.applied
 		results = c.sink.results
 	}
-	// The entry was stamped after this network read's clock: reads behind it must not see
-	// a time before their own write (a TTL longer than the one just set).
-	c.now = max(c.now, now)
 	ri := 0
 	for i := range c.pend {
 		p := &c.pend[i]
@@ -374,5 +376,14 @@ func (c *conn) readBarrier() bool {
 
 // get reads one key for a memcached client.
 func (c *conn) get(key []byte) (kvstore.MCItem, bool) {
-	return c.s.b.Store().MCGet(key, c.now)
+	return c.s.b.Store().MCGet(key, c.clock())
+}
+
+// clock is the time for a read: the network read's clock, unless a batch was proposed
+// since (nowStale).
+func (c *conn) clock() int64 {
+	if c.nowStale {
+		c.now, c.nowStale = max(c.now, time.Now().UnixMilli()), false
+	}
+	return c.now
 }

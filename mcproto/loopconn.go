@@ -10,7 +10,7 @@ func (c *conn) Space() []byte { return c.space() }
 
 // Consume handles what a read brought.
 func (c *conn) Consume(n int, now int64) bool {
-	c.now = now
+	c.now, c.nowStale = now, false
 	return c.consume(n)
 }
 
@@ -25,7 +25,11 @@ func (c *conn) CutBatch() ([]byte, kvstore.Sink, bool) {
 }
 
 // FinishBatch renders the replies of the batch the loop proposed.
-func (c *conn) FinishBatch(err error, now int64) { c.finishBatch(c.loopBlind, err, now) }
+// now is the clock after the proposal: the entry was stamped before it (see nowStale).
+func (c *conn) FinishBatch(err error, now int64) {
+	c.now = max(c.now, now)
+	c.finishBatch(c.loopBlind, err)
+}
 
 // Output is the replies to write.
 func (c *conn) Output() []byte { return c.out }

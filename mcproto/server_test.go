@@ -270,6 +270,22 @@ func TestPipelinedWritesAndReads(t *testing.T) {
 	}
 }
 
+// A read sent behind a write, in the same packet, never sees a clock earlier than the
+// write's own: the TTL mg reports right after a set with exptime 100 is never 101 (it
+// counts whole seconds up, so a clock one millisecond behind the write's shows).
+func TestPipelinedTTLNeverExceedsWhatWasSet(t *testing.T) {
+	for _, mode := range frontendModes {
+		t.Run(mode.name, func(t *testing.T) {
+			node := startNodeMode(t, 0, mode.goroutines)
+			c := dial(t, node.MemcacheAddr())
+			for i := 0; i < 2000; i++ {
+				c.send("set k 0 100 1\r\nx\r\nmg k t\r\n")
+				c.expect("STORED\r\nHD t100\r\n")
+			}
+		})
+	}
+}
+
 // TestTooLargeItemIsSwallowed: a value over -I is refused without reading it as commands,
 // and a refused set removes the old value (memcached does not keep stale data).
 func TestTooLargeItemIsSwallowed(t *testing.T) {
