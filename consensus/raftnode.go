@@ -518,18 +518,37 @@ func (n *RaftNode) Campaign(ctx context.Context) error {
 }
 
 // ChangeMembership proposes one membership change and returns once it is committed.
+//
+// A change that the leader cannot take yet, because its previous change or the first
+// entry of its term is not committed, waits for that entry (within ctx) instead of
+// being refused: right after an election (a failover, RAFT.TIMEOUT_NOW) that is one
+// round trip away. ErrConfPending is returned when ctx ends first.
 func (n *RaftNode) ChangeMembership(ctx context.Context, cc raft.ConfChange) error {
-	var index uint64
-	err := n.do(ctx, func(r *raft.Raft) error {
-		var err error
-		n.closeOffload() // membership changes are software's business
-		index, err = r.ProposeConfChange(n.cfg.Now(), cc)
-		return err
-	})
-	if err != nil {
-		return err
+	for {
+		var index, blocker uint64
+		err := n.do(ctx, func(r *raft.Raft) error {
+			if r.Role() == raft.Leader && r.PendingConf() > r.Committed() {
+				blocker = r.PendingConf()
+				return nil
+			}
+			var err error
+			n.closeOffload() // membership changes are software's business
+			index, err = r.ProposeConfChange(n.cfg.Now(), cc)
+			return err
+		})
+		if err != nil {
+			return err
+		}
+		if blocker == 0 {
+			return n.commit.wait(ctx, index, n.stop)
+		}
+		if err := n.commit.wait(ctx, blocker, n.stop); err != nil {
+			if ctx.Err() != nil {
+				return raft.ErrConfPending
+			}
+			return err
+		}
 	}
-	return n.commit.wait(ctx, index, n.stop)
 }
 
 // Status reports the member's state as of the loop's last iteration.

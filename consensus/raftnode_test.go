@@ -704,3 +704,63 @@ func TestRaftNodeStopsWhenItsWALFails(t *testing.T) {
 		t.Fatal("an entry that was never persisted was applied")
 	}
 }
+
+// A membership change asked of a leader that has not yet committed the first entry of
+// its term (right after RAFT.TIMEOUT_NOW or a failover) waits for that entry instead of
+// being refused with ErrConfPending: the refusal made an admin's RAFT.NODE REMOVE fail
+// for a condition one round trip long.
+func TestRaftNodeMembershipChangeWaitsForTheNewLeadersFirstEntry(t *testing.T) {
+	c := newTestCluster(t, 3, false)
+	old := c.leader()
+	ctx := ctxT(t)
+	idx, err := old.Propose(ctx, []byte("a=1"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.sameApplied(idx)
+	oldID := old.Status().ID
+	var next *RaftNode
+	for id, n := range c.nodes() {
+		if id != oldID {
+			next = n
+			break
+		}
+	}
+	nextID := next.Status().ID
+	// The new leader hears no MsgAppResp, so its first entry cannot commit.
+	c.net.mu.Lock()
+	c.net.rewrite = func(m *raft.Message) {
+		if m.Type == raft.MsgAppResp && m.To == nextID {
+			m.To = 0 // nobody: dropped
+		}
+	}
+	c.net.mu.Unlock()
+	if err := next.Campaign(ctx); err != nil {
+		t.Fatal(err)
+	}
+	for st := next.Status(); st.Role != raft.Leader; st = next.Status() {
+		if ctx.Err() != nil {
+			t.Fatalf("member %d did not take over: %+v", nextID, st)
+		}
+		time.Sleep(time.Millisecond)
+	}
+	if st := next.Status(); st.CommitIndex >= st.LastIndex {
+		t.Fatalf("the new leader's first entry committed while acks were dropped: %+v", st)
+	}
+	done := make(chan error, 1)
+	go func() { done <- next.ChangeMembership(ctx, raft.ConfChange{Type: raft.RemoveNode, Node: oldID}) }()
+	select {
+	case err := <-done:
+		t.Fatalf("the change returned before the leader could take it: %v", err)
+	case <-time.After(200 * time.Millisecond):
+	}
+	c.net.mu.Lock()
+	c.net.rewrite = nil
+	c.net.mu.Unlock()
+	if err := <-done; err != nil {
+		t.Fatalf("the change failed once the first entry could commit: %v", err)
+	}
+	if m := next.Status().Membership; m.IsVoter(oldID) || len(m.Voters) != 2 {
+		t.Fatalf("membership after removing %d: %+v", oldID, m)
+	}
+}

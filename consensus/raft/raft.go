@@ -186,6 +186,11 @@ func (r *Raft) LastIndex() uint64 { return r.log.lastIndex() }
 // Committed is the commit index.
 func (r *Raft) Committed() uint64 { return r.log.committed }
 
+// PendingConf is the index a leader must commit before it takes another membership
+// change (ProposeConfChange's ErrConfPending until then): its last change, or the first
+// entry of its term.
+func (r *Raft) PendingConf() uint64 { return r.pendingConf }
+
 // Membership returns the current membership (do not modify it).
 func (r *Raft) Membership() Membership { return r.members }
 
