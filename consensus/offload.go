@@ -1,6 +1,7 @@
 package consensus
 
 import (
+	"sync/atomic"
 	"time"
 
 	"github.com/nanokv/nanokv/consensus/raft"
@@ -140,7 +141,8 @@ func (n *RaftNode) closeOffload() {
 	}
 }
 
-// offloadStatus is the engine's state for Status (the loop publishes it).
+// offloadStatus is the engine's state for Status, but for its counters, which Status
+// reads from engStats (the loop publishes it).
 func (n *RaftNode) offloadStatus() *OffloadStatus {
 	o := n.off
 	if o == nil {
@@ -148,7 +150,42 @@ func (n *RaftNode) offloadStatus() *OffloadStatus {
 	}
 	st := o.Stats()
 	return &OffloadStatus{Accelerated: o.Accelerated(), Opened: st.Opened, Closed: st.Closed,
-		Fallbacks: st.Fallbacks, Engine: o.EngineStats()}
+		Fallbacks: st.Fallbacks}
+}
+
+// sameOffload reports whether the published cur still shows the driver's state (all
+// but the engine's counters).
+func sameOffload(cur *OffloadStatus, o *raft.Offload) bool {
+	if cur == nil || o == nil {
+		return cur == nil && o == nil
+	}
+	st := o.Stats()
+	return cur.Accelerated == o.Accelerated() && cur.Opened == st.Opened &&
+		cur.Closed == st.Closed && cur.Fallbacks == st.Fallbacks
+}
+
+// engineCounters holds the engine's counters for Status, stored by the loop after every
+// iteration and read by anyone. Each counter is read atomically; a reader may see some
+// from one iteration and some from the next.
+type engineCounters struct {
+	sealed, sent, replayed, gapRequests, dropped, acks, duplicates, staleDropped atomic.Uint64
+}
+
+func (c *engineCounters) store(s nicoffload.Stats) {
+	c.sealed.Store(s.Sealed)
+	c.sent.Store(s.Sent)
+	c.replayed.Store(s.Replayed)
+	c.gapRequests.Store(s.GapRequests)
+	c.dropped.Store(s.Dropped)
+	c.acks.Store(s.Acks)
+	c.duplicates.Store(s.Duplicates)
+	c.staleDropped.Store(s.StaleDropped)
+}
+
+func (c *engineCounters) load() nicoffload.Stats {
+	return nicoffload.Stats{Sealed: c.sealed.Load(), Sent: c.sent.Load(), Replayed: c.replayed.Load(),
+		GapRequests: c.gapRequests.Load(), Dropped: c.dropped.Load(), Acks: c.acks.Load(),
+		Duplicates: c.duplicates.Load(), StaleDropped: c.staleDropped.Load()}
 }
 
 // OffloadStatus is what INFO raft shows of the offload engine.

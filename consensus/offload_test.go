@@ -253,3 +253,18 @@ func BenchmarkCopyPackets(b *testing.B) {
 		copyPackets(src)
 	}
 }
+
+// engineCounters carries every counter of nicoffload.Stats: a field added to Stats and
+// forgotten here would read as zero in INFO raft.
+func TestEngineCountersCarryEveryStat(t *testing.T) {
+	var want nicoffload.Stats
+	v := reflect.ValueOf(&want).Elem()
+	for i := range v.NumField() {
+		v.Field(i).SetUint(uint64(i + 1))
+	}
+	var c engineCounters
+	c.store(want)
+	if got := c.load(); got != want {
+		t.Fatalf("stored %+v, loaded %+v", want, got)
+	}
+}

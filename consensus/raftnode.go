@@ -72,8 +72,16 @@ type RaftNode struct {
 
 	queue *applyQueue // committed entries on their way to the applier
 
-	status atomic.Pointer[RaftStatus]
-	closed atomic.Bool
+	// The loop publishes Status after every iteration without allocating, unless what
+	// rarely changes did: status holds the rarely changing part (republished when a
+	// field of it, or the membership's generation statusGen, changes), the indexes and
+	// the engine's counters are stored in place. Allocating a status per iteration was
+	// 5-7% of what a member allocated under load.
+	status               atomic.Pointer[RaftStatus]
+	statusGen            uint64 // the membership generation status holds (loop only)
+	lastIndex, commitIdx atomic.Uint64
+	engStats             engineCounters
+	closed               atomic.Bool
 
 	// snapshots: the loop asks the applier for one (snapReq) when the log has grown by
 	// SnapshotLogBytes, the applier writes it at its applied index and reports (snapDone),
@@ -552,7 +560,22 @@ func (n *RaftNode) ChangeMembership(ctx context.Context, cc raft.ConfChange) err
 }
 
 // Status reports the member's state as of the loop's last iteration.
-func (n *RaftNode) Status() RaftStatus { return *n.status.Load() }
+func (n *RaftNode) Status() RaftStatus {
+	st := *n.status.Load()
+	// commit before last: a reader never sees a last index below the commit index
+	st.CommitIndex = n.commitIdx.Load()
+	st.LastIndex = n.lastIndex.Load()
+	st.AppliedIndex = n.applied.load()
+	if st.Offload != nil {
+		o := *st.Offload
+		o.Engine = n.engStats.load()
+		st.Offload = &o
+	}
+	return st
+}
+
+// Role is Status().Role, without copying the status.
+func (n *RaftNode) Role() raft.Role { return n.status.Load().Role }
 
 // WaitApplied returns once index has been applied.
 func (n *RaftNode) WaitApplied(ctx context.Context, index uint64) error {
@@ -590,8 +613,17 @@ func (n *RaftNode) runSyncer() {
 
 func (n *RaftNode) publishStatus() {
 	r := n.r
+	n.lastIndex.Store(r.LastIndex())
+	n.commitIdx.Store(r.Committed())
+	if n.off != nil {
+		n.engStats.store(n.off.EngineStats())
+	}
+	if cur := n.status.Load(); cur != nil && cur.Lead == r.Lead() && cur.Term == r.Term() &&
+		cur.Role == r.Role() && n.statusGen == r.MembershipGen() && sameOffload(cur.Offload, n.off) {
+		return
+	}
+	n.statusGen = r.MembershipGen()
 	n.status.Store(&RaftStatus{ID: n.cfg.ID, Lead: r.Lead(), Term: r.Term(), Role: r.Role(),
-		LastIndex: r.LastIndex(), CommitIndex: r.Committed(), AppliedIndex: n.applied.load(),
 		Membership: r.Membership(), Offload: n.offloadStatus()})
 }
 

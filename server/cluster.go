@@ -277,7 +277,7 @@ func (c *cluster) proxiedBarrier(ctx context.Context) error {
 	return c.raft.WaitApplied(ctx, idx)
 }
 
-func (c *cluster) isLeader() bool { return c.raft.Status().Role == raft.Leader }
+func (c *cluster) isLeader() bool { return c.raft.Role() == raft.Leader }
 
 // info writes INFO raft with RedisRaft's field names.
 func (c *cluster) info(w func(k string, v any)) {

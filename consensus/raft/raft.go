@@ -75,6 +75,8 @@ type Raft struct {
 	log              raftLog
 
 	members Membership
+	// membersGen counts the assignments to members (MembershipGen).
+	membersGen uint64
 	confs   []confAt // membership as of each committed change since the log offset
 	snap    *SnapshotMeta
 
@@ -151,6 +153,7 @@ func New(cfg Config, st State) *Raft {
 		r.snap = s
 	}
 	r.members = base
+	r.membersGen++
 	r.confs = []confAt{{r.log.offset, base}}
 	if len(st.Entries) > 0 {
 		r.log.append(st.Entries...)
@@ -193,6 +196,9 @@ func (r *Raft) PendingConf() uint64 { return r.pendingConf }
 
 // Membership returns the current membership (do not modify it).
 func (r *Raft) Membership() Membership { return r.members }
+
+// MembershipGen changes whenever Membership does (a host that caches it compares these).
+func (r *Raft) MembershipGen() uint64 { return r.membersGen }
 
 // Transferee is the member leadership is being handed to, or None.
 func (r *Raft) Transferee() uint64 { return r.leadTransferee }
@@ -753,6 +759,7 @@ func (r *Raft) handleSnapshot(m Message) {
 	default:
 		r.log.restore(s.Index, s.Term, s.Time)
 		r.members = s.Membership.Clone()
+		r.membersGen++
 		r.confs = []confAt{{s.Index, r.members}}
 		r.snap = s
 		r.pendingSnapshot = s
@@ -806,6 +813,7 @@ func (r *Raft) applyConfChange(index uint64, cc ConfChange) {
 	slices.Sort(m.Voters)
 	slices.Sort(m.Learners)
 	r.members = m
+	r.membersGen++
 	r.confs = append(r.confs, confAt{index, m})
 	if r.role != Leader {
 		return
