@@ -77,8 +77,8 @@ type Raft struct {
 	members Membership
 	// membersGen counts the assignments to members (MembershipGen).
 	membersGen uint64
-	confs   []confAt // membership as of each committed change since the log offset
-	snap    *SnapshotMeta
+	confs      []confAt // membership as of each committed change since the log offset
+	snap       *SnapshotMeta
 
 	// leader state
 	prs            map[uint64]*progress
