@@ -559,7 +559,8 @@ func (n *RaftNode) ChangeMembership(ctx context.Context, cc raft.ConfChange) err
 	}
 }
 
-// Status reports the member's state as of the loop's last iteration.
+// Status reports the member's state as of the loop's last iteration; AppliedIndex is the
+// applier's, as of now.
 func (n *RaftNode) Status() RaftStatus {
 	st := *n.status.Load()
 	// commit before last: a reader never sees a last index below the commit index
