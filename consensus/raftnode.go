@@ -548,7 +548,13 @@ func (n *RaftNode) ChangeMembership(ctx context.Context, cc raft.ConfChange) err
 			return err
 		}
 		if blocker == 0 {
-			return n.commit.wait(ctx, index, n.stop)
+			if err := n.commit.wait(ctx, index, n.stop); err != nil {
+				return err
+			}
+			// The loop publishes Status at the end of the iteration that committed the
+			// change; a control request runs after it, and is answered once Status is
+			// published, so that a caller (RAFT.NODE, then INFO raft) sees the change.
+			return n.do(context.WithoutCancel(ctx), func(*raft.Raft) error { return nil })
 		}
 		if err := n.commit.wait(ctx, blocker, n.stop); err != nil {
 			if ctx.Err() != nil {

@@ -760,6 +760,7 @@ func TestRaftNodeMembershipChangeWaitsForTheNewLeadersFirstEntry(t *testing.T) {
 	if err := <-done; err != nil {
 		t.Fatalf("the change failed once the first entry could commit: %v", err)
 	}
+	// Status shows the change once ChangeMembership has returned.
 	if m := next.Status().Membership; m.IsVoter(oldID) || len(m.Voters) != 2 {
 		t.Fatalf("membership after removing %d: %+v", oldID, m)
 	}
