@@ -40,16 +40,11 @@ type conn struct {
 	need       int
 	lim        Limits
 	loopBlind  bool // under the event loop: the batch it proposes is blind
-	// now is the clock for the reads of one network read (unix ms); read it with clock.
-	now int64
-	// nowStale: a batch was proposed since now was read, and its entry was stamped
-	// later. The next read must not see a time before its own write (a TTL longer than
-	// the one just set), so clock reads the time again; a batch proposed at the end of a
-	// network read, with no read behind it, costs no clock read.
-	nowStale bool
-	scratch  [][]byte
-	swallow  int // bytes of a refused data block still to discard
-	quit     bool
+	// clock is the time for the reads of one network read
+	clock   netserve.ReadClock
+	scratch [][]byte
+	swallow int // bytes of a refused data block still to discard
+	quit    bool
 	// barrierOK: the read barrier has been passed since the last network read and the
 	// last proposal, so the reads that arrived with it may go straight to the store.
 	barrierOK bool
@@ -172,7 +167,7 @@ func (r *resultSink) Resp3() bool    { return false }
 func (c *conn) serve() {
 	defer c.nc.Close()
 	netserve.ReadLoop(c.nc, c.space, func(n int) bool {
-		c.now, c.nowStale = time.Now().UnixMilli(), false
+		c.clock.Set(time.Now().UnixMilli())
 		open := c.consume(n)
 		c.flushBatch()
 		// Let the other connections woken by the same poll run first, so that the
@@ -293,7 +288,7 @@ func (c *conn) flushBatch() {
 	} else {
 		err = c.s.b.Propose(data, c.sink)
 	}
-	c.nowStale = true
+	c.clock.Proposed()
 	c.finishBatch(blind, err)
 }
 
@@ -376,14 +371,5 @@ func (c *conn) readBarrier() bool {
 
 // get reads one key for a memcached client.
 func (c *conn) get(key []byte) (kvstore.MCItem, bool) {
-	return c.s.b.Store().MCGet(key, c.clock())
-}
-
-// clock is the time for a read: the network read's clock, unless a batch was proposed
-// since (nowStale).
-func (c *conn) clock() int64 {
-	if c.nowStale {
-		c.now, c.nowStale = max(c.now, time.Now().UnixMilli()), false
-	}
-	return c.now
+	return c.s.b.Store().MCGet(key, c.clock.Now())
 }

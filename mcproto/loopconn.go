@@ -10,7 +10,7 @@ func (c *conn) Space() []byte { return c.space() }
 
 // Consume handles what a read brought.
 func (c *conn) Consume(n int, now int64) bool {
-	c.now, c.nowStale = now, false
+	c.clock.Set(now)
 	return c.consume(n)
 }
 
@@ -25,9 +25,9 @@ func (c *conn) CutBatch() ([]byte, kvstore.Sink, bool) {
 }
 
 // FinishBatch renders the replies of the batch the loop proposed.
-// now is the clock after the proposal: the entry was stamped before it (see nowStale).
+// now is the clock after the proposal: the entry was stamped before it.
 func (c *conn) FinishBatch(err error, now int64) {
-	c.now = max(c.now, now)
+	c.clock.AtLeast(now)
 	c.finishBatch(c.loopBlind, err)
 }
 

@@ -249,7 +249,7 @@ func (c *conn) handleMetaGet(toks [][]byte) {
 	it := metaItem{key: key}
 	if found {
 		c.s.stats.getHits.Add(1)
-		it = metaItem{key: key, flags: v.Flags, cas: v.CAS, size: len(v.Value), ttl: v.SecondsLeft(c.clock()), hit: true}
+		it = metaItem{key: key, flags: v.Flags, cas: v.CAS, size: len(v.Value), ttl: v.SecondsLeft(c.clock.Now()), hit: true}
 	} else {
 		c.s.stats.getMisses.Add(1)
 	}
@@ -435,7 +435,7 @@ func (c *conn) handleMetaDebug(toks [][]byte) {
 	}
 	exp := int64(-1)
 	if it.Deadline != 0 {
-		exp = -it.SecondsLeft(c.clock())
+		exp = -it.SecondsLeft(c.clock.Now())
 	}
 	size := itemOverhead + len(key) + len(it.Value)
 	if it.Flags != 0 {

@@ -36,14 +36,8 @@ type conn struct {
 	lastCmd   time.Time
 	lastName  string
 	closeNext bool // QUIT: close once the replies are out
-	// now is the clock for the reads of one pipelined read (unix ms): they arrived
-	// together, and a clock read per command showed in profiles. Read it with clock.
-	now int64
-	// nowStale: a write was proposed since now was read, and its entry was stamped
-	// later. A read behind it must not see a time before its own write (a PTTL longer
-	// than the one just set), so clock reads the time again; a write proposed at the end
-	// of a network read, with no read behind it, costs no clock read.
-	nowStale bool
+	// clock is the time for the reads of one pipelined read
+	clock netserve.ReadClock
 	// barrierOK: the read barrier was passed since the last network read and the last
 	// proposal, so the reads that arrived with it need not pass it again. They arrived
 	// together, before the barrier was asked for: one barrier orders them all after
@@ -89,7 +83,7 @@ func (c *conn) serve() {
 		c.barrierOK = false
 		c.s.stats.netIn.Add(uint64(n))
 		c.lastCmd = time.Now()
-		c.now, c.nowStale = c.lastCmd.UnixMilli(), false
+		c.clock.Set(c.lastCmd.UnixMilli())
 		// run every complete request in the buffer
 		maxBulk := c.s.config().MaxBulk
 		for end-start >= need && start < end {
@@ -257,7 +251,7 @@ func (c *conn) flushBatch() {
 
 func (c *conn) propose(data []byte, n int, blind bool) {
 	c.barrierOK = false // a blind write is answered before it is applied
-	c.nowStale = true   // the entry is stamped after this network read's clock
+	c.clock.Proposed()  // the entry is stamped after this network read's clock
 	if blind {
 		if err := c.s.b.Propose(data, nil); err != nil {
 			c.replyErrN(err, n)
@@ -320,16 +314,7 @@ func (c *conn) read(spec *kvstore.Spec, args [][]byte) {
 	if !c.readBarrier() {
 		return
 	}
-	c.s.b.Store().ReadSpec(spec, c.db, c.clock(), args, &c.Writer)
-}
-
-// clock is the time for a read: the network read's clock, unless a write was proposed
-// since (nowStale).
-func (c *conn) clock() int64 {
-	if c.nowStale {
-		c.now, c.nowStale = max(c.now, time.Now().UnixMilli()), false
-	}
-	return c.now
+	c.s.b.Store().ReadSpec(spec, c.db, c.clock.Now(), args, &c.Writer)
 }
 
 // readBarrier passes the backend's read barrier once per network read (and again after

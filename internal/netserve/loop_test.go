@@ -188,3 +188,26 @@ func TestLoopCloseClosesConnections(t *testing.T) {
 		t.Fatal("the connection is still open after Close")
 	}
 }
+
+// A read clock is read again only after a proposal, and never goes back.
+func TestReadClock(t *testing.T) {
+	var c ReadClock
+	future := time.Now().Add(time.Hour).UnixMilli()
+	c.Set(5)
+	if got := c.Now(); got != 5 {
+		t.Fatalf("Now %d after Set(5)", got)
+	}
+	c.Proposed()
+	if got := c.Now(); got < time.Now().Add(-time.Minute).UnixMilli() {
+		t.Fatalf("Now %d after a proposal: the time was not read again", got)
+	}
+	c.Set(future)
+	c.Proposed()
+	if got := c.Now(); got != future {
+		t.Fatalf("Now %d after a proposal, want %d: the clock went back", got, future)
+	}
+	c.AtLeast(future + 1)
+	if got := c.Now(); got != future+1 {
+		t.Fatalf("Now %d after AtLeast(%d)", got, future+1)
+	}
+}
