@@ -446,7 +446,7 @@ func TestPipelinedTTLNeverExceedsWhatWasSet(t *testing.T) {
 	defer s.Close()
 	c := client(t, s)
 	ctx := context.Background()
-	for i := range 200 {
+	for i := range 2000 {
 		pipe := c.Pipeline()
 		pipe.Set(ctx, "k", i, 100*time.Second)
 		pttl := pipe.PTTL(ctx, "k")
