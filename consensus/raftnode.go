@@ -2,6 +2,7 @@ package consensus
 
 import (
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -1001,22 +1002,32 @@ func (n *RaftNode) proposeForwards() {
 	if len(n.fwdIn) == 0 {
 		return
 	}
-	total := 0
+	// All the tagged entries share one buffer (the log keeps them together anyway); a
+	// tag is two uvarints, at most 20 bytes.
+	total, size := 0, 0
 	for _, m := range n.fwdIn {
 		total += len(m.Entries)
+		for i := range m.Entries {
+			size += 2*binary.MaxVarintLen64 + len(m.Entries[i].Data)
+		}
 	}
 	data := make([][]byte, 0, total)
+	buf := make([]byte, 0, size)
 	for _, m := range n.fwdIn {
 		for i := range m.Entries {
-			data = append(data, raft.AppendForwarded(nil, m.From, m.Context+uint64(i), m.Entries[i].Data))
+			off := len(buf)
+			buf = raft.AppendForwarded(buf, m.From, m.Context+uint64(i), m.Entries[i].Data)
+			data = append(data, buf[off:len(buf):len(buf)])
 		}
 	}
 	if !n.proposeOffloaded(raft.EntryForwarded, nil, data) {
 		if _, err := n.r.ProposeTyped(n.cfg.Now(), raft.EntryForwarded, data...); err != nil {
-			for _, m := range n.fwdIn {
-				n.cfg.Send([]raft.Message{{Type: raft.MsgForwardResp, From: n.cfg.ID, To: m.From, Term: n.r.Term(),
-					Context: m.Context, Index: uint64(len(m.Entries)), Reject: true}})
+			refusals := make([]raft.Message, len(n.fwdIn))
+			for i, m := range n.fwdIn {
+				refusals[i] = raft.Message{Type: raft.MsgForwardResp, From: n.cfg.ID, To: m.From, Term: n.r.Term(),
+					Context: m.Context, Index: uint64(len(m.Entries)), Reject: true}
 			}
+			n.cfg.Send(refusals)
 		}
 	}
 	clear(n.fwdIn) // the log holds the data now
