@@ -101,7 +101,7 @@ func (n *RaftNode) releaseOffloaded(from, to uint64) {
 	for idx := from; idx <= to; idx++ {
 		if p := n.pending[idx]; p != nil && !p.released && p.term == n.r.Term() {
 			p.released = true
-			p.done <- nil
+			p.finish(nil)
 		}
 	}
 }
@@ -111,7 +111,7 @@ func (n *RaftNode) failOffloaded(ents []raft.Entry) {
 	for _, e := range ents {
 		if p := n.pending[e.Index]; p != nil && !p.released {
 			delete(n.pending, e.Index)
-			p.done <- ErrDropped
+			p.finish(ErrDropped)
 		}
 	}
 }

@@ -49,6 +49,14 @@ type conn struct {
 	// last proposal, so the reads that arrived with it may go straight to the store.
 	barrierOK bool
 
+	// async: served by an asynchronous event loop (a cluster member's), so consume never
+	// waits: it stops before a read that needs the open batch committed or the read
+	// barrier passed (stall), and the loop resumes it once that is done. barrierErr is
+	// the failed barrier's error, for the read that waited for it.
+	async      bool
+	stall      stall
+	barrierErr error
+
 	// the open batch
 	batch []byte
 	pend  []pending
@@ -58,6 +66,15 @@ type conn struct {
 	// kept for the next such batch, unless that proposal failed (resultSink).
 	sink *resultSink
 }
+
+// stall is why an asynchronous connection stopped consuming.
+type stall uint8
+
+const (
+	stallNone    stall = iota
+	stallBatch         // a read behind the open batch, or the batch reached maxBatchBytes
+	stallBarrier       // a read before the read barrier
+)
 
 // pending is one queued reply: fixed text, or the rendering of one op's result.
 type pending struct {
@@ -185,7 +202,10 @@ func (c *conn) serve() {
 func (c *conn) consume(n int) bool {
 	c.end += n
 	c.s.stats.bytesRead.Add(uint64(n))
-	c.barrierOK = false
+	if n > 0 {
+		c.barrierOK = false // a barrier passed before these bytes arrived does not cover them
+	}
+	c.stall = stallNone
 	for c.start < c.end && c.end-c.start >= c.need && !c.quit {
 		if c.swallow > 0 {
 			k := min(c.swallow, c.end-c.start)
@@ -204,11 +224,45 @@ func (c *conn) consume(n int) bool {
 		}
 		c.need = 0
 		c.scratch = req.Tokens[:0]
+		if c.async && c.mustWait(&req) {
+			break // parsed again once the loop resumes it
+		}
 		c.start += n
 		c.swallow = req.Swallow
 		c.handle(&req)
+		if c.async && len(c.batch) >= maxBatchBytes {
+			c.stall = stallBatch
+			break
+		}
 	}
 	return !c.quit
+}
+
+// mustWait reports whether an asynchronous connection must stop before req (and records
+// why): a read that must see the open batch's writes, or a read before the barrier. It
+// passes the barrier itself when the backend can tell at once (a leader's lease).
+func (c *conn) mustWait(req *Request) bool {
+	c.stall = stallNone
+	switch req.Kind {
+	case KindGet, KindGets, KindMetaGet, KindMetaDebug:
+	case KindStats:
+		if c.nops > 0 {
+			c.stall = stallBatch
+		}
+		return c.stall != stallNone
+	default:
+		return false
+	}
+	switch {
+	case c.nops > 0:
+		c.stall = stallBatch
+	case c.barrierOK || c.barrierErr != nil:
+	case c.s.async.TryReadBarrier():
+		c.barrierOK = true
+	default:
+		c.stall = stallBarrier
+	}
+	return c.stall != stallNone
 }
 
 // space returns the buffer space for the next read, after making room: the parsed
@@ -270,8 +324,8 @@ func (c *conn) write(batch []byte, p pending, blind bool) {
 	c.nops++
 	c.blind = c.blind && blind
 	c.pend = append(c.pend, p)
-	if len(c.batch) >= maxBatchBytes {
-		c.flushBatch()
+	if len(c.batch) >= maxBatchBytes && !c.async {
+		c.flushBatch() // under an asynchronous loop, consume stops and the loop proposes
 	}
 }
 
@@ -359,7 +413,14 @@ func (c *conn) readBarrier() bool {
 	if c.barrierOK {
 		return true
 	}
-	if err := c.s.b.ReadBarrier(context.Background()); err != nil {
+	// An asynchronous connection gets here past a barrier that failed (mustWait); the
+	// wait below is for the goroutine-per-connection server.
+	err := c.barrierErr
+	c.barrierErr = nil
+	if err == nil {
+		err = c.s.b.ReadBarrier(context.Background())
+	}
+	if err != nil {
 		c.out = append(c.out, "SERVER_ERROR "...)
 		c.out = append(c.out, err.Error()...)
 		c.out = append(c.out, "\r\n"...)

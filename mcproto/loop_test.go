@@ -19,7 +19,7 @@ func TestConcurrentConnectionsGetTheirOwnReplies(t *testing.T) {
 	const conns, rounds = 24, 150
 	for _, mode := range frontendModes {
 		t.Run(mode.name, func(t *testing.T) {
-			node := startNodeMode(t, 0, mode.goroutines)
+			node := startNodeMode(t, 0, mode)
 			seed := dial(t, node.MemcacheAddr())
 			seed.send("set shared 0 0 1\r\n0\r\n")
 			seed.expect("STORED\r\n")
@@ -114,7 +114,7 @@ func TestSlowReaderStallsOnlyItself(t *testing.T) {
 	const valueLen, gets = 256 << 10, 200 // 50 MiB of replies
 	for _, mode := range frontendModes {
 		t.Run(mode.name, func(t *testing.T) {
-			node := startNodeMode(t, 0, mode.goroutines)
+			node := startNodeMode(t, 0, mode)
 			slow := dial(t, node.MemcacheAddr())
 			value := strings.Repeat("v", valueLen)
 			slow.send(fmt.Sprintf("set big 0 0 %d\r\n%s\r\n", valueLen, value))
@@ -181,7 +181,7 @@ func waitConnections(t *testing.T, c *testConn, want string) {
 func TestConnectionsCloseWithTheServer(t *testing.T) {
 	for _, mode := range frontendModes {
 		t.Run(mode.name, func(t *testing.T) {
-			node := startNodeMode(t, 0, mode.goroutines)
+			node := startNodeMode(t, 0, mode)
 			a, b := dial(t, node.MemcacheAddr()), dial(t, node.MemcacheAddr())
 			a.send("set k 0 0 1\r\nx\r\n")
 			a.expect("STORED\r\n")

@@ -2,8 +2,9 @@ package mcproto
 
 import "github.com/nanokv/nanokv/kvstore"
 
-// A single node's event loop (netserve.Loop) drives a connection through these methods,
-// from the loop's goroutine.
+// An event loop (netserve.Loop) drives a connection through these methods, from the
+// loop's goroutine: a single node's synchronous loop, or a cluster member's asynchronous
+// one (conn.async).
 
 // Space is the read buffer's free space (netserve.LoopConn).
 func (c *conn) Space() []byte { return c.space() }
@@ -43,6 +44,16 @@ func (c *conn) Written(n int) {
 	} else {
 		c.out = c.out[:0]
 	}
+}
+
+// WantsBarrier: consume stopped before a read that needs the read barrier
+// (netserve.AsyncConn).
+func (c *conn) WantsBarrier() bool { return c.stall == stallBarrier }
+
+// BarrierDone records the barrier's outcome for the read that waited for it.
+func (c *conn) BarrierDone(err error) {
+	c.stall = stallNone
+	c.barrierOK, c.barrierErr = err == nil, err
 }
 
 // Closed forgets the connection the loop closed.

@@ -39,6 +39,16 @@ type BatchBackend interface {
 	ProposeMany(batches [][]byte, sinks []kvstore.Sink, errs []error)
 }
 
+// AsyncBackend is a Backend that an asynchronous event loop can serve (a cluster
+// member): it proposes without waiting, and tells at once whether a read may be served.
+type AsyncBackend interface {
+	Backend
+	netserve.AsyncBackend
+	// TryReadBarrier reports whether a read may be served now without waiting for the
+	// barrier (a leader's valid lease); false sends the read through ReadBarrierAsync.
+	TryReadBarrier() bool
+}
+
 // Config are the frontend's settings.
 type Config struct {
 	ItemSizeMax int // memcached -I: the largest item (with key and header), bytes
@@ -47,10 +57,11 @@ type Config struct {
 	Bind        string
 	Version     string // the memcached version we answer as (VERSION, stats)
 	// EventLoop serves every connection from one goroutine (netserve.Loop) instead of
-	// one goroutine per connection. It needs Linux and a BatchBackend, and is for a
-	// backend that commits at once (a single node): the loop waits for each round's
-	// proposal.
+	// one goroutine per connection. It needs Linux, and a BatchBackend (a synchronous
+	// loop, for a backend that commits at once: a single node) or with Async an
+	// AsyncBackend (an asynchronous loop, for a cluster member).
 	EventLoop bool
+	Async     bool
 	Logf      func(format string, args ...any)
 }
 
@@ -65,6 +76,7 @@ type Server struct {
 	conns   map[*conn]struct{}
 	closed  bool
 	loop    *netserve.Loop // nil: a goroutine per connection
+	async   AsyncBackend   // set when loop is asynchronous
 	handler sync.WaitGroup
 
 	stats stats
@@ -99,11 +111,22 @@ func NewServer(b Backend, cfg Config) *Server {
 		cfg.Logf = func(string, ...any) {}
 	}
 	s := &Server{b: b, cfg: cfg, start: time.Now(), conns: map[*conn]struct{}{}}
-	if many, ok := b.(BatchBackend); ok && cfg.EventLoop {
-		l, err := netserve.NewLoop(many.ProposeMany, cfg.Logf)
-		if err != nil {
+	if cfg.EventLoop {
+		var l *netserve.Loop
+		var err error
+		if ab, ok := b.(AsyncBackend); ok && cfg.Async {
+			if l, err = netserve.NewAsyncLoop(ab, cfg.Logf); err == nil {
+				s.async = ab
+			}
+		} else if many, ok := b.(BatchBackend); ok && !cfg.Async {
+			l, err = netserve.NewLoop(many.ProposeMany, cfg.Logf)
+		}
+		switch {
+		case l == nil && err == nil:
+			cfg.Logf("mcproto: a goroutine per connection: the backend has no event loop")
+		case err != nil:
 			cfg.Logf("mcproto: a goroutine per connection: %v", err)
-		} else {
+		default:
 			s.loop = l
 			s.handler.Add(1)
 			go func() {
@@ -134,7 +157,7 @@ func (s *Server) Serve(ln net.Listener) error {
 		}
 		c := newConn(s, nc)
 		if sc, ok := nc.(syscall.Conn); ok && s.loop != nil {
-			c.nc = nil
+			c.nc, c.async = nil, s.async != nil
 			err := s.loop.Add(c, sc)
 			if err == nil {
 				s.conns[c] = struct{}{}

@@ -22,28 +22,76 @@ import (
 // memcached connections are served by the event loop (on Linux).
 func startNode(t testing.TB, itemSizeMax int) *server.Server {
 	t.Helper()
-	return startNodeMode(t, itemSizeMax, false)
+	return startNodeMode(t, itemSizeMax, frontendModes[0])
 }
 
-// frontendModes are the two ways a single node serves memcached connections.
-var frontendModes = []struct {
+// frontendMode is one way a node serves memcached connections.
+type frontendMode struct {
 	name       string
-	goroutines bool
-}{{"event loop", false}, {"goroutine per connection", true}}
+	goroutines bool // a goroutine per connection instead of an event loop
+	// cluster: a member of a one-member cluster, whose event loop is asynchronous (it
+	// proposes through consensus and goes on while the commit is on its way)
+	cluster bool
+}
 
-// startNodeMode is startNode with a goroutine per connection when goroutines is set.
-func startNodeMode(t testing.TB, itemSizeMax int, goroutines bool) *server.Server {
+var frontendModes = []frontendMode{
+	{name: "event loop"},
+	{name: "goroutine per connection", goroutines: true},
+	{name: "cluster member's event loop", cluster: true},
+}
+
+// startNodeMode is startNode served as mode says.
+func startNodeMode(t testing.TB, itemSizeMax int, mode frontendMode) *server.Server {
 	t.Helper()
-	s, err := server.Start(server.Config{
+	cfg := server.Config{
 		RedisAddr: "127.0.0.1:0", MemcacheAddr: "127.0.0.1:0", MemcacheItemSizeMax: itemSizeMax,
-		MemcacheNoEventLoop: goroutines,
+		MemcacheNoEventLoop: mode.goroutines,
 		DataDir:             t.TempDir(), Logger: log.New(io.Discard, "", 0),
-	})
+	}
+	if mode.cluster {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg.NodeID, cfg.Peers, cfg.ClusterListener = 1, map[uint64]string{1: ln.Addr().String()}, ln
+		cfg.TickInterval, cfg.ElectionTicks = 5*time.Millisecond, 10
+	}
+	s, err := server.Start(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { s.Close() })
+	if mode.cluster {
+		awaitLeadership(t, s.MemcacheAddr())
+	}
 	return s
+}
+
+// awaitLeadership polls a cluster member until it takes writes: a delete of a key that
+// is not there (it changes nothing) answers NOT_FOUND instead of CLUSTERDOWN.
+func awaitLeadership(t testing.TB, addr string) {
+	t.Helper()
+	c, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	r := bufio.NewReader(c)
+	for deadline := time.Now().Add(10 * time.Second); ; {
+		c.SetDeadline(time.Now().Add(10 * time.Second))
+		io.WriteString(c, "delete no-such-key\r\n")
+		line, err := r.ReadString('\n')
+		if err != nil {
+			t.Fatal(err)
+		}
+		if line == "NOT_FOUND\r\n" {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the member never led: %q", line)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
 }
 
 // startMemcached starts the real memcached (when installed) to compare replies with.
@@ -201,13 +249,13 @@ func TestProtocolReplies(t *testing.T) {
 	}
 	for _, mode := range frontendModes {
 		t.Run(mode.name, func(t *testing.T) {
-			node := startNodeMode(t, 0, mode.goroutines)
+			node := startNodeMode(t, 0, mode)
 			for _, c := range protoCases {
 				t.Run(c.name, func(t *testing.T) {
 					if got := converse(t, node.MemcacheAddr(), c.req, len(c.want)); got != c.want {
 						t.Errorf("nanokv\n got %q\nwant %q", got, c.want)
 					}
-					if mc != "" && !c.nodiff && !mode.goroutines {
+					if mc != "" && !c.nodiff && mode == frontendModes[0] {
 						if got := converse(t, mc, c.req, len(c.want)); got != c.want {
 							t.Errorf("memcached (the test's expectation is wrong)\n got %q\nwant %q", got, c.want)
 						}
@@ -256,7 +304,7 @@ func TestGetsAndCas(t *testing.T) {
 func TestPipelinedWritesAndReads(t *testing.T) {
 	for _, mode := range frontendModes {
 		t.Run(mode.name, func(t *testing.T) {
-			node := startNodeMode(t, 0, mode.goroutines)
+			node := startNodeMode(t, 0, mode)
 			c := dial(t, node.MemcacheAddr())
 			var req, want strings.Builder
 			for i := 0; i < 200; i++ {
@@ -276,7 +324,7 @@ func TestPipelinedWritesAndReads(t *testing.T) {
 func TestPipelinedTTLNeverExceedsWhatWasSet(t *testing.T) {
 	for _, mode := range frontendModes {
 		t.Run(mode.name, func(t *testing.T) {
-			node := startNodeMode(t, 0, mode.goroutines)
+			node := startNodeMode(t, 0, mode)
 			c := dial(t, node.MemcacheAddr())
 			for i := 0; i < 2000; i++ {
 				c.send("set k 0 100 1\r\nx\r\nmg k t\r\n")

@@ -16,14 +16,18 @@ import (
 )
 
 // startCluster starts n members of a static cluster in this process, on loopback ports
-// chosen by the kernel.
-func startCluster(t *testing.T, n int) map[uint64]*Server {
+// chosen by the kernel; opts adjust each member's configuration.
+func startCluster(t *testing.T, n int, opts ...func(*Config)) map[uint64]*Server {
 	t.Helper()
 	lns, peers := memberListeners(t, n)
 	servers := map[uint64]*Server{}
 	for id := uint64(1); id <= uint64(n); id++ {
-		s := startServer(t, Config{NodeID: id, Peers: peers, ClusterListener: lns[id],
-			TickInterval: 5 * time.Millisecond, ElectionTicks: 10, Fsync: 0})
+		cfg := Config{NodeID: id, Peers: peers, ClusterListener: lns[id],
+			TickInterval: 5 * time.Millisecond, ElectionTicks: 10, Fsync: 0}
+		for _, o := range opts {
+			o(&cfg)
+		}
+		s := startServer(t, cfg)
 		servers[id] = s
 		t.Cleanup(func() { s.Close() })
 	}

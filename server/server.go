@@ -37,20 +37,12 @@ type Config struct {
 	MemcacheOptional bool
 	// MemcacheItemSizeMax is memcached's -I (bytes); 0 means 1 MiB.
 	MemcacheItemSizeMax int
-	// MemcacheNoEventLoop gives every memcached connection its own goroutine on a
-	// single node too, where one event loop serves them all by default. A cluster member
-	// always uses goroutines: its loop would wait out a commit round trip per round, with
-	// no round in flight behind it. Measured on three offload members with a build whose
-	// loop handed each round's batches to Raft together (not kept; memcaslap -T 1 -c 50,
-	// alternating runs),
-	// the leader spent 10.5 µs of CPU per set instead of 12.2-13.2, but throughput stayed
-	// the same: set-only 67.2k / 73.3k / 69.4k / 71.7k TPS against 72.5k / 64.2k /
-	// 76.2k / 67.8k, and 9:1 96.0k / 87.3k against 97.7k / 93.0k. Two or four loops,
-	// so that one round commits while another is read, did no better (set-only: one
-	// loop 77.8k / 78.2k, two 72.7k / 78.3k, four 76.3k / 75.5k, goroutines 79.3k /
-	// 76.3k). CPU is not what sets the pace there: with goroutines (75.5k-76.1k TPS)
-	// the leader used 0.84 of a core, each follower 0.22 and memcaslap 0.45, 1.7 of the
-	// machine's 2 cores.
+	// MemcacheNoEventLoop gives every memcached connection its own goroutine, where one
+	// event loop serves them all by default: a synchronous loop on a single node, an
+	// asynchronous one on a cluster member (netserve.Loop says why each). A synchronous
+	// loop on a cluster member was tried first, and left the leader's throughput where
+	// goroutines had it: each round waited out a commit round trip with nothing read
+	// meanwhile.
 	MemcacheNoEventLoop bool
 	// ZKAddr is the ZooKeeper listener's address; "" disables it. ZKOptional as
 	// MemcacheOptional.
@@ -285,7 +277,7 @@ func (s *Server) startMemcache() error {
 	host, port, _ := net.SplitHostPort(ln.Addr().String())
 	p, _ := strconv.Atoi(port)
 	s.mc = mcproto.NewServer(s, mcproto.Config{ItemSizeMax: s.cfg.MemcacheItemSizeMax, Port: p, Bind: host, Logf: s.logf,
-		EventLoop: s.node != nil && !s.cfg.MemcacheNoEventLoop})
+		EventLoop: !s.cfg.MemcacheNoEventLoop, Async: s.node == nil})
 	s.wg.Add(1)
 	go func() {
 		defer s.wg.Done()
@@ -384,6 +376,80 @@ func (s *Server) ProposeMany(batches [][]byte, sinks []kvstore.Sink, errs []erro
 // node does not keep: one slice per round was 5% of a single node's allocated bytes
 // under memcaslap set-only.
 var localsPool = sync.Pool{New: func() any { return new([]any) }}
+
+// ProposeAsync is Propose that does not wait: done gets its outcome, raw (ClientError
+// maps it), from the consensus loop's goroutine (mcproto's asynchronous event loop on a
+// cluster member). With a sink, done is called once the batch is applied.
+func (s *Server) ProposeAsync(batch []byte, sink kvstore.Sink, done func(error)) {
+	c := s.cl()
+	if c == nil {
+		done(s.Propose(batch, sink)) // a single node, or a member before INIT / JOIN
+		return
+	}
+	if sink == nil {
+		c.raft.ProposeAsync(batch, nil, c.proxy.Load(), done)
+		return
+	}
+	as := &appliedSink{Sink: sink, done: done}
+	c.raft.ProposeAsync(batch, as, c.proxy.Load(), as.committed)
+}
+
+// appliedSink tells a proposer that waits without blocking (ProposeAsync) once its batch
+// is applied, or that it failed, whichever comes first. An entry whose proposer was told
+// of a failure (a timeout) may still be applied later; the sink then takes its replies,
+// and the proposer, told once, is not told again.
+type appliedSink struct {
+	kvstore.Sink
+	done func(error)
+	told atomic.Bool
+}
+
+func (a *appliedSink) Applied() {
+	a.Sink.Applied()
+	if a.told.CompareAndSwap(false, true) {
+		a.done(nil)
+	}
+}
+
+// committed is the proposal's outcome: a failure is told at once, a commit waits for
+// the apply.
+func (a *appliedSink) committed(err error) {
+	if err != nil && a.told.CompareAndSwap(false, true) {
+		a.done(err)
+	}
+}
+
+// ReadBarrierAsync is ReadBarrier that does not wait: done gets its outcome.
+func (s *Server) ReadBarrierAsync(done func(error)) {
+	go func() { done(s.ReadBarrier(context.Background())) }()
+}
+
+// TryReadBarrier reports whether a read may be served linearizably now, without waiting
+// (a cluster leader's valid lease, with its applier caught up). false only sends the
+// read through ReadBarrierAsync.
+func (s *Server) TryReadBarrier() bool {
+	if c := s.cl(); c != nil {
+		return c.raft.TryReadBarrier()
+	}
+	return false
+}
+
+// ClientError maps an error of ProposeAsync to the one Propose would have returned.
+func (s *Server) ClientError(err error) error {
+	if c := s.cl(); c != nil && err != nil {
+		return c.clientError(err)
+	}
+	return err
+}
+
+// RequestTimeout is how long a cluster member's client waits for a request's outcome
+// (raft.request-timeout), 0 elsewhere.
+func (s *Server) RequestTimeout() time.Duration {
+	if c := s.cl(); c != nil {
+		return c.timeout()
+	}
+	return 0
+}
 
 // ReadBarrier implements resp.Backend.
 func (s *Server) ReadBarrier(ctx context.Context) error {

@@ -90,7 +90,7 @@ func newFlagSet(o *options, stderr io.Writer) *flag.FlagSet {
 	fs.StringVar(&o.zk4lw, "zk-4lw-whitelist", strings.Join(server.DefaultZKFourLetterWords, ","), "ZooKeeper four-letter words answered (4lw.commands.whitelist; * for all)")
 	fs.StringVar(&o.memcache, "memcache", defaultMemcache, "memcached listen address; empty disables")
 	fs.StringVar(&o.mcItemMax, "memcache-item-size-max", "1m", "largest memcached item, as memcached's -I (bytes, or with k/m suffix)")
-	fs.BoolVar(&o.mcLoop, "memcache-event-loop", true, "a single node serves all memcached connections from one event loop (Linux); false: a goroutine per connection")
+	fs.BoolVar(&o.mcLoop, "memcache-event-loop", true, "serve all memcached connections from one event loop (Linux); false: a goroutine per connection")
 	fs.StringVar(&o.dataDir, "data-dir", "nanokv-data", "directory for the WAL")
 	fs.StringVar(&o.peers, "peers", "", "static cluster members: id=host:port,...")
 	fs.StringVar(&o.join, "join", "", "join a running cluster through any member's redis address (needs --cluster)")

@@ -1,6 +1,10 @@
 package netserve
 
-import "github.com/nanokv/nanokv/kvstore"
+import (
+	"time"
+
+	"github.com/nanokv/nanokv/kvstore"
+)
 
 // LoopConn is a connection's protocol side, as a Loop drives it. The loop calls it from
 // its goroutine only.
@@ -29,3 +33,39 @@ type LoopConn interface {
 // ProposeMany proposes batches[i] with sinks[i] for every i and returns once all are
 // answered, with errs[i] the error for batches[i].
 type ProposeMany func(batches [][]byte, sinks []kvstore.Sink, errs []error)
+
+// AsyncConn is a LoopConn that an asynchronous loop (NewAsyncLoop) can drive. Consume
+// must not wait there: it stops before a request that needs the open batch committed
+// (a read behind the connection's writes; the loop proposes the batch first) or the
+// backend's read barrier passed (WantsBarrier; the loop passes it first), and the loop
+// calls Consume(0, now) to go on with what is buffered once that is done. While a
+// connection's batch or barrier is in flight the loop reads nothing more from it, so
+// its replies leave in request order.
+type AsyncConn interface {
+	LoopConn
+	// WantsBarrier reports that Consume stopped before a read that needs the read
+	// barrier passed; the loop passes it and reports with BarrierDone.
+	WantsBarrier() bool
+	BarrierDone(err error)
+}
+
+// AsyncBackend is what an asynchronous loop proposes through: a cluster member, whose
+// commit takes a round trip to the other members. Its done callbacks may run on any
+// goroutine, at most once per call, and must find the loop free to take them: they
+// only queue the outcome and wake the loop.
+type AsyncBackend interface {
+	// ProposeAsync proposes data with sink (nil for a batch of blind writes) and calls
+	// done with the outcome: at commit without a sink, after the apply with one.
+	ProposeAsync(data []byte, sink kvstore.Sink, done func(error))
+	// ReadBarrierAsync calls done once a linearizable read may be served, or with why
+	// not.
+	ReadBarrierAsync(done func(error))
+	// ClientError turns an error ProposeAsync reported (or context.DeadlineExceeded, for
+	// a request the loop timed out) into the one the client is told; it must leave the
+	// errors it returns unchanged.
+	ClientError(err error) error
+	// RequestTimeout is how long a request may wait for its outcome (0: no limit). The
+	// loop answers one that waits longer with context.DeadlineExceeded, up to a quarter
+	// of the timeout late; its outcome is then unknown, as for any timed-out write.
+	RequestTimeout() time.Duration
+}

@@ -1,6 +1,7 @@
 package netserve
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"sync"
@@ -15,20 +16,27 @@ import (
 // Loop serves many connections from one goroutine, as the event loops of Redis and of
 // memcached's worker threads do. Each round it takes the sockets that have data, reads
 // each once, has each connection handle what arrived, proposes the writes those left
-// open all together, and writes every connection's replies.
+// open, and writes every connection's replies.
 //
-// A goroutine per connection costs a single node a scheduler round trip per request: the
-// poller wakes the goroutine, and it parks again after its write. Here one wake-up of the
-// loop serves every connection that became ready meanwhile, and the round's writes reach
-// consensus as one ProposeMany: one entry per connection (each with its own reply sink),
-// one WAL write and one wake-up of the applier for all of them.
+// A goroutine per connection costs a scheduler round trip per request: the poller wakes
+// the goroutine, it parks to wait for its commit, and it parks again after its write.
+// Here one wake-up of the loop serves every connection that became ready meanwhile.
 //
 // The loop's epoll instance is itself registered with Go's poller, so the goroutine
 // parks like any other while nothing is ready, and the process's P is free for the
 // applier and the other frontends meanwhile.
 //
-// A round waits for its proposal, so a Loop is for a backend that commits at once: a
-// single node.
+// A loop is synchronous (NewLoop) or asynchronous (NewAsyncLoop):
+//
+//   - A synchronous round proposes its writes together, as one ProposeMany (an entry
+//     per connection, each with its own reply sink: one WAL write and one wake-up of the
+//     applier for all of them), and waits for it. That is for a backend that commits at
+//     once: a single node.
+//   - An asynchronous round hands each connection's batch to the backend and goes on;
+//     the outcomes come back through an eventfd in the epoll set, and each wakes its
+//     connection, which then answers and goes on with what it had buffered. That is for
+//     a cluster member, whose commit is a round trip to the other members away: a
+//     synchronous round would leave every connection idle for it.
 type Loop struct {
 	epfd    int
 	ef      *os.File // epfd, as Go's poller sees it
@@ -46,6 +54,19 @@ type Loop struct {
 	data     [][]byte
 	sinks    []kvstore.Sink
 	errs     []error
+
+	// an asynchronous loop's
+	async   AsyncBackend
+	efd     int // eventfd: outcomes are queued
+	roundNo uint64
+	again   []*loopConn // read to a full buffer: read again next round, events or not
+	cmu     sync.Mutex
+	done    []outcome // under cmu
+	spare   []outcome // the loop's: done's other buffer
+	tick    bool      // under cmu: time to look for requests past their deadline
+	timer   *time.Timer
+	armed   bool // the loop's: timer will tick
+	waiting int  // the loop's: connections with something in flight
 }
 
 // loopConn is a connection as the loop keeps it.
@@ -53,15 +74,55 @@ type loopConn struct {
 	c       LoopConn
 	fd      int
 	sent    int  // bytes of Output already written
-	closing bool // close once Output is written
+	closing bool // close once Output is written (and nothing is in flight)
 	outWait bool // registered for EPOLLOUT: the socket's buffer was full
+
+	// an asynchronous loop's
+	ac       AsyncConn
+	inflight bool   // a batch or the barrier is with the backend
+	barrier  bool   // what is in flight is the barrier
+	gen      uint64 // counts what it handed the backend: an outcome names the one it is for
+	deadline int64  // when what is in flight times out (unix ms)
+	readable bool   // the socket may hold unread data (epoll is edge-triggered)
+	roundNo  uint64 // the last round it took part in
 }
 
 // maxEvents is how many ready sockets one round takes at most.
 const maxEvents = 256
 
-// NewLoop returns a loop that proposes with propose; Run serves it.
+// NewLoop returns a synchronous loop that proposes with propose; Run serves it.
 func NewLoop(propose ProposeMany, logf func(format string, args ...any)) (*Loop, error) {
+	l, err := newLoop(logf)
+	if err != nil {
+		return nil, err
+	}
+	l.propose = propose
+	return l, nil
+}
+
+// NewAsyncLoop returns an asynchronous loop that proposes through b; Run serves it.
+// Its connections must be AsyncConns.
+func NewAsyncLoop(b AsyncBackend, logf func(format string, args ...any)) (*Loop, error) {
+	l, err := newLoop(logf)
+	if err != nil {
+		return nil, err
+	}
+	r, _, e := syscall.Syscall(syscall.SYS_EVENTFD2, 0, syscall.O_CLOEXEC|syscall.O_NONBLOCK, 0)
+	if e != 0 {
+		l.ef.Close()
+		return nil, fmt.Errorf("netserve: eventfd: %w", e)
+	}
+	l.async, l.efd = b, int(r)
+	ev := syscall.EpollEvent{Events: syscall.EPOLLIN, Fd: int32(l.efd)}
+	if err := syscall.EpollCtl(l.epfd, syscall.EPOLL_CTL_ADD, l.efd, &ev); err != nil {
+		l.ef.Close()
+		syscall.Close(l.efd)
+		return nil, fmt.Errorf("netserve: eventfd: %w", err)
+	}
+	return l, nil
+}
+
+func newLoop(logf func(format string, args ...any)) (*Loop, error) {
 	epfd, err := syscall.EpollCreate1(syscall.EPOLL_CLOEXEC)
 	if err != nil {
 		return nil, fmt.Errorf("netserve: epoll_create1: %w", err)
@@ -71,11 +132,24 @@ func NewLoop(propose ProposeMany, logf func(format string, args ...any)) (*Loop,
 		return nil, fmt.Errorf("netserve: epoll fd: %w", err)
 	}
 	return &Loop{
-		epfd: epfd, propose: propose, logf: logf,
+		epfd: epfd, logf: logf, efd: -1,
 		ef:     os.NewFile(uintptr(epfd), "netserve-epoll"), // non-blocking: pollable
 		conns:  map[int32]*loopConn{},
 		events: make([]syscall.EpollEvent, maxEvents),
 	}, nil
+}
+
+// epollET is EPOLLET as the event mask's bit (syscall has it as a negative int).
+const epollET = 1 << 31
+
+// inEvents is what the loop waits for on a socket it reads: an asynchronous loop is
+// edge-triggered, so that a connection whose batch is in flight, with more requests
+// waiting in its socket, is not reported again and again until it is read.
+func (l *Loop) inEvents() uint32 {
+	if l.async != nil {
+		return syscall.EPOLLIN | epollET
+	}
+	return syscall.EPOLLIN
 }
 
 // Add hands nc to the loop, which serves its socket as c from then on; the caller
@@ -103,10 +177,18 @@ func (l *Loop) Add(c LoopConn, nc syscall.Conn) error {
 		return dupErr
 	}
 	lc := &loopConn{c: c, fd: fd}
+	if l.async != nil {
+		ac, ok := c.(AsyncConn)
+		if !ok {
+			syscall.Close(fd)
+			return errors.New("netserve: an asynchronous loop needs an AsyncConn")
+		}
+		lc.ac = ac
+	}
 	l.mu.Lock()
 	l.conns[int32(fd)] = lc
 	l.mu.Unlock()
-	ev := syscall.EpollEvent{Events: syscall.EPOLLIN, Fd: int32(fd)}
+	ev := syscall.EpollEvent{Events: l.inEvents(), Fd: int32(fd)}
 	if err := syscall.EpollCtl(l.epfd, syscall.EPOLL_CTL_ADD, fd, &ev); err != nil {
 		l.mu.Lock()
 		delete(l.conns, int32(fd))
@@ -134,13 +216,18 @@ func (l *Loop) Run() {
 			case err != nil:
 				l.logf("netserve: epoll_wait: %v", err)
 				return true
-			case n == 0:
+			case n == 0 && len(l.again) == 0:
 				// Nothing ready: park until Go's poller sees the epoll instance ready.
 				// Readiness that arrives after this look is not lost: the poller
-				// records it, and the wait returns at once.
+				// records it, and the wait returns at once. (An outcome queued
+				// meanwhile made the eventfd readable.)
 				return false
 			}
-			l.serveRound(l.events[:n])
+			if l.async != nil {
+				l.serveAsyncRound(l.events[:n])
+			} else {
+				l.serveRound(l.events[:n])
+			}
 		}
 		return true
 	})
@@ -157,6 +244,17 @@ func (l *Loop) Run() {
 func (l *Loop) Close() {
 	l.stop.Store(true)
 	l.ef.Close() // wakes a parked loop, and waits for a busy one to see stop
+	if l.timer != nil {
+		l.timer.Stop()
+	}
+	if l.efd >= 0 {
+		// Run is done with it. An outcome that arrives later writes to a closed (or
+		// reused) descriptor, which is why queue writes only while the loop runs.
+		l.cmu.Lock()
+		syscall.Close(l.efd)
+		l.efd = -1
+		l.cmu.Unlock()
+	}
 }
 
 // serveRound serves the connections of one epoll_wait.
@@ -250,7 +348,7 @@ func (l *Loop) send(lc *loopConn) {
 		case lc.closing:
 			l.drop(lc)
 		case !lc.outWait:
-			lc.outWait = l.watch(lc, syscall.EPOLLOUT)
+			lc.outWait = l.watch(lc, l.outEvents())
 		}
 		return
 	}
@@ -259,12 +357,12 @@ func (l *Loop) send(lc *loopConn) {
 		CountWritten(lc.sent)
 		lc.sent = 0
 	}
-	if lc.closing {
+	if lc.closing && !lc.inflight {
 		l.drop(lc)
 		return
 	}
 	if lc.outWait {
-		lc.outWait = !l.watch(lc, syscall.EPOLLIN)
+		lc.outWait = !l.watch(lc, l.inEvents())
 	}
 }
 
@@ -294,6 +392,14 @@ func send(fd int, p []byte) (int, error) {
 	return int(n), nil
 }
 
+// outEvents is what the loop waits for on a socket whose buffer is full.
+func (l *Loop) outEvents() uint32 {
+	if l.async != nil {
+		return syscall.EPOLLOUT | epollET
+	}
+	return syscall.EPOLLOUT
+}
+
 // watch sets the events the loop waits for on lc; false (and lc dropped) if it failed.
 func (l *Loop) watch(lc *loopConn, events uint32) bool {
 	ev := syscall.EpollEvent{Events: events, Fd: int32(lc.fd)}
@@ -315,6 +421,10 @@ func (l *Loop) drop(lc *loopConn) {
 	// Closing the last descriptor of a socket takes it out of the epoll set.
 	syscall.Close(lc.fd)
 	lc.fd = -1
+	if lc.inflight { // its outcome, when it comes, finds it closed
+		lc.inflight = false
+		l.waiting--
+	}
 	lc.c.Closed()
 }
 

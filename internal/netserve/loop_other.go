@@ -17,6 +17,11 @@ func NewLoop(ProposeMany, func(string, ...any)) (*Loop, error) {
 	return nil, errors.New("netserve: the event loop needs Linux")
 }
 
+// NewAsyncLoop fails: there is no event loop here.
+func NewAsyncLoop(AsyncBackend, func(string, ...any)) (*Loop, error) {
+	return nil, errors.New("netserve: the event loop needs Linux")
+}
+
 func (*Loop) Add(LoopConn, syscall.Conn) error { return errors.ErrUnsupported }
 func (*Loop) Run()                             {}
 func (*Loop) Close()                           {}

@@ -7,7 +7,11 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io"
+	"math/rand/v2"
 	"net"
+	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -209,5 +213,269 @@ func TestReadClock(t *testing.T) {
 	c.AtLeast(future + 1)
 	if got := c.Now(); got != future+1 {
 		t.Fatalf("Now %d after AtLeast(%d)", got, future+1)
+	}
+}
+
+// asyncLineConn is lineConn's protocol for an asynchronous loop, with reads: "w <name>"
+// is a write, answered "ok <name>" or "error: <why> <name>" once its batch comes back;
+// "r <name>" is a read, answered "read <name> <acked>" with the count of this
+// connection's writes acknowledged so far, or "readerr <name>" when its barrier failed.
+// A read waits for the open batch and for the barrier, as a memcached get does. The
+// read buffer is small, so that a pipeline fills it many times over.
+type asyncLineConn struct {
+	buf                    [48]byte
+	end                    int
+	open, batch            []string
+	out                    []byte
+	acked                  int
+	barrierOK, wantBarrier bool
+	barrierErr             error
+	closed                 *atomic.Int32
+}
+
+func (c *asyncLineConn) Space() []byte { return c.buf[c.end:] }
+
+func (c *asyncLineConn) Consume(n int, _ int64) bool {
+	c.end += n
+	if n > 0 {
+		c.barrierOK = false
+	}
+	c.wantBarrier = false
+	for {
+		i := bytes.IndexByte(c.buf[:c.end], '\n')
+		if i < 0 {
+			if c.end == len(c.buf) {
+				panic("a line longer than the buffer")
+			}
+			return true
+		}
+		line := string(c.buf[:i])
+		switch {
+		case line == "quit":
+			return false
+		case strings.HasPrefix(line, "r "):
+			if len(c.open) > 0 {
+				return true // the loop proposes the batch, then resumes
+			}
+			if !c.barrierOK && c.barrierErr == nil {
+				c.wantBarrier = true
+				return true
+			}
+			if c.barrierErr != nil {
+				c.out = fmt.Appendf(c.out, "readerr %s\n", line[2:])
+				c.barrierErr = nil
+			} else {
+				c.out = fmt.Appendf(c.out, "read %s %d\n", line[2:], c.acked)
+			}
+		default:
+			c.open = append(c.open, line[2:])
+		}
+		copy(c.buf[:], c.buf[i+1:c.end])
+		c.end -= i + 1
+	}
+}
+
+func (c *asyncLineConn) CutBatch() ([]byte, kvstore.Sink, bool) {
+	if len(c.open) == 0 {
+		return nil, nil, false
+	}
+	c.batch, c.open = c.open, nil
+	c.barrierOK = false
+	return []byte(strings.Join(c.batch, "\n")), nil, true
+}
+
+func (c *asyncLineConn) FinishBatch(err error, _ int64) {
+	for _, name := range c.batch {
+		if err != nil {
+			c.out = fmt.Appendf(c.out, "error: %v %s\n", err, name)
+		} else {
+			c.acked++
+			c.out = fmt.Appendf(c.out, "ok %s\n", name)
+		}
+	}
+	c.batch = nil
+}
+
+func (c *asyncLineConn) WantsBarrier() bool { return c.wantBarrier }
+func (c *asyncLineConn) BarrierDone(err error) {
+	c.wantBarrier = false
+	c.barrierOK, c.barrierErr = err == nil, err
+}
+func (c *asyncLineConn) Output() []byte { return c.out }
+func (c *asyncLineConn) Written(int)    { c.out = c.out[:0] }
+func (c *asyncLineConn) Closed()        { c.closed.Add(1) }
+
+// slowBackend answers every proposal and barrier from another goroutine after a short
+// random delay, so that outcomes come back in any order and while the loop is busy. A
+// batch with "fail" in it is refused; every third barrier fails.
+type slowBackend struct {
+	proposals, barriers, failedBarriers atomic.Int64
+	timeout                             time.Duration // RequestTimeout
+	hang                                time.Duration // how late a batch with "hang" in it is answered
+}
+
+func (b *slowBackend) later(f func()) {
+	d := time.Duration(rand.IntN(300)) * time.Microsecond
+	time.AfterFunc(d, f)
+}
+
+func (b *slowBackend) ProposeAsync(data []byte, sink kvstore.Sink, done func(error)) {
+	b.proposals.Add(1)
+	var err error
+	if bytes.Contains(data, []byte("fail")) {
+		err = errors.New("refused")
+	}
+	if bytes.Contains(data, []byte("hang")) {
+		time.AfterFunc(b.hang, func() { done(nil) })
+		return
+	}
+	b.later(func() { done(err) })
+}
+
+func (b *slowBackend) ReadBarrierAsync(done func(error)) {
+	var err error
+	if b.barriers.Add(1)%3 == 0 {
+		b.failedBarriers.Add(1)
+		err = errors.New("no leader")
+	}
+	b.later(func() { done(err) })
+}
+
+func (b *slowBackend) ClientError(err error) error   { return fmt.Errorf("mapped %w", err) }
+func (b *slowBackend) RequestTimeout() time.Duration { return b.timeout }
+
+// TestAsyncLoopKeepsEachConnectionsOrder: with outcomes coming back late and out of
+// order, every connection still gets every reply, in its request order; a read sees the
+// writes sent before it acknowledged (it waits for their batch); a failed barrier fails
+// only its read; and a connection that quits behind writes gets their replies first.
+func TestAsyncLoopKeepsEachConnectionsOrder(t *testing.T) {
+	b := &slowBackend{}
+	l, err := NewAsyncLoop(b, t.Logf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan struct{})
+	go func() { l.Run(); close(done) }()
+	var closed atomic.Int32
+
+	const conns, lines = 12, 300
+	var wg sync.WaitGroup
+	errc := make(chan error, conns)
+	for i := range conns {
+		client, server := pair(t)
+		defer client.Close()
+		if err := l.Add(&asyncLineConn{closed: &closed}, server.(syscall.Conn)); err != nil {
+			t.Fatal(err)
+		}
+		server.Close()
+		// The whole pipeline goes out at once, from its own goroutine: the loop reads
+		// it while batches are in flight.
+		// A write with "fail" in its name fails, and so does every write proposed in
+		// the same batch (the loop's batching decides which): a plain write may get
+		// either reply. A read reports the acknowledged writes, which the client counts.
+		var req strings.Builder
+		var want []string // a reply's acceptable forms, "|"-separated
+		for j := range lines {
+			switch name := fmt.Sprintf("%d-%d", i, j); {
+			case j%5 == 4:
+				fmt.Fprintf(&req, "r %s\n", name)
+				want = append(want, fmt.Sprintf("read %s %%d\n|readerr %s\n", name, name))
+			case (i+j)%7 == 0:
+				fmt.Fprintf(&req, "w fail%s\n", name)
+				want = append(want, fmt.Sprintf("error: mapped refused fail%s\n", name))
+			default:
+				fmt.Fprintf(&req, "w %s\n", name)
+				want = append(want, fmt.Sprintf("ok %s\n|error: mapped refused %s\n", name, name))
+			}
+		}
+		req.WriteString("quit\n")
+		wg.Add(2)
+		go func() {
+			defer wg.Done()
+			io.WriteString(client, req.String())
+		}()
+		go func() {
+			defer wg.Done()
+			client.SetDeadline(time.Now().Add(20 * time.Second))
+			r := bufio.NewReader(client)
+			acked := 0
+			for j, w := range want {
+				got, err := r.ReadString('\n')
+				if err != nil {
+					errc <- fmt.Errorf("conn %d line %d: %v", i, j, err)
+					return
+				}
+				forms := strings.Split(w, "|")
+				forms[0] = strings.Replace(forms[0], "%d", strconv.Itoa(acked), 1)
+				if !slices.Contains(forms, got) {
+					errc <- fmt.Errorf("conn %d line %d: %q, want one of %q", i, j, got, forms)
+					return
+				}
+				if strings.HasPrefix(got, "ok ") {
+					acked++
+				}
+			}
+			if _, err := r.ReadByte(); err != io.EOF {
+				errc <- fmt.Errorf("conn %d: not closed after quit: %v", i, err)
+			}
+		}()
+	}
+	wg.Wait()
+	close(errc)
+	for err := range errc {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(10 * time.Second); closed.Load() != conns; time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d of %d connections closed after quit", closed.Load(), conns)
+		}
+	}
+	if b.failedBarriers.Load() == 0 || b.barriers.Load() == b.failedBarriers.Load() {
+		t.Fatalf("%d of %d barriers failed: the test needs both outcomes", b.failedBarriers.Load(), b.barriers.Load())
+	}
+	t.Logf("%d proposals, %d barriers (%d failed)", b.proposals.Load(), b.barriers.Load(), b.failedBarriers.Load())
+	l.Close()
+	<-done
+}
+
+// TestAsyncLoopTimesOutRequests: a batch whose outcome does not come back within the
+// request timeout is answered with the timeout error; the connection goes on, and the
+// outcome that comes back later is dropped, not taken for a later batch's.
+func TestAsyncLoopTimesOutRequests(t *testing.T) {
+	b := &slowBackend{timeout: 20 * time.Millisecond, hang: 200 * time.Millisecond}
+	l, err := NewAsyncLoop(b, t.Logf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan struct{})
+	go func() { l.Run(); close(done) }()
+	defer func() { l.Close(); <-done }()
+	var closed atomic.Int32
+	client, server := pair(t)
+	defer client.Close()
+	if err := l.Add(&asyncLineConn{closed: &closed}, server.(syscall.Conn)); err != nil {
+		t.Fatal(err)
+	}
+	server.Close()
+	client.SetDeadline(time.Now().Add(10 * time.Second))
+	r := bufio.NewReader(client)
+	expect := func(want string) {
+		t.Helper()
+		if got, err := r.ReadString('\n'); err != nil || got != want {
+			t.Fatalf("got %q %v, want %q", got, err, want)
+		}
+	}
+	start := time.Now()
+	io.WriteString(client, "w hang1\n")
+	expect("error: mapped context deadline exceeded hang1\n")
+	if took := time.Since(start); took < b.timeout || took >= b.hang {
+		t.Fatalf("timed out after %v: want between the timeout %v and the outcome %v", took, b.timeout, b.hang)
+	}
+	// Batches proposed while the late outcome is on its way get their own.
+	for i := 0; time.Since(start) < b.hang+50*time.Millisecond; i++ {
+		fmt.Fprintf(client, "w x%d\n", i)
+		expect(fmt.Sprintf("ok x%d\n", i))
+		fmt.Fprintf(client, "w fail%d\n", i)
+		expect(fmt.Sprintf("error: mapped refused fail%d\n", i))
 	}
 }
