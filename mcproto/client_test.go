@@ -238,19 +238,26 @@ func TestMemcaslap(t *testing.T) {
 	if err != nil {
 		t.Skip("memcaslap not on PATH (apt-get install libmemcached-tools)")
 	}
-	node := startNode(t, 0)
+	// a single node's event loop, and a cluster member's asynchronous one
+	for _, mode := range []frontendMode{frontendModes[0], frontendModes[2]} {
+		node := startNodeMode(t, 0, mode)
+		testMemcaslap(t, bin, mode.name, node.MemcacheAddr())
+	}
+}
+
+func testMemcaslap(t *testing.T, bin, mode, addr string) {
 	for _, c := range []struct {
 		name     string
 		set, get string
 	}{{"set-only", "1", "0"}, {"get9-set1", "0.1", "0.9"}} {
-		t.Run(c.name, func(t *testing.T) {
+		t.Run(mode+"/"+c.name, func(t *testing.T) {
 			cfg := filepath.Join(t.TempDir(), "memaslap.cnf")
 			// 16-byte keys, 32-byte values; cmd 0 is set, 1 is get
 			conf := "key\n16 16 1\nvalue\n32 32 1\ncmd\n0 " + c.set + "\n1 " + c.get + "\n"
 			if err := os.WriteFile(cfg, []byte(conf), 0o644); err != nil {
 				t.Fatal(err)
 			}
-			out := loadTool(t, bin, "-s", node.MemcacheAddr(), "-T", "1", "-c", "16", "-t", "3s", "-F", cfg, "-v", "0.2")
+			out := loadTool(t, bin, "-s", addr, "-T", "1", "-c", "16", "-t", "3s", "-F", cfg, "-v", "0.2")
 			if regexp.MustCompile(`(?i)error|fail[^e]|refused|timeout`).MatchString(strings.ReplaceAll(out, "verify_failed: 0", "")) {
 				t.Fatalf("memcaslap reported a problem:\n%s", out)
 			}
