@@ -56,5 +56,10 @@ func (c *conn) BarrierDone(err error) {
 	c.barrierOK, c.barrierErr = err == nil, err
 }
 
+// WantsRelease: a memcached connection never leaves the loop; every request is served
+// there without blocking it.
+func (c *conn) WantsRelease() bool { return false }
+func (c *conn) Released(int)       {}
+
 // Closed forgets the connection the loop closed.
 func (c *conn) Closed() { c.s.forget(c) }

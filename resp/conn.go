@@ -44,7 +44,16 @@ type conn struct {
 	// every write committed before they arrived.
 	barrierOK bool
 
-	args [][]byte // parse scratch
+	// the read buffer: buf[start:end] is unparsed; the next request needs need bytes
+	buf        []byte
+	start, end int
+	need       int
+	args       [][]byte // parse scratch
+
+	// async: served by a cluster member's asynchronous event loop (loopconn.go), until
+	// a request it cannot serve there hands the connection to a goroutine of its own.
+	async bool
+	loop  loopState
 
 	// writes of the current pipelined read, not yet proposed
 	batch      []byte
@@ -73,79 +82,118 @@ func newConn(s *Server, nc net.Conn) *conn {
 	return c
 }
 
+// serve serves the connection from its own goroutine until it closes, starting with
+// what an event loop that handed it over left buffered.
 func (c *conn) serve() {
 	defer c.nc.Close()
-	buf := make([]byte, readBufSize)
-	start, end := 0, 0
-	need := 0
-	netserve.ReadLoop(c.nc, func() []byte { return buf[end:] }, func(n int) bool {
-		end += n
-		c.barrierOK = false
-		c.s.stats.netIn.Add(uint64(n))
+	if c.buf == nil {
+		c.buf = make([]byte, readBufSize)
+	}
+	if c.end > c.start && !c.got(0) {
+		return
+	}
+	netserve.ReadLoop(c.nc, func() []byte { return c.buf[c.end:] }, c.got)
+}
+
+// got runs what n more bytes in the buffer complete and writes the replies; false: close.
+func (c *conn) got(n int) bool {
+	if n > 0 {
 		c.lastCmd = time.Now()
 		c.clock.Set(c.lastCmd.UnixMilli())
-		// run every complete request in the buffer
-		maxBulk := c.s.config().MaxBulk
-		for end-start >= need && start < end {
-			lim := ParseLimits{MaxBulk: maxBulk, Unauth: !c.authed} // AUTH may come mid-pipeline
-			args, n, nd, err := ParseCommand(buf[start:end], c.args, lim)
-			if errors.Is(err, ErrIncomplete) {
-				need = nd
-				break
-			}
-			need = 0
-			if err != nil {
-				c.flushBatch()
-				c.Error("ERR " + err.Error())
-				c.flushOut()
-				return false
-			}
-			c.args = args
-			start += n
-			if len(args) > 0 {
-				c.handle(args)
-			}
-			if c.closeNext {
-				break
-			}
-		}
-		c.flushBatch()
+	}
+	open := c.consume(n)
+	c.flushBatch()
+	if open {
 		// Let the other connections that the same poll woke run their requests before
-		// this one writes, as Redis writes every reply of an event-loop round at its end.
-		// Replies written one by one, each a request's work apart, each woke a client
-		// that had gone to sleep waiting: redis-benchmark -P 16 GET switched context
-		// 43k times in 2 s against nanokv (6k with the yield, 5k against Redis) and the
-		// wake-ups were a tenth of nanokv's CPU. 935k -> 1.08–1.15M GET/s.
+		// this one writes, as Redis writes every reply of an event-loop round at its
+		// end. Replies written one by one, each a request's work apart, each woke a
+		// client that had gone to sleep waiting: redis-benchmark -P 16 GET switched
+		// context 43k times in 2 s against nanokv (6k with the yield, 5k against Redis)
+		// and the wake-ups were a tenth of nanokv's CPU. 935k -> 1.08–1.15M GET/s.
 		runtime.Gosched()
-		if !c.flushOut() || c.closeNext {
+	}
+	if !c.flushOut() || !open || c.closeNext {
+		return false
+	}
+	return c.makeRoom()
+}
+
+// consume runs every complete request in the buffer, n bytes of it just read. Writes
+// stay in the open batch for the caller to propose. false: close once the replies so
+// far are written (a protocol error, whose reply it wrote).
+func (c *conn) consume(n int) bool {
+	c.end += n
+	if n > 0 {
+		c.barrierOK = false
+		c.s.stats.netIn.Add(uint64(n))
+	}
+	c.loop.stall = stallNone
+	maxBulk := c.s.config().MaxBulk
+	for c.end-c.start >= c.need && c.start < c.end {
+		lim := ParseLimits{MaxBulk: maxBulk, Unauth: !c.authed} // AUTH may come mid-pipeline
+		args, m, nd, err := ParseCommand(c.buf[c.start:c.end], c.args, lim)
+		if errors.Is(err, ErrIncomplete) {
+			c.need = nd
+			break
+		}
+		c.need = 0
+		if err != nil {
+			if c.async && c.batchOps > 0 {
+				c.loop.stall = stallBatch // its replies go first
+				return true
+			}
+			c.flushBatch()
+			c.Error("ERR " + err.Error())
 			return false
 		}
-		if start == end {
-			start, end = 0, 0
-			if len(buf) > 4*readBufSize { // give back what one huge request needed
-				buf = make([]byte, readBufSize)
-			}
+		c.args = args
+		if c.async && len(args) > 0 && c.mustWait(args) {
+			break // parsed again once the loop resumes it
 		}
-		if end == len(buf) {
-			// make room: move the partial request to the front, or grow
-			if start > 0 {
-				copy(buf, buf[start:end])
-				end -= start
-				start = 0
-			}
-			if end == len(buf) {
-				want := max(2*len(buf), need)
-				if want > c.s.config().QueryBufMax+readBufSize {
-					c.s.config().Logf("resp: closing client %s: query buffer over client-query-buffer-limit", c.addr)
-					return false
-				}
-				nb := make([]byte, want)
-				copy(nb, buf[:end])
-				buf = nb
-			}
+		c.start += m
+		if len(args) > 0 {
+			c.handle(args)
 		}
-		return true
-	})
+		if c.closeNext {
+			break
+		}
+		if c.async && len(c.batch) >= maxBatchBytes {
+			c.loop.stall = stallBatch
+			break
+		}
+	}
+	return true
+}
+
+// makeRoom readies the buffer for the next read: the parsed bytes are dropped, and it
+// grows for a request larger than it. false: the request is over
+// client-query-buffer-limit, and the connection is to close.
+func (c *conn) makeRoom() bool {
+	if c.start == c.end {
+		c.start, c.end = 0, 0
+		if len(c.buf) > 4*readBufSize { // give back what one huge request needed
+			c.buf = make([]byte, readBufSize)
+		}
+	}
+	if c.end == len(c.buf) {
+		// make room: move the partial request to the front, or grow
+		if c.start > 0 {
+			copy(c.buf, c.buf[c.start:c.end])
+			c.end -= c.start
+			c.start = 0
+		}
+		if c.end == len(c.buf) {
+			want := max(2*len(c.buf), c.need)
+			if want > c.s.config().QueryBufMax+readBufSize {
+				c.s.config().Logf("resp: closing client %s: query buffer over client-query-buffer-limit", c.addr)
+				return false
+			}
+			nb := make([]byte, want)
+			copy(nb, c.buf[:c.end])
+			c.buf = nb
+		}
+	}
+	return true
 }
 
 // flushOut writes the buffered replies; false if the connection failed.
@@ -231,8 +279,8 @@ func (c *conn) addWrite(spec *kvstore.Spec, args [][]byte) {
 	if spec.Blind == nil || !spec.Blind(args) {
 		c.batchBlind = false
 	}
-	if len(c.batch) >= maxBatchBytes {
-		c.flushBatch()
+	if len(c.batch) >= maxBatchBytes && !c.async {
+		c.flushBatch() // under the event loop, consume stops and the loop proposes
 	}
 }
 
@@ -250,28 +298,48 @@ func (c *conn) flushBatch() {
 }
 
 func (c *conn) propose(data []byte, n int, blind bool) {
+	sink := c.prepare(blind)
+	var err error
+	if blind {
+		err = c.s.b.Propose(data, nil)
+	} else {
+		err = c.s.b.Propose(data, sink)
+	}
+	c.finish(n, sink, err)
+}
+
+// prepare readies the proposal of a batch: the sink for its replies, nil for a batch of
+// blind writes.
+func (c *conn) prepare(blind bool) *replySink {
 	c.barrierOK = false // a blind write is answered before it is applied
 	c.clock.Proposed()  // the entry is stamped after this network read's clock
 	if blind {
-		if err := c.s.b.Propose(data, nil); err != nil {
-			c.replyErrN(err, n)
-			return
-		}
-		for i := 0; i < n; i++ {
-			c.B = append(c.B, "+OK\r\n"...)
-		}
-		return
+		return nil
 	}
 	sink := c.sink
 	if sink == nil {
 		sink = &replySink{applied: make(chan struct{}, 1)}
 	}
 	sink.B, sink.Proto = sink.B[:0], c.Proto
-	if err := c.s.b.Propose(data, sink); err != nil {
+	return sink
+}
+
+// finish writes the replies of the n writes of a batch proposed with sink (nil: blind),
+// once the proposal returned err.
+func (c *conn) finish(n int, sink *replySink, err error) {
+	if err != nil {
 		// The entry may commit all the same (a timeout leaves the outcome unknown), and
 		// the applier then writes to this sink: it is the entry's for good.
-		c.sink = nil
+		if sink != nil {
+			c.sink = nil
+		}
 		c.replyErrN(err, n)
+		return
+	}
+	if sink == nil {
+		for i := 0; i < n; i++ {
+			c.B = append(c.B, "+OK\r\n"...)
+		}
 		return
 	}
 	<-sink.applied
@@ -323,7 +391,14 @@ func (c *conn) readBarrier() bool {
 	if c.barrierOK {
 		return true
 	}
-	if err := c.s.b.ReadBarrier(context.Background()); err != nil {
+	// Under the event loop a read gets here past a barrier that failed (mustWait); the
+	// wait below is a goroutine's.
+	err := c.loop.barrierErr
+	c.loop.barrierErr = nil
+	if err == nil {
+		err = c.s.b.ReadBarrier(context.Background())
+	}
+	if err != nil {
 		c.Error(errorReply(err))
 		return false
 	}

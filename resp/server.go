@@ -12,6 +12,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/nanokv/nanokv/internal/netserve"
@@ -36,6 +37,16 @@ type Backend interface {
 	ConfigSet(name, value string) (handled bool, err error)
 }
 
+// AsyncBackend is a Backend an asynchronous event loop can serve (a cluster member): it
+// proposes without waiting, and tells at once whether a read may be served.
+type AsyncBackend interface {
+	Backend
+	netserve.AsyncBackend
+	// TryReadBarrier reports whether a read may be served now without waiting for the
+	// barrier (a leader's valid lease); false sends the read through ReadBarrierAsync.
+	TryReadBarrier() bool
+}
+
 // Config are the frontend's settings, changeable with CONFIG SET.
 type Config struct {
 	RequirePass  string
@@ -49,6 +60,10 @@ type Config struct {
 	Logf         func(format string, args ...any)
 	// Shutdown is called by SHUTDOWN; nil refuses the command.
 	Shutdown func()
+	// EventLoop serves connections from an asynchronous event loop (netserve.Loop, on
+	// Linux) when the backend is an AsyncBackend: a cluster member. Without it, or on a
+	// single node, every connection has a goroutine of its own.
+	EventLoop bool
 }
 
 // Server serves RESP connections.
@@ -67,6 +82,9 @@ type Server struct {
 
 	// done is closed by Close: commands that block (WAIT) give up.
 	done chan struct{}
+
+	loop  *netserve.Loop // nil: a goroutine per connection
+	async AsyncBackend   // set with loop
 
 	nextID atomic.Int64
 	stats  struct {
@@ -95,7 +113,21 @@ func NewServer(b Backend, cfg Config) *Server {
 	if cfg.Logf == nil {
 		cfg.Logf = func(string, ...any) {}
 	}
-	return &Server{b: b, cfg: cfg, start: time.Now(), conns: map[*conn]struct{}{}, done: make(chan struct{})}
+	s := &Server{b: b, cfg: cfg, start: time.Now(), conns: map[*conn]struct{}{}, done: make(chan struct{})}
+	if ab, ok := b.(AsyncBackend); ok && cfg.EventLoop {
+		l, err := netserve.NewAsyncLoop(ab, cfg.Logf)
+		if err != nil {
+			cfg.Logf("resp: a goroutine per connection: %v", err)
+		} else {
+			s.loop, s.async = l, ab
+			s.handler.Add(1)
+			go func() {
+				defer s.handler.Done()
+				l.Run()
+			}()
+		}
+	}
+	return s
 }
 
 func (s *Server) config() Config {
@@ -123,6 +155,17 @@ func (s *Server) Serve(ln net.Listener) error {
 			return
 		}
 		s.conns[c] = struct{}{}
+		if sc, ok := nc.(syscall.Conn); ok && s.loop != nil {
+			c.nc, c.async = nil, true
+			err := s.loop.Add(c, sc)
+			if err == nil {
+				s.mu.Unlock()
+				nc.Close() // the loop serves the socket through its own descriptor
+				return
+			}
+			s.config().Logf("resp: a goroutine for client %s: %v", c.addr, err)
+			c.nc, c.async = nc, false
+		}
 		s.handler.Add(1)
 		s.mu.Unlock()
 		go func() {
@@ -146,9 +189,14 @@ func (s *Server) Close() error {
 		ln.Close()
 	}
 	for c := range s.conns {
-		c.nc.Close()
+		if c.nc != nil {
+			c.nc.Close()
+		}
 	}
 	s.mu.Unlock()
+	if s.loop != nil {
+		s.loop.Close() // not under mu: the loop takes it to forget a connection
+	}
 	s.handler.Wait()
 	return nil
 }
@@ -158,4 +206,18 @@ func (s *Server) NumClients() int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return len(s.conns)
+}
+
+// LoopClients is the number of connections the event loop serves now (the rest have a
+// goroutine each).
+func (s *Server) LoopClients() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	n := 0
+	for c := range s.conns {
+		if c.async {
+			n++
+		}
+	}
+	return n
 }

@@ -86,22 +86,50 @@ const (
 )
 
 func TestDifferentialAgainstRedis(t *testing.T) {
+	differential(t, os.Getenv("NANOKV_DIFF_TARGET"))
+}
+
+// The same against a one-member cluster, whose Redis connections start on the
+// asynchronous event loop; the connection moves to a goroutine of its own at its first
+// MULTI, with what it had buffered.
+func TestDifferentialAgainstRedisOnAClusterMember(t *testing.T) {
+	differential(t, "member")
+}
+
+// differential runs the corpus against redis-server and target: "redis" (a second
+// redis-server, to check the test itself), "member" (a one-member cluster), or a single
+// node.
+func differential(t *testing.T, target string) {
 	if testing.Short() {
 		t.Skip("differential test against redis-server: skipped in -short mode")
 	}
 	redisAddr := startRedisServer(t)
 	targetName := "nanokv"
 	var targetAddr string
-	if os.Getenv("NANOKV_DIFF_TARGET") == "redis" {
+	if target == "redis" {
 		targetName = "redis#2"
 		targetAddr = startRedisServer(t)
 	} else {
-		srv, err := Start(Config{RedisAddr: "127.0.0.1:0", MemoryOnly: true, Logger: log.New(io.Discard, "", 0)})
+		cfg := Config{RedisAddr: "127.0.0.1:0", MemoryOnly: true, Logger: log.New(io.Discard, "", 0)}
+		if target == "member" {
+			// a one-member cluster: Redis connections served by the asynchronous event loop
+			targetName = "nanokv member"
+			ln, err := net.Listen("tcp", "127.0.0.1:0")
+			if err != nil {
+				t.Fatal(err)
+			}
+			cfg.NodeID, cfg.Peers, cfg.ClusterListener = 1, map[uint64]string{1: ln.Addr().String()}, ln
+			cfg.TickInterval, cfg.ElectionTicks = 5*time.Millisecond, 10
+		}
+		srv, err := Start(cfg)
 		if err != nil {
 			t.Fatalf("start nanokv: %v", err)
 		}
 		t.Cleanup(func() { srv.Close() })
 		targetAddr = srv.RedisAddr()
+		if cfg.Peers != nil {
+			leaderOf(t, map[uint64]*Server{1: srv}, 0)
+		}
 	}
 
 	seed := int64(diffDefaultSeed)

@@ -44,6 +44,11 @@ type Config struct {
 	// goroutines had it: each round waited out a commit round trip with nothing read
 	// meanwhile.
 	MemcacheNoEventLoop bool
+	// RedisNoEventLoop gives every Redis connection of a cluster member its own
+	// goroutine, where an asynchronous event loop serves them by default (resp's
+	// loopconn.go says which requests it serves). A single node always gives each its
+	// own goroutine: an event loop made redis-benchmark no faster there (4aa73d2).
+	RedisNoEventLoop bool
 	// ZKAddr is the ZooKeeper listener's address; "" disables it. ZKOptional as
 	// MemcacheOptional.
 	ZKAddr     string
@@ -186,7 +191,8 @@ func Start(cfg Config) (*Server, error) {
 		ln := s.ln
 		host, port, _ := net.SplitHostPort(ln.Addr().String())
 		p, _ := strconv.Atoi(port)
-		s.redis = resp.NewServer(s, resp.Config{RequirePass: cfg.RequirePass, Port: p, Bind: host, Version: Version, Logf: s.logf, Shutdown: s.requestShutdown})
+		s.redis = resp.NewServer(s, resp.Config{RequirePass: cfg.RequirePass, Port: p, Bind: host, Version: Version, Logf: s.logf, Shutdown: s.requestShutdown,
+			EventLoop: s.node == nil && !cfg.RedisNoEventLoop})
 		s.wg.Add(1)
 		go func() {
 			defer s.wg.Done()

@@ -62,6 +62,7 @@ type options struct {
 	zk4lw       string
 	memcache    string
 	mcLoop      bool
+	redisLoop   bool
 	mcItemMax   string
 	dataDir     string
 	peers       string
@@ -91,6 +92,7 @@ func newFlagSet(o *options, stderr io.Writer) *flag.FlagSet {
 	fs.StringVar(&o.memcache, "memcache", defaultMemcache, "memcached listen address; empty disables")
 	fs.StringVar(&o.mcItemMax, "memcache-item-size-max", "1m", "largest memcached item, as memcached's -I (bytes, or with k/m suffix)")
 	fs.BoolVar(&o.mcLoop, "memcache-event-loop", true, "serve all memcached connections from one event loop (Linux); false: a goroutine per connection")
+	fs.BoolVar(&o.redisLoop, "redis-event-loop", true, "a cluster member serves Redis connections from one event loop (Linux); false: a goroutine per connection")
 	fs.StringVar(&o.dataDir, "data-dir", "nanokv-data", "directory for the WAL")
 	fs.StringVar(&o.peers, "peers", "", "static cluster members: id=host:port,...")
 	fs.StringVar(&o.join, "join", "", "join a running cluster through any member's redis address (needs --cluster)")
@@ -241,6 +243,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 		MemcacheOptional:    !memcacheSet,
 		MemcacheItemSizeMax: itemMax,
 		MemcacheNoEventLoop: !o.mcLoop,
+		RedisNoEventLoop:    !o.redisLoop,
 		ZKAddr:              o.zk,
 		ZKOptional:          !zkSet,
 		ZKFourLetterWords:   words,

@@ -47,6 +47,13 @@ type AsyncConn interface {
 	// barrier passed; the loop passes it and reports with BarrierDone.
 	WantsBarrier() bool
 	BarrierDone(err error)
+	// WantsRelease reports that Consume stopped before a request the loop cannot serve
+	// (one that may block: a transaction, an admin command). Once nothing is in flight
+	// and every reply is written, the loop stops watching the socket and calls Released
+	// with its descriptor, which the connection owns from then on (to serve from a
+	// goroutine of its own, with what it has buffered).
+	WantsRelease() bool
+	Released(fd int)
 }
 
 // AsyncBackend is what an asynchronous loop proposes through: a cluster member, whose

@@ -115,7 +115,11 @@ func (l *Loop) serveAsyncRound(evs []syscall.EpollEvent) {
 			continue
 		}
 		l.send(lc)
-		if lc.fd >= 0 && lc.readable && !lc.inflight && !lc.outWait && !lc.closing {
+		switch {
+		case lc.fd < 0 || lc.inflight || lc.outWait || lc.closing:
+		case lc.ac.WantsRelease():
+			l.release(lc)
+		case lc.readable:
 			l.again = append(l.again, lc)
 		}
 	}
@@ -167,6 +171,21 @@ func (l *Loop) dispatch(lc *loopConn, now int64) {
 	}
 }
 
+// release hands lc's socket to the connection (AsyncConn.WantsRelease): nothing of it is
+// in flight, and its replies are written.
+func (l *Loop) release(lc *loopConn) {
+	fd := lc.fd
+	if err := syscall.EpollCtl(l.epfd, syscall.EPOLL_CTL_DEL, fd, nil); err != nil {
+		l.drop(lc)
+		return
+	}
+	l.mu.Lock()
+	delete(l.conns, int32(fd))
+	l.mu.Unlock()
+	lc.fd = -1
+	lc.ac.Released(fd)
+}
+
 // armTimer has the loop look for requests past their deadline in a while, if any
 // connection waits for the backend.
 func (l *Loop) armTimer() {
@@ -176,6 +195,11 @@ func (l *Loop) armTimer() {
 	}
 	// A quarter of the timeout: a request is answered at most that late.
 	d := max(t/4, time.Millisecond)
+	l.cmu.Lock() // Close stops the timer
+	defer l.cmu.Unlock()
+	if l.efdGone {
+		return // closed
+	}
 	if l.timer == nil {
 		l.timer = time.AfterFunc(d, l.timedOut)
 	} else {
@@ -206,7 +230,7 @@ func (l *Loop) queue(o outcome) {
 
 // wake makes the eventfd readable; under cmu.
 func (l *Loop) wake() {
-	if l.efd < 0 {
+	if l.efdGone {
 		return // closed
 	}
 	var b [8]byte

@@ -57,7 +57,8 @@ type Loop struct {
 
 	// an asynchronous loop's
 	async   AsyncBackend
-	efd     int // eventfd: outcomes are queued
+	efd     int  // eventfd: outcomes are queued (-1 on a synchronous loop)
+	efdGone bool // under cmu: Close closed efd
 	roundNo uint64
 	again   []*loopConn // read to a full buffer: read again next round, events or not
 	cmu     sync.Mutex
@@ -244,16 +245,16 @@ func (l *Loop) Run() {
 func (l *Loop) Close() {
 	l.stop.Store(true)
 	l.ef.Close() // wakes a parked loop, and waits for a busy one to see stop
+	l.cmu.Lock()
+	defer l.cmu.Unlock()
 	if l.timer != nil {
 		l.timer.Stop()
 	}
-	if l.efd >= 0 {
-		// Run is done with it. An outcome that arrives later writes to a closed (or
-		// reused) descriptor, which is why queue writes only while the loop runs.
-		l.cmu.Lock()
+	if l.efd >= 0 && !l.efdGone {
+		// Outcomes that arrive later must not write to a closed (or reused)
+		// descriptor: they find efdGone (wake).
 		syscall.Close(l.efd)
-		l.efd = -1
-		l.cmu.Unlock()
+		l.efdGone = true
 	}
 }
 

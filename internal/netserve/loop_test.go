@@ -10,6 +10,7 @@ import (
 	"io"
 	"math/rand/v2"
 	"net"
+	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -230,6 +231,8 @@ type asyncLineConn struct {
 	acked                  int
 	barrierOK, wantBarrier bool
 	barrierErr             error
+	wantRelease            bool
+	released               chan error // the goroutine's end, once released
 	closed                 *atomic.Int32
 }
 
@@ -253,6 +256,12 @@ func (c *asyncLineConn) Consume(n int, _ int64) bool {
 		switch {
 		case line == "quit":
 			return false
+		case line == "g":
+			if len(c.open) > 0 {
+				return true
+			}
+			c.wantRelease = true
+			return true // the goroutine takes it from here
 		case strings.HasPrefix(line, "r "):
 			if len(c.open) > 0 {
 				return true // the loop proposes the batch, then resumes
@@ -297,6 +306,31 @@ func (c *asyncLineConn) FinishBatch(err error, _ int64) {
 }
 
 func (c *asyncLineConn) WantsBarrier() bool { return c.wantBarrier }
+func (c *asyncLineConn) WantsRelease() bool { return c.wantRelease }
+
+// Released serves the rest from a goroutine: every line, the buffered ones first, is
+// answered "goroutine <line>".
+func (c *asyncLineConn) Released(fd int) {
+	f := os.NewFile(uintptr(fd), "released")
+	nc, err := net.FileConn(f)
+	f.Close()
+	if err != nil {
+		c.released <- err
+		return
+	}
+	go func() {
+		defer nc.Close()
+		r := bufio.NewReader(io.MultiReader(bytes.NewReader(bytes.Clone(c.buf[:c.end])), nc))
+		for {
+			line, err := r.ReadString('\n')
+			if err != nil {
+				c.released <- nil
+				return
+			}
+			fmt.Fprintf(nc, "goroutine %s", line)
+		}
+	}()
+}
 func (c *asyncLineConn) BarrierDone(err error) {
 	c.wantBarrier = false
 	c.barrierOK, c.barrierErr = err == nil, err
@@ -477,5 +511,45 @@ func TestAsyncLoopTimesOutRequests(t *testing.T) {
 		expect(fmt.Sprintf("ok x%d\n", i))
 		fmt.Fprintf(client, "w fail%d\n", i)
 		expect(fmt.Sprintf("error: mapped refused fail%d\n", i))
+	}
+}
+
+// TestAsyncLoopReleasesAConnection: a connection that asks for it leaves the loop once its
+// batch is answered and its replies written, and its goroutine gets the socket with
+// what the connection had buffered behind the request that asked.
+func TestAsyncLoopReleasesAConnection(t *testing.T) {
+	l, err := NewAsyncLoop(&slowBackend{}, t.Logf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan struct{})
+	go func() { l.Run(); close(done) }()
+	defer func() { l.Close(); <-done }()
+	var closed atomic.Int32
+	client, server := pair(t)
+	defer client.Close()
+	lc := &asyncLineConn{closed: &closed, released: make(chan error, 1)}
+	if err := l.Add(lc, server.(syscall.Conn)); err != nil {
+		t.Fatal(err)
+	}
+	server.Close()
+	client.SetDeadline(time.Now().Add(10 * time.Second))
+	io.WriteString(client, "w a\nr b\nw c\ng\nw d\n")
+	r := bufio.NewReader(client)
+	for _, want := range []string{"ok a\n", "read b 1\n", "ok c\n", "goroutine g\n", "goroutine w d\n"} {
+		if got, err := r.ReadString('\n'); err != nil || got != want {
+			t.Fatalf("got %q %v, want %q", got, err, want)
+		}
+	}
+	io.WriteString(client, "w e\n")
+	if got, err := r.ReadString('\n'); err != nil || got != "goroutine w e\n" {
+		t.Fatalf("after the release: %q %v", got, err)
+	}
+	client.Close()
+	if err := <-lc.released; err != nil {
+		t.Fatal(err)
+	}
+	if closed.Load() != 0 {
+		t.Fatal("the loop closed a connection it released")
 	}
 }

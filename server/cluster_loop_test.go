@@ -1,0 +1,150 @@
+package server
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"net"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// respCmd encodes one command as a RESP array of bulk strings.
+func respCmd(args ...string) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "*%d\r\n", len(args))
+	for _, a := range args {
+		fmt.Fprintf(&b, "$%d\r\n%s\r\n", len(a), a)
+	}
+	return b.String()
+}
+
+// pipeline sends every command in one write and compares the replies, read as lines.
+func pipeline(t *testing.T, c net.Conn, r *bufio.Reader, cmds [][]string, want string) {
+	t.Helper()
+	var req strings.Builder
+	for _, cmd := range cmds {
+		req.WriteString(respCmd(cmd...))
+	}
+	c.SetDeadline(time.Now().Add(10 * time.Second))
+	if _, err := c.Write([]byte(req.String())); err != nil {
+		t.Fatal(err)
+	}
+	var got strings.Builder
+	for range strings.Count(want, "\n") {
+		line, err := r.ReadString('\n')
+		got.WriteString(line)
+		if err != nil {
+			t.Fatalf("after %q: %v", got.String(), err)
+		}
+	}
+	if got.String() != want {
+		t.Fatalf("%q:\n got %q\nwant %q", cmds, got.String(), want)
+	}
+}
+
+// TestClusterRedisEventLoop: a member's Redis connections start on its asynchronous
+// event loop. A pipeline mixing writes, reads, errors and connection commands is
+// answered in order, each read seeing the writes before it; a transaction moves the
+// connection to a goroutine of its own with the rest of its pipeline, which it answers
+// too; and the connection goes on from there.
+func TestClusterRedisEventLoop(t *testing.T) {
+	servers := startCluster(t, 3)
+	_, lead := leaderOf(t, servers, 0)
+	c, err := net.Dial("tcp", lead.RedisAddr())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	r := bufio.NewReader(c)
+	pipeline(t, c, r, [][]string{{"PING"}}, "+PONG\r\n")
+	if n := lead.redis.LoopClients(); n != 1 {
+		t.Fatalf("%d connections on the event loop, want 1", n)
+	}
+	pipeline(t, c, r, [][]string{
+		{"SET", "a", "1"}, {"INCR", "a"}, {"GET", "a"}, {"PING"}, {"SET", "b", "x"},
+		{"NOSUCH"}, {"APPEND", "b", "y"}, {"GET"}, {"SELECT", "1"}, {"GET", "b"}, {"SET", "b", "z"},
+		{"SELECT", "0"}, {"MGET", "a", "b"},
+	}, "+OK\r\n:2\r\n$1\r\n2\r\n+PONG\r\n+OK\r\n"+
+		"-ERR unknown command 'NOSUCH', with args beginning with: \r\n:2\r\n"+
+		"-ERR wrong number of arguments for 'get' command\r\n+OK\r\n$-1\r\n+OK\r\n"+
+		"+OK\r\n*2\r\n$1\r\n2\r\n$2\r\nxy\r\n")
+	// MULTI moves the connection to a goroutine, with what follows it in the pipeline.
+	pipeline(t, c, r, [][]string{
+		{"SET", "c", "1"}, {"MULTI"}, {"INCR", "c"}, {"INCR", "a"}, {"EXEC"}, {"GET", "c"}, {"SET", "d", "4"},
+	}, "+OK\r\n+OK\r\n+QUEUED\r\n+QUEUED\r\n*2\r\n:2\r\n:3\r\n$1\r\n2\r\n+OK\r\n")
+	if n := lead.redis.LoopClients(); n != 0 {
+		t.Fatalf("%d connections on the event loop after MULTI, want 0", n)
+	}
+	pipeline(t, c, r, [][]string{{"GET", "d"}, {"CLIENT", "GETNAME"}, {"QUIT"}}, "$1\r\n4\r\n$-1\r\n+OK\r\n")
+	if _, err := r.ReadByte(); err == nil {
+		t.Fatal("the connection is open after QUIT")
+	}
+}
+
+// Concurrent clients on the event loop each read their own writes, and every write
+// reaches the store once: the shared counter ends at the number of increments.
+func TestClusterRedisEventLoopConcurrentClients(t *testing.T) {
+	servers := startCluster(t, 3)
+	_, lead := leaderOf(t, servers, 0)
+	const clients, rounds = 16, 100
+	ctx := context.Background()
+	var wg sync.WaitGroup
+	errc := make(chan error, clients)
+	for i := range clients {
+		cl := client(t, lead, func(o *redis.Options) { o.PoolSize = 1 })
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			key := fmt.Sprintf("k%d", i)
+			for j := range rounds {
+				p := cl.Pipeline()
+				p.Set(ctx, key, j, 0)
+				p.Incr(ctx, "shared")
+				get := p.Get(ctx, key)
+				if _, err := p.Exec(ctx); err != nil {
+					errc <- err
+					return
+				}
+				if v, _ := get.Int(); v != j {
+					errc <- fmt.Errorf("client %d round %d read %d", i, j, v)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errc)
+	for err := range errc {
+		t.Fatal(err)
+	}
+	if n, err := client(t, lead).Get(ctx, "shared").Int(); err != nil || n != clients*rounds {
+		t.Fatalf("shared counter %d, %v; want %d", n, err, clients*rounds)
+	}
+}
+
+// A write on a leader that lost its quorum is answered -TIMEOUT by the event loop, as
+// by a goroutine: the loop keeps the request timeout itself.
+func TestClusterRedisEventLoopTimesOut(t *testing.T) {
+	servers := startCluster(t, 3)
+	leadID, lead := leaderOf(t, servers, 0)
+	cl := client(t, lead, func(o *redis.Options) { o.MaxRetries = -1; o.ReadTimeout = 10 * time.Second })
+	ctx := context.Background()
+	if err := cl.Set(ctx, "k", "v", 0).Err(); err != nil {
+		t.Fatal(err)
+	}
+	for id, s := range servers {
+		if id != leadID {
+			s.Close()
+		}
+	}
+	err := cl.Set(ctx, "k", "w", 0).Err()
+	if err == nil || !(strings.HasPrefix(err.Error(), "TIMEOUT") || strings.HasPrefix(err.Error(), "CLUSTERDOWN")) {
+		t.Fatalf("SET without quorum: %v, want TIMEOUT or CLUSTERDOWN", err)
+	}
+	t.Logf("%v", err)
+}
