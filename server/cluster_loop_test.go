@@ -1,10 +1,8 @@
 package server
 
 import (
-	"bufio"
 	"context"
 	"fmt"
-	"net"
 	"strings"
 	"sync"
 	"testing"
@@ -13,38 +11,14 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// respCmd encodes one command as a RESP array of bulk strings.
-func respCmd(args ...string) string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "*%d\r\n", len(args))
-	for _, a := range args {
-		fmt.Fprintf(&b, "$%d\r\n%s\r\n", len(a), a)
-	}
-	return b.String()
-}
-
 // pipeline sends every command in one write and compares the replies, read as lines.
-func pipeline(t *testing.T, c net.Conn, r *bufio.Reader, cmds [][]string, want string) {
+func pipeline(t *testing.T, c *raw, cmds [][]string, want string) {
 	t.Helper()
 	var req strings.Builder
 	for _, cmd := range cmds {
-		req.WriteString(respCmd(cmd...))
+		req.WriteString(respCommand(cmd...))
 	}
-	c.SetDeadline(time.Now().Add(10 * time.Second))
-	if _, err := c.Write([]byte(req.String())); err != nil {
-		t.Fatal(err)
-	}
-	var got strings.Builder
-	for range strings.Count(want, "\n") {
-		line, err := r.ReadString('\n')
-		got.WriteString(line)
-		if err != nil {
-			t.Fatalf("after %q: %v", got.String(), err)
-		}
-	}
-	if got.String() != want {
-		t.Fatalf("%q:\n got %q\nwant %q", cmds, got.String(), want)
-	}
+	c.exchange(t, req.String(), want)
 }
 
 // TestClusterRedisEventLoop: a member's Redis connections start on its asynchronous
@@ -55,17 +29,12 @@ func pipeline(t *testing.T, c net.Conn, r *bufio.Reader, cmds [][]string, want s
 func TestClusterRedisEventLoop(t *testing.T) {
 	servers := startCluster(t, 3)
 	_, lead := leaderOf(t, servers, 0)
-	c, err := net.Dial("tcp", lead.RedisAddr())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	r := bufio.NewReader(c)
-	pipeline(t, c, r, [][]string{{"PING"}}, "+PONG\r\n")
+	c := rawConn(t, lead)
+	pipeline(t, c, [][]string{{"PING"}}, "+PONG\r\n")
 	if n := lead.redis.LoopClients(); n != 1 {
 		t.Fatalf("%d connections on the event loop, want 1", n)
 	}
-	pipeline(t, c, r, [][]string{
+	pipeline(t, c, [][]string{
 		{"SET", "a", "1"}, {"INCR", "a"}, {"GET", "a"}, {"PING"}, {"SET", "b", "x"},
 		{"NOSUCH"}, {"APPEND", "b", "y"}, {"GET"}, {"SELECT", "1"}, {"GET", "b"}, {"SET", "b", "z"},
 		{"SELECT", "0"}, {"MGET", "a", "b"},
@@ -74,14 +43,14 @@ func TestClusterRedisEventLoop(t *testing.T) {
 		"-ERR wrong number of arguments for 'get' command\r\n+OK\r\n$-1\r\n+OK\r\n"+
 		"+OK\r\n*2\r\n$1\r\n2\r\n$2\r\nxy\r\n")
 	// MULTI moves the connection to a goroutine, with what follows it in the pipeline.
-	pipeline(t, c, r, [][]string{
+	pipeline(t, c, [][]string{
 		{"SET", "c", "1"}, {"MULTI"}, {"INCR", "c"}, {"INCR", "a"}, {"EXEC"}, {"GET", "c"}, {"SET", "d", "4"},
 	}, "+OK\r\n+OK\r\n+QUEUED\r\n+QUEUED\r\n*2\r\n:2\r\n:3\r\n$1\r\n2\r\n+OK\r\n")
 	if n := lead.redis.LoopClients(); n != 0 {
 		t.Fatalf("%d connections on the event loop after MULTI, want 0", n)
 	}
-	pipeline(t, c, r, [][]string{{"GET", "d"}, {"CLIENT", "GETNAME"}, {"QUIT"}}, "$1\r\n4\r\n$-1\r\n+OK\r\n")
-	if _, err := r.ReadByte(); err == nil {
+	pipeline(t, c, [][]string{{"GET", "d"}, {"CLIENT", "GETNAME"}, {"QUIT"}}, "$1\r\n4\r\n$-1\r\n+OK\r\n")
+	if _, err := c.r.ReadByte(); err == nil {
 		t.Fatal("the connection is open after QUIT")
 	}
 }

@@ -377,7 +377,13 @@ type raw struct {
 
 func rawConn(t *testing.T, s *Server) *raw {
 	t.Helper()
-	nc, err := net.Dial("tcp", s.RedisAddr())
+	return rawDial(t, s.RedisAddr())
+}
+
+// rawDial connects a raw client to addr (any of the node's protocols).
+func rawDial(t *testing.T, addr string) *raw {
+	t.Helper()
+	nc, err := net.Dial("tcp", addr)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -387,12 +393,37 @@ func rawConn(t *testing.T, s *Server) *raw {
 }
 
 func (r *raw) send(args ...string) {
+	r.nc.Write([]byte(respCommand(args...)))
+}
+
+// respCommand encodes one command as a RESP array of bulk strings.
+func respCommand(args ...string) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "*%d\r\n", len(args))
 	for _, a := range args {
 		fmt.Fprintf(&b, "$%d\r\n%s\r\n", len(a), a)
 	}
-	r.nc.Write([]byte(b.String()))
+	return b.String()
+}
+
+// exchange writes req in one write and reads as many lines as want has, which it
+// compares with want.
+func (r *raw) exchange(t *testing.T, req, want string) {
+	t.Helper()
+	if _, err := r.nc.Write([]byte(req)); err != nil {
+		t.Fatal(err)
+	}
+	var got strings.Builder
+	for range strings.Count(want, "\n") {
+		line, err := r.r.ReadString('\n')
+		got.WriteString(line)
+		if err != nil {
+			t.Fatalf("after %q: %v", got.String(), err)
+		}
+	}
+	if got.String() != want {
+		t.Fatalf("%q:\n got %q\nwant %q", req, got.String(), want)
+	}
 }
 
 // readReply reads one whole reply and returns its bytes without the final CRLF.

@@ -86,6 +86,36 @@ func (c *lineConn) Written(n int) {
 }
 func (c *lineConn) Closed() { c.closed.Add(1) }
 
+// runLoop runs the loop NewLoop or NewAsyncLoop returned (runLoop(t)(NewLoop(...)));
+// stop closes it and waits for Run to return.
+func runLoop(t *testing.T) func(*Loop, error) (*Loop, func()) {
+	return func(l *Loop, err error) (*Loop, func()) {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+		done := make(chan struct{})
+		go func() { l.Run(); close(done) }()
+		return l, func() { l.Close(); <-done }
+	}
+}
+
+// awaitClients waits for the client goroutines, fails on the first error they sent, and
+// polls until the loop has closed conns connections after their quit.
+func awaitClients(t *testing.T, wg *sync.WaitGroup, errc chan error, closed *atomic.Int32, conns int32) {
+	t.Helper()
+	wg.Wait()
+	close(errc)
+	for err := range errc {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(10 * time.Second); closed.Load() != conns; time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d of %d connections closed after quit", closed.Load(), conns)
+		}
+	}
+}
+
 // TestLoopAnswersEachConnectionsBatch: connections whose writes the loop proposes
 // together each get their own batch's outcome, and a connection that quits is closed.
 func TestLoopAnswersEachConnectionsBatch(t *testing.T) {
@@ -99,12 +129,7 @@ func TestLoopAnswersEachConnectionsBatch(t *testing.T) {
 			}
 		}
 	}
-	l, err := NewLoop(propose, t.Logf)
-	if err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan struct{})
-	go func() { l.Run(); close(done) }()
+	l, stop := runLoop(t)(NewLoop(propose, t.Logf))
 	var closed atomic.Int32
 
 	const conns, rounds = 16, 50
@@ -145,32 +170,17 @@ func TestLoopAnswersEachConnectionsBatch(t *testing.T) {
 			}
 		}()
 	}
-	wg.Wait()
-	close(errc)
-	for err := range errc {
-		t.Fatal(err)
-	}
-	for deadline := time.Now().Add(10 * time.Second); closed.Load() != conns; time.Sleep(time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatalf("%d of %d connections closed after quit", closed.Load(), conns)
-		}
-	}
+	awaitClients(t, &wg, errc, &closed, conns)
 	if got := batches.Load(); got != conns*rounds {
 		t.Fatalf("%d batches proposed, want %d", got, conns*rounds)
 	}
 	t.Logf("%d batches in %d proposals", batches.Load(), proposals.Load())
-	l.Close()
-	<-done
+	stop()
 }
 
 // TestLoopCloseClosesConnections: Close ends Run, which closes what it serves.
 func TestLoopCloseClosesConnections(t *testing.T) {
-	l, err := NewLoop(func([][]byte, []kvstore.Sink, []error) {}, t.Logf)
-	if err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan struct{})
-	go func() { l.Run(); close(done) }()
+	l, stop := runLoop(t)(NewLoop(func([][]byte, []kvstore.Sink, []error) {}, t.Logf))
 	var closed atomic.Int32
 	client, server := pair(t)
 	defer client.Close()
@@ -184,8 +194,7 @@ func TestLoopCloseClosesConnections(t *testing.T) {
 	if got, err := r.ReadString('\n'); err != nil || !strings.HasPrefix(got, "ok x") {
 		t.Fatalf("reply %q %v", got, err)
 	}
-	l.Close()
-	<-done
+	stop()
 	if closed.Load() != 1 {
 		t.Fatalf("Closed called %d times, want 1", closed.Load())
 	}
@@ -384,12 +393,7 @@ func (b *slowBackend) RequestTimeout() time.Duration { return b.timeout }
 // only its read; and a connection that quits behind writes gets their replies first.
 func TestAsyncLoopKeepsEachConnectionsOrder(t *testing.T) {
 	b := &slowBackend{}
-	l, err := NewAsyncLoop(b, t.Logf)
-	if err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan struct{})
-	go func() { l.Run(); close(done) }()
+	l, stop := runLoop(t)(NewAsyncLoop(b, t.Logf))
 	var closed atomic.Int32
 
 	const conns, lines = 12, 300
@@ -454,22 +458,12 @@ func TestAsyncLoopKeepsEachConnectionsOrder(t *testing.T) {
 			}
 		}()
 	}
-	wg.Wait()
-	close(errc)
-	for err := range errc {
-		t.Fatal(err)
-	}
-	for deadline := time.Now().Add(10 * time.Second); closed.Load() != conns; time.Sleep(time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatalf("%d of %d connections closed after quit", closed.Load(), conns)
-		}
-	}
+	awaitClients(t, &wg, errc, &closed, conns)
 	if b.failedBarriers.Load() == 0 || b.barriers.Load() == b.failedBarriers.Load() {
 		t.Fatalf("%d of %d barriers failed: the test needs both outcomes", b.failedBarriers.Load(), b.barriers.Load())
 	}
 	t.Logf("%d proposals, %d barriers (%d failed)", b.proposals.Load(), b.barriers.Load(), b.failedBarriers.Load())
-	l.Close()
-	<-done
+	stop()
 }
 
 // TestAsyncLoopTimesOutRequests: a batch whose outcome does not come back within the
@@ -477,13 +471,8 @@ func TestAsyncLoopKeepsEachConnectionsOrder(t *testing.T) {
 // outcome that comes back later is dropped, not taken for a later batch's.
 func TestAsyncLoopTimesOutRequests(t *testing.T) {
 	b := &slowBackend{timeout: 20 * time.Millisecond, hang: 200 * time.Millisecond}
-	l, err := NewAsyncLoop(b, t.Logf)
-	if err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan struct{})
-	go func() { l.Run(); close(done) }()
-	defer func() { l.Close(); <-done }()
+	l, stop := runLoop(t)(NewAsyncLoop(b, t.Logf))
+	defer stop()
 	var closed atomic.Int32
 	client, server := pair(t)
 	defer client.Close()
@@ -518,13 +507,8 @@ func TestAsyncLoopTimesOutRequests(t *testing.T) {
 // batch is answered and its replies written, and its goroutine gets the socket with
 // what the connection had buffered behind the request that asked.
 func TestAsyncLoopReleasesAConnection(t *testing.T) {
-	l, err := NewAsyncLoop(&slowBackend{}, t.Logf)
-	if err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan struct{})
-	go func() { l.Run(); close(done) }()
-	defer func() { l.Close(); <-done }()
+	l, stop := runLoop(t)(NewAsyncLoop(&slowBackend{}, t.Logf))
+	defer stop()
 	var closed atomic.Int32
 	client, server := pair(t)
 	defer client.Close()
