@@ -34,6 +34,21 @@ func startCluster(t *testing.T, n int, opts ...func(*Config)) map[uint64]*Server
 	return servers
 }
 
+// memberConfig makes cfg a one-member cluster's, whose connections the asynchronous event
+// loops serve; awaitLead waits for its election.
+func memberConfig(t *testing.T, cfg Config) Config {
+	t.Helper()
+	lns, peers := memberListeners(t, 1)
+	cfg.NodeID, cfg.Peers, cfg.ClusterListener = 1, peers, lns[1]
+	cfg.TickInterval, cfg.ElectionTicks = 5*time.Millisecond, 10
+	return cfg
+}
+
+func awaitLead(t *testing.T, s *Server) {
+	t.Helper()
+	leaderOf(t, map[uint64]*Server{1: s}, 0)
+}
+
 // memberListeners opens n member listeners on loopback ports the kernel picks, so the
 // peer list is known before any member starts.
 func memberListeners(t *testing.T, n int) (map[uint64]net.Listener, map[uint64]string) {

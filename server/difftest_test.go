@@ -114,12 +114,7 @@ func differential(t *testing.T, target string) {
 		if target == "member" {
 			// a one-member cluster: Redis connections served by the asynchronous event loop
 			targetName = "nanokv member"
-			ln, err := net.Listen("tcp", "127.0.0.1:0")
-			if err != nil {
-				t.Fatal(err)
-			}
-			cfg.NodeID, cfg.Peers, cfg.ClusterListener = 1, map[uint64]string{1: ln.Addr().String()}, ln
-			cfg.TickInterval, cfg.ElectionTicks = 5*time.Millisecond, 10
+			cfg = memberConfig(t, cfg)
 		}
 		srv, err := Start(cfg)
 		if err != nil {
@@ -128,7 +123,7 @@ func differential(t *testing.T, target string) {
 		t.Cleanup(func() { srv.Close() })
 		targetAddr = srv.RedisAddr()
 		if cfg.Peers != nil {
-			leaderOf(t, map[uint64]*Server{1: srv}, 0)
+			awaitLead(t, srv)
 		}
 	}
 

@@ -14,6 +14,19 @@ import (
 // and requires every test to complete without one error reply. It checks compatibility,
 // not speed: figures come from the bench harness, never from a test.
 func TestRedisBenchmarkDefaultSuite(t *testing.T) {
+	redisBenchmarkSuite(t, startServer(t, Config{}))
+}
+
+// The same against a one-member cluster: its connections are on the asynchronous event
+// loop (the inline PINGs and MSET included); redis-benchmark's CONFIG GET at the start
+// moves its own connection to a goroutine.
+func TestRedisBenchmarkDefaultSuiteOnAClusterMember(t *testing.T) {
+	s := startServer(t, memberConfig(t, Config{}))
+	awaitLead(t, s)
+	redisBenchmarkSuite(t, s)
+}
+
+func redisBenchmarkSuite(t *testing.T, s *Server) {
 	if testing.Short() {
 		t.Skip("runs redis-benchmark")
 	}
@@ -21,7 +34,6 @@ func TestRedisBenchmarkDefaultSuite(t *testing.T) {
 	if err != nil {
 		t.Skip("redis-benchmark not installed (apt-get install redis-tools); .ci/run installs it")
 	}
-	s := startServer(t, Config{})
 	defer s.Close()
 	host, port, _ := net.SplitHostPort(s.RedisAddr())
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
