@@ -72,7 +72,8 @@ type AsyncBackend interface {
 	// errors it returns unchanged.
 	ClientError(err error) error
 	// RequestTimeout is how long a request may wait for its outcome (0: no limit). The
-	// loop answers one that waits longer with context.DeadlineExceeded, up to a quarter
-	// of the timeout late; its outcome is then unknown, as for any timed-out write.
+	// loop answers one that waits longer with context.DeadlineExceeded, at most 50 ms
+	// (or a quarter of a shorter timeout) late; its outcome is then unknown, as for any
+	// timed-out write.
 	RequestTimeout() time.Duration
 }

@@ -193,8 +193,8 @@ func (l *Loop) armTimer() {
 	if l.waiting == 0 || t <= 0 {
 		return
 	}
-	// A quarter of the timeout: a request is answered at most that late.
-	d := max(t/4, time.Millisecond)
+	// A request is answered at most this late: 50 ms, or a quarter of a shorter timeout.
+	d := min(max(t/4, time.Millisecond), 50*time.Millisecond)
 	l.cmu.Lock() // Close stops the timer
 	defer l.cmu.Unlock()
 	if l.efdGone {
