@@ -33,9 +33,14 @@ func runLocal(args []string, stdout, stderr io.Writer) error {
 	dataDir := fs.String("data-dir", "nanokv-local", "member i keeps its WAL in DIR/node<i>")
 	fsync := fs.String("fsync", "everysec", "WAL fsync policy of every member: always|everysec|no")
 	memoryOnly := fs.Bool("memory-only", false, "members keep no WAL")
+	fs.Usage = func() {
+		fmt.Fprintln(stderr, "usage: nanokv local [flags] [-- member flags]\n\nmember flags (after --) are given to every member, as in `-- --redis-event-loop=false`.")
+		fs.PrintDefaults()
+	}
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
+	memberFlags := fs.Args()
 	if *nodes < 1 || *nodes > 9 {
 		return fmt.Errorf("--nodes %d: want 1 to 9", *nodes)
 	}
@@ -82,13 +87,14 @@ func runLocal(args []string, stdout, stderr io.Writer) error {
 		if *zkBase > 0 {
 			zk = "127.0.0.1:" + strconv.Itoa(*zkBase+i-1)
 		}
-		cmd := exec.Command(exe,
+		cmd := exec.Command(exe, append([]string{
 			"--id", strconv.Itoa(i),
 			"--peers", strings.Join(peers, ","),
-			"--redis", "127.0.0.1:"+strconv.Itoa(*redisBase+i-1),
+			"--redis", "127.0.0.1:" + strconv.Itoa(*redisBase+i-1),
 			"--memcache", mc, "--zk", zk,
 			"--data-dir", filepath.Join(*dataDir, "node"+strconv.Itoa(i)),
-			"--fsync", *fsync, "--mode", *mode, "--memory-only="+strconv.FormatBool(*memoryOnly))
+			"--fsync", *fsync, "--mode", *mode, "--memory-only=" + strconv.FormatBool(*memoryOnly)},
+			memberFlags...)...)
 		pr, pw := io.Pipe()
 		cmd.Stdout, cmd.Stderr = pw, pw
 		if err := cmd.Start(); err != nil {

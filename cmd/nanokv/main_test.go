@@ -342,3 +342,34 @@ func TestLocalCluster(t *testing.T) {
 		}
 	}
 }
+
+// What follows -- on nanokv local's command line goes to every member: a flag no member
+// knows makes each exit, saying so, and local with them.
+func TestLocalPassesMemberFlags(t *testing.T) {
+	ports := testnet.FreeRanges(t, 2, 2)
+	cmd := exec.Command(os.Args[0], "local", "--nodes", "2", "--memory-only", "--zk-base", "0",
+		"--redis-base", fmt.Sprint(ports[0]), "--cluster-base", fmt.Sprint(ports[1]), "--", "--no-such-flag")
+	cmd.Env = append(os.Environ(), childEnv+"=1")
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	p := &proc{cmd: cmd}
+	t.Cleanup(func() { p.kill() })
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case err := <-done:
+		if err == nil {
+			t.Fatalf("local exited cleanly; output:\n%s", out.String())
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatalf("local still runs; output:\n%s", out.String())
+	}
+	for _, want := range []string{"[node 1] flag provided but not defined: -no-such-flag", "[node 2] flag provided but not defined: -no-such-flag"} {
+		if !strings.Contains(out.String(), want) {
+			t.Fatalf("no %q in:\n%s", want, out.String())
+		}
+	}
+}
