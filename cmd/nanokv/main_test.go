@@ -280,19 +280,27 @@ func TestConfigFileAndBadFlags(t *testing.T) {
 	}
 }
 
-func TestLocalCluster(t *testing.T) {
-	ports := testnet.FreeRanges(t, 3, 2)
-	redisBase, clusterBase := ports[0], ports[1]
-	cmd := exec.Command(os.Args[0], "local", "--nodes", "3", "--memory-only", "--zk-base", "0",
-		"--redis-base", fmt.Sprint(redisBase), "--cluster-base", fmt.Sprint(clusterBase))
+// startLocal runs nanokv local with n members on free ports (no WAL, no ZooKeeper
+// listener), args appended; it returns the process, what it writes, and the Redis base
+// port.
+func startLocal(t *testing.T, n int, args ...string) (*proc, *bytes.Buffer, int) {
+	t.Helper()
+	ports := testnet.FreeRanges(t, n, 2)
+	cmd := exec.Command(os.Args[0], append([]string{"local", "--nodes", fmt.Sprint(n), "--memory-only", "--zk-base", "0",
+		"--redis-base", fmt.Sprint(ports[0]), "--cluster-base", fmt.Sprint(ports[1])}, args...)...)
 	cmd.Env = append(os.Environ(), childEnv+"=1")
-	var out bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &out
+	out := new(bytes.Buffer)
+	cmd.Stdout, cmd.Stderr = out, out
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
 	p := &proc{cmd: cmd}
 	t.Cleanup(func() { p.kill() })
+	return p, out, ports[0]
+}
+
+func TestLocalCluster(t *testing.T) {
+	p, out, redisBase := startLocal(t, 3)
 	ctx := context.Background()
 	clients := make([]*redis.Client, 3)
 	for i := range clients {
@@ -329,10 +337,10 @@ func TestLocalCluster(t *testing.T) {
 	if err := clients[follower].Get(ctx, "k").Err(); err == nil || err.Error() != want {
 		t.Fatalf("follower answered %v, want %s", err, want)
 	}
-	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+	if err := p.cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
 	}
-	if err := cmd.Wait(); err != nil {
+	if err := p.cmd.Wait(); err != nil {
 		t.Fatalf("nanokv local exited with %v; output:\n%s", err, out.String())
 	}
 	for i := range 3 {
@@ -346,19 +354,9 @@ func TestLocalCluster(t *testing.T) {
 // What follows -- on nanokv local's command line goes to every member: a flag no member
 // knows makes each exit, saying so, and local with them.
 func TestLocalPassesMemberFlags(t *testing.T) {
-	ports := testnet.FreeRanges(t, 2, 2)
-	cmd := exec.Command(os.Args[0], "local", "--nodes", "2", "--memory-only", "--zk-base", "0",
-		"--redis-base", fmt.Sprint(ports[0]), "--cluster-base", fmt.Sprint(ports[1]), "--", "--no-such-flag")
-	cmd.Env = append(os.Environ(), childEnv+"=1")
-	var out bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &out
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	p := &proc{cmd: cmd}
-	t.Cleanup(func() { p.kill() })
+	p, out, _ := startLocal(t, 2, "--", "--no-such-flag")
 	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
+	go func() { done <- p.cmd.Wait() }()
 	select {
 	case err := <-done:
 		if err == nil {
