@@ -10,15 +10,27 @@ import (
 	"github.com/nanokv/nanokv/consensus/raft"
 )
 
-// follower returns a member that follows lead.
+// follower returns a member that follows lead, once it knows lead (until then it
+// refuses to forward, with ErrNotLeader).
 func (c *testCluster) follower(lead *RaftNode) (uint64, *RaftNode) {
 	for id, n := range c.nodes() {
 		if n != lead && !c.net.isCut(id) {
+			c.awaitLeaderKnown(n, lead.Status().ID)
 			return id, n
 		}
 	}
 	c.t.Fatal("no follower")
 	return 0, nil
+}
+
+// awaitLeaderKnown polls until member n has heard from leader lead.
+func (c *testCluster) awaitLeaderKnown(n *RaftNode, lead uint64) {
+	c.t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); n.Status().Lead != lead; time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			c.t.Fatalf("member %d never heard from leader %d", n.Status().ID, lead)
+		}
+	}
 }
 
 // A follower's forwarded proposal commits once, in the one log, and its local value
@@ -185,6 +197,11 @@ func TestRaftNodeProposesForwardsThatArriveTogetherAsOneBatch(t *testing.T) {
 		}
 	}
 	c.net.mu.Unlock()
+
+	// A follower that has not heard from the new leader yet refuses to forward.
+	for _, f := range followers {
+		c.awaitLeaderKnown(f, leadID)
+	}
 
 	// Hold the leader's loop up while each follower forwards a write.
 	release, held := make(chan struct{}), make(chan struct{})
