@@ -147,13 +147,16 @@ func (c *conn) consume(n int) bool {
 			return false
 		}
 		c.args = args
-		if c.async && len(args) > 0 && c.mustWait(args) {
+		if len(args) == 0 {
+			c.start += m
+			continue
+		}
+		spec := kvstore.Lookup(args[0])
+		if c.async && c.mustWait(args, spec) {
 			break // parsed again once the loop resumes it
 		}
 		c.start += m
-		if len(args) > 0 {
-			c.handle(args)
-		}
+		c.handle(args, spec)
 		if c.closeNext {
 			break
 		}
@@ -213,7 +216,8 @@ func (c *conn) flushOut() bool {
 }
 
 // handle runs one request.
-func (c *conn) handle(args [][]byte) {
+// handle runs one request; spec is kvstore.Lookup(args[0]).
+func (c *conn) handle(args [][]byte, spec *kvstore.Spec) {
 	c.s.stats.commands.Add(1)
 	if !c.authed && !allowedUnauthed(args[0]) {
 		c.flushBatch()
@@ -222,7 +226,6 @@ func (c *conn) handle(args [][]byte) {
 	}
 	// Most commands are the store's; the connection table is consulted only for the rest
 	// and for the few (PING, ECHO, SELECT) that both know.
-	spec := kvstore.Lookup(args[0])
 	var fn func(*conn, [][]byte)
 	if spec == nil || spec.Flags&kvstore.FlagConn != 0 {
 		fn = connCommand(args[0])

@@ -35,11 +35,11 @@ const (
 	stallRelease       // a request only a goroutine of its own may serve
 )
 
-// mustWait reports whether the connection must stop before args (and records why).
-// It passes the barrier itself when the backend can tell at once (a leader's lease).
-func (c *conn) mustWait(args [][]byte) bool {
+// mustWait reports whether the connection must stop before args, whose spec is
+// kvstore.Lookup(args[0]) (and records why). It passes the barrier itself when the
+// backend can tell at once (a leader's lease).
+func (c *conn) mustWait(args [][]byte, spec *kvstore.Spec) bool {
 	c.loop.stall = stallNone
-	spec := kvstore.Lookup(args[0])
 	plain := spec != nil && spec.Flags&kvstore.FlagConn == 0
 	switch {
 	case c.inMulti:

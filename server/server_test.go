@@ -310,32 +310,42 @@ func TestActiveExpiryDeletesThroughTheLog(t *testing.T) {
 }
 
 func TestProtocolErrorClosesOnlyThatConnection(t *testing.T) {
-	s := startServer(t, Config{MemoryOnly: true})
-	defer s.Close()
-	good := client(t, s)
-	ctx := context.Background()
-	good.Set(ctx, "k", "v", 0)
-	for _, bad := range []string{
-		"*1\r\n$999999999999\r\n",
-		"*2\r\n$3\r\nGET\r\nXX",
-		"set \"open\r\n",
-		"*abc\r\n",
-	} {
-		nc, err := net.Dial("tcp", s.RedisAddr())
-		if err != nil {
-			t.Fatal(err)
+	member := startServer(t, memberConfig(t, Config{MemoryOnly: true}))
+	defer member.Close()
+	awaitLead(t, member)
+	single := startServer(t, Config{MemoryOnly: true})
+	defer single.Close()
+	// a single node's goroutine per connection, and a member's event loop, where the
+	// write before the bad frame is still in flight when the frame is parsed
+	for name, s := range map[string]*Server{"single node": single, "cluster member": member} {
+		good := client(t, s)
+		ctx := context.Background()
+		good.Set(ctx, "k", "v", 0)
+		for i, bad := range []string{
+			"*1\r\n$999999999999\r\n",
+			"*2\r\n$3\r\nGET\r\nXX",
+			"set \"open\r\n",
+			"*abc\r\n",
+		} {
+			nc, err := net.Dial("tcp", s.RedisAddr())
+			if err != nil {
+				t.Fatal(err)
+			}
+			// a valid write first: its reply must arrive before the error, and it lands
+			fmt.Fprintf(nc, "SET w%d x\r\n%s", i, bad)
+			nc.SetReadDeadline(time.Now().Add(5 * time.Second))
+			all, _ := io.ReadAll(nc) // the server closes the connection
+			nc.Close()
+			if !strings.HasPrefix(string(all), "+OK\r\n-ERR Protocol error: ") {
+				t.Fatalf("%s, %q: got %q", name, bad, all)
+			}
+			if v, err := good.Get(ctx, fmt.Sprintf("w%d", i)).Result(); err != nil || v != "x" {
+				t.Fatalf("%s, %q: the write before it: %q %v", name, bad, v, err)
+			}
 		}
-		// a valid command first: its reply must arrive before the error
-		fmt.Fprint(nc, "PING\r\n"+bad)
-		nc.SetReadDeadline(time.Now().Add(5 * time.Second))
-		all, _ := io.ReadAll(nc) // the server closes the connection
-		nc.Close()
-		if !strings.HasPrefix(string(all), "+PONG\r\n-ERR Protocol error: ") {
-			t.Fatalf("%q: got %q", bad, all)
+		if v, err := good.Get(ctx, "k").Result(); err != nil || v != "v" {
+			t.Fatalf("%s: other connection after protocol errors: %q %v", name, v, err)
 		}
-	}
-	if v, err := good.Get(ctx, "k").Result(); err != nil || v != "v" {
-		t.Fatalf("other connection after protocol errors: %q %v", v, err)
 	}
 }
 

@@ -162,6 +162,8 @@ func (l *Loop) dispatch(lc *loopConn, now int64) {
 	if t := l.async.RequestTimeout(); t > 0 {
 		lc.deadline = now + t.Milliseconds()
 	}
+	// One small closure per request, naming its generation (the backend allocates a
+	// proposal per request anyway).
 	gen := lc.gen
 	done := func(err error) { l.queue(outcome{lc, gen, err}) }
 	if ok {
