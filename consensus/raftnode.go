@@ -814,6 +814,19 @@ func (n *RaftNode) run() {
 		n.maybeSnapshot()
 		n.publishReads()
 		n.publishStatus()
+		n.setWaiting()
+	}
+}
+
+// setWaiting tells the core and the engine whether this member waits for a commit: for
+// the entry of a write it forwarded to the leader. The leader then tells it of a commit
+// at once; otherwise it learns of one from the next batch or heartbeat (at most a tick
+// later), which spares every follower a message and a wake-up per idle commit.
+func (n *RaftNode) setWaiting() {
+	w := len(n.forwards) > 0
+	n.r.SetWaiting(w)
+	if n.off != nil {
+		n.off.SetWaiting(w)
 	}
 }
 
@@ -1096,6 +1109,7 @@ func (n *RaftNode) forward(batch []*proposal) {
 		n.forwards[n.fwdSeq] = p
 		m.Entries[i].Data = p.data
 	}
+	n.setWaiting() // before this iteration answers the leader
 	n.cfg.Send([]raft.Message{m})
 }
 

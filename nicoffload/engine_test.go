@@ -312,15 +312,16 @@ func TestLeaderRetransmitsUnackedAfterTimeout(t *testing.T) {
 	}
 }
 
-// A commit that no batch in flight will carry goes at once to the followers that hold
-// every sealed entry, and to one that was behind as soon as its ack shows it caught up:
-// the member a ZooKeeper client's write was forwarded from waits for it. Each follower
-// is told once; the tick has nothing left to send.
-func TestLeaderAnnouncesIdleCommitAtOnce(t *testing.T) {
+// A commit that no batch in flight will carry goes at once to the followers whose host
+// waits for it (their acks say Waiting) and that hold every sealed entry, and to one that
+// was behind as soon as its ack shows it caught up: the member a ZooKeeper client's
+// write was forwarded from waits for it. Each follower is told once; the tick has
+// nothing left to send.
+func TestLeaderAnnouncesIdleCommitAtOnceToWaitingFollowers(t *testing.T) {
 	e := newLeader(t, Config{})
 	e.Propose(0, 0, data(1)...)
 	take(t, e)
-	e.Step(1, ack(2, 2, 11))
+	e.Step(1, waiting(ack(2, 2, 11)))
 	_, dgs := take(t, e)
 	if len(dgs) != 1 || dgs[0].p.To != 2 {
 		t.Fatalf("%d datagrams, want one heartbeat, to follower 2: %+v", len(dgs), dgs)
@@ -328,15 +329,52 @@ func TestLeaderAnnouncesIdleCommitAtOnce(t *testing.T) {
 	if d := dgs[0].p; d.Type != Append || len(d.Entries) != 0 || d.LeaderCommit != 11 || d.PrevLogIndex != 11 {
 		t.Fatalf("heartbeat %+v", d)
 	}
-	e.Step(2, ack(3, 2, 11)) // follower 3 was behind; now it holds entry 11
+	e.Step(2, waiting(ack(3, 2, 11))) // follower 3 was behind; now it holds entry 11
 	_, dgs = take(t, e)
 	if len(dgs) != 1 || dgs[0].p.To != 3 || dgs[0].p.LeaderCommit != 11 || len(dgs[0].p.Entries) != 0 {
 		t.Fatalf("after follower 3's ack: %+v, want one heartbeat with commit 11, to it", dgs)
 	}
-	e.Step(3, ack(3, 2, 11)) // a duplicate ack does not tell it again
+	e.Step(3, waiting(ack(3, 2, 11))) // a duplicate ack does not tell it again
 	e.Tick(4)
 	if _, dgs := take(t, e); len(dgs) != 0 {
 		t.Fatalf("commit sent again: %+v", dgs)
+	}
+}
+
+// A follower that waits for nothing hears of an idle commit from the tick's heartbeat,
+// not at once: a datagram and a wake-up it does not need.
+func TestLeaderTellsIdleCommitOnTickToFollowersThatDoNotWait(t *testing.T) {
+	e := newLeader(t, Config{})
+	e.Propose(0, 0, data(1)...)
+	take(t, e)
+	e.Step(1, ack(2, 2, 11))
+	e.Step(1, ack(3, 2, 11))
+	if o, dgs := take(t, e); o.CommitIndex != 11 || len(dgs) != 0 {
+		t.Fatalf("commit %d, datagrams %+v: want 11 and none", o.CommitIndex, dgs)
+	}
+	e.Tick(2)
+	_, dgs := take(t, e)
+	if len(dgs) != 2 {
+		t.Fatalf("%d datagrams on tick, want a heartbeat to each follower", len(dgs))
+	}
+	for _, d := range dgs {
+		if d.p.Type != Append || d.p.LeaderCommit != 11 || len(d.p.Entries) != 0 {
+			t.Fatalf("heartbeat %+v", d.p)
+		}
+	}
+}
+
+// A follower's acks say whether its host waits for a commit (SetWaiting).
+func TestFollowerAckSaysWhetherItWaits(t *testing.T) {
+	e := newFollower(t, Config{}, 2)
+	for _, w := range []bool{true, false} {
+		e.SetWaiting(w)
+		last := e.Registers().LastLogIndex
+		e.Step(0, appendPkt(2, 2, last, 2, 9, ents(2, "a")))
+		_, dgs := take(t, e)
+		if len(dgs) != 1 || dgs[0].p.Type != Ack || dgs[0].p.Waiting != w {
+			t.Fatalf("waiting %v: datagrams %+v, want one ack saying so", w, dgs)
+		}
 	}
 }
 

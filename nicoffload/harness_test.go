@@ -125,6 +125,12 @@ func ack(from, term, index uint64) *Packet {
 	return &Packet{ClusterID: testCluster, From: from, To: 1, Type: Ack, Term: term, Index: index}
 }
 
+// waiting marks an ack as from a follower whose host waits for a commit.
+func waiting(p *Packet) *Packet {
+	p.Waiting = true
+	return p
+}
+
 func indexes(es []Entry) string {
 	if len(es) == 0 {
 		return "[]"

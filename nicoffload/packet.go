@@ -16,7 +16,7 @@ import (
 //	  0   2 magic "NK"
 //	  2   1 version (1)
 //	  3   1 type
-//	  4   1 flags (bit 0: reject, in a VoteResponse)
+//	  4   1 flags (bit 0: reject, in a VoteResponse; bit 1: waiting, in an Ack)
 //	  5   1 reason (a Nack's HaltReason)
 //	  6   2 entry count (Append only)
 //	  8   8 cluster id
@@ -62,7 +62,8 @@ const (
 	offCommit  = 56
 	offIndex   = 64
 
-	flagReject = 1 << 0
+	flagReject  = 1 << 0
+	flagWaiting = 1 << 1
 )
 
 // PacketType is the kind of a datagram.
@@ -116,6 +117,7 @@ type Packet struct {
 	From, To     uint64
 	Type         PacketType
 	Reject       bool
+	Waiting      bool // Ack: the follower waits for a commit; tell it at once
 	Reason       HaltReason
 	Term         uint64
 	PrevLogIndex uint64
@@ -151,7 +153,10 @@ func AppendPacket(dst []byte, p *Packet) []byte {
 	var h [HeaderSize]byte
 	h[0], h[1], h[2], h[offType] = magic0, magic1, version, byte(p.Type)
 	if p.Reject {
-		h[offFlags] = flagReject
+		h[offFlags] |= flagReject
+	}
+	if p.Waiting {
+		h[offFlags] |= flagWaiting
 	}
 	h[offReason] = byte(p.Reason)
 	binary.BigEndian.PutUint16(h[offCount:], uint16(len(p.Entries)))
@@ -211,10 +216,11 @@ func parsePacket(b []byte, ents []Entry) (Packet, []Entry, error) {
 	if p.Type < Append || p.Type > Nack {
 		return Packet{}, ents, fmt.Errorf("%w: type %d", ErrBadPacket, b[offType])
 	}
-	if b[offFlags]&^flagReject != 0 {
+	if b[offFlags]&^(flagReject|flagWaiting) != 0 {
 		return Packet{}, ents, fmt.Errorf("%w: flags %#x", ErrBadPacket, b[offFlags])
 	}
 	p.Reject = b[offFlags]&flagReject != 0
+	p.Waiting = b[offFlags]&flagWaiting != 0
 	p.Reason = HaltReason(b[offReason])
 	be := binary.BigEndian
 	p.ClusterID = be.Uint64(b[offCluster:])

@@ -15,6 +15,7 @@ func samplePackets() []Packet {
 				{Index: 12, Term: 3, Time: -5, Data: []byte{}},
 			}},
 		{ClusterID: 7, From: 2, To: 1, Type: Ack, Term: 3, Index: 12, LeaderCommit: 9},
+		{ClusterID: 7, From: 3, To: 1, Type: Ack, Term: 3, Index: 12, LeaderCommit: 11, Waiting: true},
 		{ClusterID: 7, From: 2, To: 1, Type: RetransmitRequest, Term: 3, Index: 11},
 		{ClusterID: 7, From: 1, To: 3, Type: VoteRequest, Term: 3, PrevLogIndex: 10, PrevLogTerm: 2},
 		{ClusterID: 7, From: 3, To: 1, Type: VoteResponse, Term: 3, Reject: true, Reason: HaltNotOpen, Index: 4},

@@ -11,7 +11,7 @@ import (
 // varints; no length is trusted before it is checked against the bytes that remain, so a
 // hostile or corrupt frame costs at most its own size in allocations.
 //
-//	type:u8 from to term index logTerm commit hint context reject:u8
+//	type:u8 from to term index logTerm commit hint context flags:u8 (1 reject, 2 waiting)
 //	nEntries { index term time:varint type:u8 len data }
 //	hasSnap:u8 [ index term time:varint nVoters {id} nLearners {id} nAddrs {id len addr} ]
 
@@ -24,7 +24,7 @@ func AppendMessage(dst []byte, m *Message) []byte {
 	for _, v := range [...]uint64{m.From, m.To, m.Term, m.Index, m.LogTerm, m.Commit, m.Hint, m.Context} {
 		dst = binary.AppendUvarint(dst, v)
 	}
-	dst = append(dst, boolByte(m.Reject))
+	dst = append(dst, boolByte(m.Reject)|boolByte(m.Waiting)<<1)
 	dst = binary.AppendUvarint(dst, uint64(len(m.Entries)))
 	for i := range m.Entries {
 		dst = AppendEntry(dst, &m.Entries[i])
@@ -177,11 +177,9 @@ func ParseMessage(b []byte) (Message, error) {
 	for _, p := range [...]*uint64{&m.From, &m.To, &m.Term, &m.Index, &m.LogTerm, &m.Commit, &m.Hint, &m.Context} {
 		*p = r.uvarint()
 	}
-	switch r.byte() {
-	case 0:
-	case 1:
-		m.Reject = true
-	default:
+	if flags := r.byte(); flags <= 3 {
+		m.Reject, m.Waiting = flags&1 != 0, flags&2 != 0
+	} else {
 		r.err = ErrBadMessage
 	}
 	if n := r.count(5); n > 0 {

@@ -86,8 +86,12 @@ func newNetwork(t *testing.T, n int) *network {
 	return nw
 }
 
+// start boots member id. Its driver waits for commits (SetWaiting), as one whose
+// clients wait on it does, so that a commit reaches it within the same settle:
+// TestLeaderTellsOnlyWaitingMembersOfCommitAtOnce covers members that do not wait.
 func (nw *network) start(id uint64, boot Membership) *member {
 	m := &member{r: New(nw.cfg(id), State{Membership: boot})}
+	m.r.SetWaiting(true)
 	nw.members[id] = m
 	return m
 }
@@ -98,6 +102,7 @@ func (nw *network) restart(id uint64) *member {
 	// The state machine restarts from the snapshot (if any); applied lists what is
 	// applied on top of it.
 	m := &member{disk: old.disk, r: New(nw.cfg(id), old.disk.state(nw.boot))}
+	m.r.SetWaiting(true)
 	nw.members[id] = m
 	return m
 }

@@ -103,6 +103,10 @@ func (o *Offload) Stats() OffloadStats { return o.stats }
 // EngineStats returns the engine's counters.
 func (o *Offload) EngineStats() nicoffload.Stats { return o.eng.Stats() }
 
+// SetWaiting tells the engine whether the driver waits for a commit, as Raft.SetWaiting
+// tells the core: a follower's acks say so, and its leader tells it of a commit at once.
+func (o *Offload) SetWaiting(w bool) { o.eng.SetWaiting(w) }
+
 // Tick runs on every tick of the core: the engine's timers, and a leader's attempt to
 // open an accelerated term.
 func (o *Offload) Tick(now int64) {

@@ -31,6 +31,8 @@ type progress struct {
 	recentActive bool
 	// sentCommit is the commit index the member was last told.
 	sentCommit uint64
+	// waiting: its last answer said its driver waits for a commit (Message.Waiting).
+	waiting bool
 	// ackedRound is the highest heartbeat round the member has echoed (reads, lease).
 	ackedRound uint64
 	learner    bool

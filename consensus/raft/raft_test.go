@@ -273,6 +273,39 @@ func TestReplicationCommitsAndApplies(t *testing.T) {
 	}
 }
 
+// A commit that no MsgApp carries reaches at once only the members whose driver waits
+// for one (SetWaiting: a follower that forwarded a write); the others learn of it from
+// the next heartbeat, which saves them a message and a wake-up per idle commit.
+func TestLeaderTellsOnlyWaitingMembersOfCommitAtOnce(t *testing.T) {
+	nw := newNetwork(t, 3)
+	nw.elect(1)
+	nw.r(2).SetWaiting(false)
+	nw.r(3).SetWaiting(false)
+	nw.tickAll(1) // their answers to a heartbeat tell the leader
+	idx := nw.propose(1, "a")
+	for _, id := range []uint64{2, 3} {
+		if c := nw.r(id).Committed(); c >= idx {
+			t.Fatalf("member %d, which waits for nothing, was told of commit %d at once", id, c)
+		}
+	}
+	nw.tick(1, 1) // a heartbeat
+	for _, id := range []uint64{2, 3} {
+		if c := nw.r(id).Committed(); c != idx {
+			t.Fatalf("member %d committed %d after a heartbeat, want %d", id, c, idx)
+		}
+	}
+
+	nw.r(3).SetWaiting(true)
+	nw.tickAll(1)
+	idx = nw.propose(1, "b")
+	if c := nw.r(3).Committed(); c != idx {
+		t.Fatalf("waiting member committed %d, want %d at once", c, idx)
+	}
+	if c := nw.r(2).Committed(); c >= idx {
+		t.Fatalf("member 2 was told of commit %d at once", c)
+	}
+}
+
 // §5.4.2 (Figure 8): a leader does not commit an entry of an earlier term by counting
 // replicas; it commits it only together with an entry of its own term.
 func TestLeaderCommitsOnlyCurrentTermByCounting(t *testing.T) {
@@ -730,6 +763,8 @@ func TestMessageCodecRoundTrip(t *testing.T) {
 		{Type: MsgApp, From: 1, To: 2, Term: 3, Index: 10, LogTerm: 2, Commit: 9, Context: 77,
 			Entries: []Entry{{Index: 11, Term: 3, Time: -5, Data: []byte("set k v")}, {Index: 12, Term: 3, Type: EntryConf, Data: EncodeConfChange(ConfChange{AddLearner, 4, "a:1"})}}},
 		{Type: MsgAppResp, From: 2, To: 1, Term: 3, Index: 10, Reject: true, Hint: 7, LogTerm: 1},
+		{Type: MsgHeartbeatResp, From: 3, To: 1, Term: 3, Index: 12, Context: 4, Waiting: true},
+		{Type: MsgAppResp, From: 3, To: 1, Term: 3, Index: 12, Reject: true, Waiting: true},
 		{Type: MsgSnap, From: 1, To: 3, Term: 4, Snapshot: &SnapshotMeta{Index: 100, Term: 3, Time: 1700000000000,
 			Membership: Membership{Voters: []uint64{1, 2, 3}, Learners: []uint64{9}, Addrs: map[uint64]string{1: "x", 9: "y"}}}},
 		{Type: MsgTimeoutNow, From: 1, To: 2, Term: 1 << 60},

@@ -168,6 +168,9 @@ type Message struct {
 	Hint     uint64
 	Context  uint64
 	Reject   bool
+	// Waiting, on a MsgAppResp or MsgHeartbeatResp, says that the sender's driver waits
+	// for a commit (Raft.SetWaiting): the leader tells it of one at once.
+	Waiting  bool
 	Entries  []Entry
 	Snapshot *SnapshotMeta
 }
