@@ -11,6 +11,7 @@
 package bench
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -20,6 +21,7 @@ import (
 	"os/exec"
 	"os/signal"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -36,9 +38,12 @@ type Config struct {
 	Systems   []string // run only systems whose name contains one of these (empty: all)
 	RedisRaft string   // path of redisraft.so; "" leaves RedisRaft out
 	ValueSize int      // bytes per value for redis-benchmark, memcaslap, memtier, open loop
-	Command   string   // the command line, recorded in the report
-	Stdout    io.Writer
-	Stderr    io.Writer
+	// Rounds runs the redis, memcache and zk scenarios this many times, the systems
+	// taking turns round by round, and reports each system's median round (default 1).
+	Rounds  int
+	Command string // the command line, recorded in the report
+	Stdout  io.Writer
+	Stderr  io.Writer
 }
 
 // DefaultBaselines: Redis for RESP, memcached for memcache, 3-server ZooKeeper for zk.
@@ -109,6 +114,7 @@ func Run(ctx context.Context, cfg Config) (*Results, error) {
 	if cfg.ValueSize <= 0 {
 		cfg.ValueSize = 32
 	}
+	cfg.Rounds = max(cfg.Rounds, 1)
 	if len(cfg.Baselines) == 0 {
 		cfg.Baselines = DefaultBaselines
 	}
@@ -265,6 +271,56 @@ func (h *harness) each(ctx context.Context, scenario string, systems []*system, 
 	return rows
 }
 
+// rounds is each, cfg.Rounds times: every system runs once per round, in turn, so that a
+// machine whose speed drifts (a shared host) slows every system alike. Each system and
+// test keeps its median round (the lower middle one of an even count), with every
+// round's throughput in Row.Rounds, from which the report's ratios pair the rounds.
+func (h *harness) rounds(ctx context.Context, scenario string, systems []*system, test string, w workload) []Row {
+	if h.cfg.Rounds <= 1 {
+		return h.each(ctx, scenario, systems, test, w)
+	}
+	type key struct{ system, test string }
+	var order []key
+	runs := map[key][]Row{}
+	for r := 0; r < h.cfg.Rounds && ctx.Err() == nil; r++ {
+		for _, row := range h.each(ctx, scenario, systems, test, w) {
+			k := key{row.System, row.Test}
+			if _, seen := runs[k]; !seen {
+				order = append(order, k)
+			}
+			runs[k] = append(runs[k], row)
+		}
+	}
+	rows := make([]Row, 0, len(order))
+	for _, k := range order {
+		rows = append(rows, medianRound(runs[k]))
+	}
+	return rows
+}
+
+// medianRound is the round of median throughput among those that measured something,
+// with Rounds set to each one's throughput in the order they ran (0 for a round that
+// failed); the first row when none did.
+func medianRound(runs []Row) Row {
+	var ok []Row
+	var ops []float64
+	for _, r := range runs {
+		if r.Skipped == "" && r.Failed == "" {
+			ok = append(ok, r)
+			ops = append(ops, r.Ops)
+		} else {
+			ops = append(ops, 0)
+		}
+	}
+	if len(ok) == 0 {
+		return runs[0]
+	}
+	slices.SortStableFunc(ok, func(a, b Row) int { return cmp.Compare(a.Ops, b.Ops) })
+	m := ok[(len(ok)-1)/2]
+	m.Rounds = ops
+	return m
+}
+
 // startTries bounds the starts of one system that fail on a port taken meanwhile.
 const startTries = 3
 
@@ -332,7 +388,7 @@ func (h *harness) runScenario(ctx context.Context, name string) (*Scenario, erro
 		} else {
 			sc.Settings += fmt.Sprintf(" memtier_benchmark --protocol=redis -t 1 -c %d --ratio=1:0 --distinct-client-seed, %d s.", p.memtierClient, p.memtierSecs)
 		}
-		sc.Rows = h.each(ctx, name, h.redisSystems(), "SET/GET", func(ctx context.Context, in *instance, dir string) ([]Row, error) {
+		sc.Rows = h.rounds(ctx, name, h.redisSystems(), "SET/GET", func(ctx context.Context, in *instance, dir string) ([]Row, error) {
 			addr, err := leaderAddr(ctx, in, protoRedis)
 			if err != nil {
 				return nil, err
@@ -388,7 +444,7 @@ func (h *harness) runScenario(ctx context.Context, name string) (*Scenario, erro
 			sc.Rows = []Row{{System: "(all)", Test: "memcaslap", Skipped: mcslap}}
 			break
 		}
-		sc.Rows = h.each(ctx, name, systems, "memcaslap", func(ctx context.Context, in *instance, dir string) ([]Row, error) {
+		sc.Rows = h.rounds(ctx, name, systems, "memcaslap", func(ctx context.Context, in *instance, dir string) ([]Row, error) {
 			addr, err := leaderAddr(ctx, in, protoMemcache)
 			if err != nil {
 				return nil, err
@@ -439,7 +495,7 @@ func (h *harness) runScenario(ctx context.Context, name string) (*Scenario, erro
 				systems = append(systems, nanokvSystem(n, defaultMode, protoZK))
 			}
 		}
-		sc.Rows = h.each(ctx, name, systems, "setData", func(ctx context.Context, in *instance, dir string) ([]Row, error) {
+		sc.Rows = h.rounds(ctx, name, systems, "setData", func(ctx context.Context, in *instance, dir string) ([]Row, error) {
 			var rows []Row
 			for _, c := range p.zkClients {
 				h.prog.set(name, in.sys.name, fmt.Sprintf("setData, %d clients", c))

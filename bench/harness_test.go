@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -233,5 +234,38 @@ func TestStartRetriesOnlyATakenPort(t *testing.T) {
 	}
 	if calls, _, err := run(errors.New("not ready")); err == nil || calls != 1 {
 		t.Errorf("a plain error: %d starts, err %v; want 1 and the error", calls, err)
+	}
+}
+
+// Rounds run the systems in turn, round after round, and keep each system's median
+// round with every round's throughput.
+func TestRoundsAlternateTheSystems(t *testing.T) {
+	h := &harness{prog: newProgress(io.Discard), tmp: t.TempDir(), cfg: Config{Rounds: 3}}
+	var ran []string
+	sys := func(name string) *system {
+		return &system{name: name, start: func(_ context.Context, _ *harness, s *system, _ string) (*instance, error) {
+			return &instance{sys: s}, nil
+		}}
+	}
+	ops := map[string][]float64{"a": {10, 30, 20}, "b": {5, 4, 6}}
+	rows := h.rounds(context.Background(), "test", []*system{sys("a"), sys("b")}, "t",
+		func(_ context.Context, in *instance, _ string) ([]Row, error) {
+			n := 0
+			for _, r := range ran {
+				if r == in.sys.name {
+					n++
+				}
+			}
+			ran = append(ran, in.sys.name)
+			return []Row{{Test: "t", Ops: ops[in.sys.name][n]}}, nil
+		})
+	if got := strings.Join(ran, ","); got != "a,b,a,b,a,b" {
+		t.Fatalf("ran %s, want the systems in turn, three times", got)
+	}
+	if len(rows) != 2 || rows[0].System != "a" || rows[0].Ops != 20 || rows[1].System != "b" || rows[1].Ops != 5 {
+		t.Fatalf("rows %+v, want a's median round (20) and b's (5)", rows)
+	}
+	if !slices.Equal(rows[0].Rounds, []float64{10, 30, 20}) || !slices.Equal(rows[1].Rounds, []float64{5, 4, 6}) {
+		t.Fatalf("rounds %v and %v, want every round in the order run", rows[0].Rounds, rows[1].Rounds)
 	}
 }

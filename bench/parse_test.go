@@ -3,6 +3,7 @@ package bench
 import (
 	"math"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -211,5 +212,46 @@ func TestSaturated(t *testing.T) {
 	}
 	if !saturated(Row{Offered: 1000, Ops: 700, P99: 1}) || !saturated(Row{Offered: 1000, Ops: 1000, P99: 500}) {
 		t.Error("falling behind or a 500 ms p99 is saturation")
+	}
+}
+
+// With several rounds, each system keeps its median round, the ratio is the median of
+// the per-round ratios (a slow round slows both systems), and the table lists every
+// round.
+func TestRoundsKeepTheMedianAndPairTheRatios(t *testing.T) {
+	base := medianRound([]Row{
+		{System: "memcached", Test: "set", Ops: 100, P50: 1},
+		{System: "memcached", Test: "set", Ops: 60, P50: 2}, // the machine was slow
+		{System: "memcached", Test: "set", Ops: 110, P50: 3},
+	})
+	if base.Ops != 100 || base.P50 != 1 || !slices.Equal(base.Rounds, []float64{100, 60, 110}) {
+		t.Fatalf("median round %+v, want the 100 one with every round listed", base)
+	}
+	nk := medianRound([]Row{
+		{System: "nanokv-1", Test: "set", Ops: 105},
+		{System: "nanokv-1", Test: "set", Failed: "exit status 1"},
+		{System: "nanokv-1", Test: "set", Ops: 66},
+		{System: "nanokv-1", Test: "set", Ops: 99},
+	})
+	if nk.Ops != 99 || !slices.Equal(nk.Rounds, []float64{105, 0, 66, 99}) {
+		t.Fatalf("median round %+v, want the lower middle of 66, 99, 105, and the failed round as 0", nk)
+	}
+	if got := medianRound([]Row{{System: "x", Skipped: "skipping x"}, {System: "x", Skipped: "skipping x"}}); got.Skipped == "" {
+		t.Fatalf("no round measured: got %+v, want the skip row", got)
+	}
+
+	// Paired: 1.05 and 1.15 in the two rounds that both measured, where their medians
+	// make 0.99.
+	base.Ops, base.Rounds = 100000, []float64{100000, 50000, 0, 110000}
+	nk.Ops, nk.Rounds = 99000, []float64{105000, 0, 66000, 126500}
+	rows := []Row{base, nk}
+	if got := ratios(rows, "memcached"); got[0] != 1 || math.Abs(got[1]-1.10) > 1e-9 {
+		t.Fatalf("ratios %v, want 1 and the median of 1.05 and 1.15", got)
+	}
+	md := markdownTable(Scenario{Baseline: "memcached", Rows: append(rows, Row{System: "nanokv-3", Test: "set", Skipped: "skipping nanokv-3"})})
+	for _, s := range []string{"| rounds, ops/s |", "| 1.10 | 105.0k / failed / 66.0k / 126.5k |", "| nanokv-3 | set | skipping nanokv-3 | | | | | |"} {
+		if !strings.Contains(md, s) {
+			t.Errorf("table lacks %q:\n%s", s, md)
+		}
 	}
 }

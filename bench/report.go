@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -136,22 +137,58 @@ func chooseBaseline(baselines []string, rows []Row) string {
 // ratios gives each row its throughput over the baseline's in the same test (NaN when
 // there is none).
 func ratios(rows []Row, baseline string) []float64 {
-	base := map[string]float64{}
+	base := map[string]Row{}
 	for _, r := range rows {
 		if r.System == baseline && r.Ops > 0 {
-			base[r.Test] = r.Ops
+			base[r.Test] = r
 		}
 	}
 	out := make([]float64, len(rows))
 	for i, r := range rows {
 		b, ok := base[r.Test]
-		if !ok || r.Ops == 0 {
+		switch {
+		case !ok || r.Ops == 0:
 			out[i] = -1
-			continue
+		case len(r.Rounds) > 1 && len(r.Rounds) == len(b.Rounds):
+			out[i] = pairedRatio(r.Rounds, b.Rounds)
+		default:
+			out[i] = r.Ops / b.Ops
 		}
-		out[i] = r.Ops / b
 	}
 	return out
+}
+
+// pairedRatio is the median over rounds of a system's throughput over the baseline's in
+// the same round (rounds where either failed left out): a round run while the machine
+// was slow counts against both.
+func pairedRatio(ops, base []float64) float64 {
+	var rs []float64
+	for i := range ops {
+		if ops[i] > 0 && base[i] > 0 {
+			rs = append(rs, ops[i]/base[i])
+		}
+	}
+	if len(rs) == 0 {
+		return -1
+	}
+	slices.Sort(rs)
+	if len(rs)%2 == 1 {
+		return rs[len(rs)/2]
+	}
+	return (rs[len(rs)/2-1] + rs[len(rs)/2]) / 2
+}
+
+// fmtRounds lists every round's throughput, in thousands: "138k / 141k / 139k".
+func fmtRounds(ops []float64) string {
+	parts := make([]string, len(ops))
+	for i, v := range ops {
+		if v <= 0 {
+			parts[i] = "failed"
+		} else {
+			parts[i] = strconv.FormatFloat(v/1000, 'f', 1, 64) + "k"
+		}
+	}
+	return strings.Join(parts, " / ")
 }
 
 func fmtMs(v float64) string {
@@ -175,16 +212,23 @@ func markdownTable(sc Scenario) string {
 	if sc.Baseline != "" {
 		ratioCol = "× " + sc.Baseline
 	}
-	offered := false
+	offered, rounds := false, false
 	for _, r := range sc.Rows {
 		offered = offered || r.Offered > 0
+		rounds = rounds || len(r.Rounds) > 1
+	}
+	// A run of several rounds shows each system's median round, the median of the
+	// per-round ratios, and every round's throughput.
+	roundsHdr, roundsSep, roundsEmpty := "", "", ""
+	if rounds {
+		roundsHdr, roundsSep, roundsEmpty = " rounds, ops/s |", "---|", " |"
 	}
 	switch {
 	case len(sc.Rows) == 0:
 	case offered:
-		fmt.Fprintf(&b, "| system | test | offered/s | ops/s | p50 ms | p99 ms | p99.9 ms | %s |\n|---|---|---|---|---|---|---|---|\n", ratioCol)
+		fmt.Fprintf(&b, "| system | test | offered/s | ops/s | p50 ms | p99 ms | p99.9 ms | %s |%s\n|---|---|---|---|---|---|---|---|%s\n", ratioCol, roundsHdr, roundsSep)
 	default:
-		fmt.Fprintf(&b, "| system | test | ops/s | p50 ms | p99 ms | p99.9 ms | %s |\n|---|---|---|---|---|---|---|\n", ratioCol)
+		fmt.Fprintf(&b, "| system | test | ops/s | p50 ms | p99 ms | p99.9 ms | %s |%s\n|---|---|---|---|---|---|---|%s\n", ratioCol, roundsHdr, roundsSep)
 	}
 	for i, r := range sc.Rows {
 		if r.Skipped != "" || r.Failed != "" {
@@ -194,9 +238,9 @@ func markdownTable(sc Scenario) string {
 			}
 			why = strings.ReplaceAll(why, "|", "/")
 			if offered {
-				fmt.Fprintf(&b, "| %s | %s | | %s | | | | |\n", r.System, r.Test, why)
+				fmt.Fprintf(&b, "| %s | %s | | %s | | | | |%s\n", r.System, r.Test, why, roundsEmpty)
 			} else {
-				fmt.Fprintf(&b, "| %s | %s | %s | | | | |\n", r.System, r.Test, why)
+				fmt.Fprintf(&b, "| %s | %s | %s | | | | |%s\n", r.System, r.Test, why, roundsEmpty)
 			}
 			continue
 		}
@@ -208,10 +252,14 @@ func markdownTable(sc Scenario) string {
 		if r.Errors > 0 {
 			ops += fmt.Sprintf(" (%d errors)", r.Errors)
 		}
+		extra := ""
+		if rounds {
+			extra = " " + fmtRounds(r.Rounds) + " |"
+		}
 		if offered {
-			fmt.Fprintf(&b, "| %s | %s | %.0f | %s | %s | %s | %s | %s |\n", r.System, r.Test, r.Offered, ops, fmtMs(r.P50), fmtMs(r.P99), fmtMs(r.P999), ratio)
+			fmt.Fprintf(&b, "| %s | %s | %.0f | %s | %s | %s | %s | %s |%s\n", r.System, r.Test, r.Offered, ops, fmtMs(r.P50), fmtMs(r.P99), fmtMs(r.P999), ratio, extra)
 		} else {
-			fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s |\n", r.System, r.Test, ops, fmtMs(r.P50), fmtMs(r.P99), fmtMs(r.P999), ratio)
+			fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s |%s\n", r.System, r.Test, ops, fmtMs(r.P50), fmtMs(r.P99), fmtMs(r.P999), ratio, extra)
 		}
 	}
 	if len(sc.Failover) > 0 {

@@ -26,9 +26,12 @@ type Row struct {
 	Offered float64 `json:"offered_per_sec,omitempty"`
 	Errors  int64   `json:"errors,omitempty"`
 	// CDF is the latency distribution: (latency ms, fraction of requests at or below).
-	CDF     []CDFPoint `json:"cdf,omitempty"`
-	Skipped string     `json:"skipped,omitempty"` // why this system has no figure
-	Failed  string     `json:"failed,omitempty"`  // the error that ended the run
+	CDF []CDFPoint `json:"cdf,omitempty"`
+	// Rounds is every round's throughput, in the order they ran, when the scenario ran
+	// more than one (Config.Rounds; 0 for a round that failed); Ops is the median's.
+	Rounds  []float64 `json:"rounds_ops_per_sec,omitempty"`
+	Skipped string    `json:"skipped,omitempty"` // why this system has no figure
+	Failed  string    `json:"failed,omitempty"`  // the error that ended the run
 }
 
 // CDFPoint is one point of a latency CDF.

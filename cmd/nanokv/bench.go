@@ -23,6 +23,7 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 	scenarios := fs.String("scenarios", "", "comma-separated subset of: "+strings.Join(bench.AllScenarios, ","))
 	systems := fs.String("systems", "", "comma-separated substrings: run only systems whose name contains one")
 	redisRaft := fs.String("redisraft", "", "path of a redisraft.so module: adds a 3-node RedisRaft cluster")
+	rounds := fs.Int("rounds", 1, "run the redis, memcache and zk scenarios this many times, the systems taking turns, and report each system's median round")
 	valueSize := fs.Int("value-size", 32, "value size in bytes for redis-benchmark, memcaslap, memtier and the open loop")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -47,6 +48,7 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 		Systems:   splitList(*systems),
 		RedisRaft: *redisRaft,
 		ValueSize: *valueSize,
+		Rounds:    *rounds,
 		Command:   "nanokv bench " + strings.Join(args, " "),
 		Stdout:    stdout,
 		Stderr:    stderr,
