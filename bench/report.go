@@ -134,8 +134,8 @@ func chooseBaseline(baselines []string, rows []Row) string {
 	return ""
 }
 
-// ratios gives each row its throughput over the baseline's in the same test (NaN when
-// there is none).
+// ratios gives each row its throughput over the baseline's in the same test (-1 when
+// there is none); rows of several rounds (Row.Rounds) pair them (pairedRatio).
 func ratios(rows []Row, baseline string) []float64 {
 	base := map[string]Row{}
 	for _, r := range rows {
@@ -178,7 +178,7 @@ func pairedRatio(ops, base []float64) float64 {
 	return (rs[len(rs)/2-1] + rs[len(rs)/2]) / 2
 }
 
-// fmtRounds lists every round's throughput, in thousands: "138k / 141k / 139k".
+// fmtRounds lists every round's throughput, in thousands: "133.9k / 145.1k / 146.6k".
 func fmtRounds(ops []float64) string {
 	parts := make([]string, len(ops))
 	for i, v := range ops {
