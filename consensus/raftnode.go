@@ -147,6 +147,10 @@ type RaftConfig struct {
 	ElectionTicks, HeartbeatTicks int
 	// LeaseReads serves reads under the leader lease instead of a ReadIndex round trip.
 	LeaseReads bool
+	// WantsCommits, if set, says whether this member wants to hear of every commit at
+	// once even with no forwarded write outstanding (see setWaiting); it is asked once
+	// per iteration of the loop, so it must be cheap.
+	WantsCommits func() bool
 	// SnapshotLogBytes is how much entry data the log may gain before the state machine
 	// (if it is a Snapshotter) is snapshotted and the log compacted; default 64 MiB.
 	SnapshotLogBytes int64
@@ -819,11 +823,12 @@ func (n *RaftNode) run() {
 }
 
 // setWaiting tells the core and the engine whether this member waits for a commit: for
-// the entry of a write it forwarded to the leader. The leader then tells it of a commit
-// at once; otherwise it learns of one from the next batch or heartbeat (at most a tick
-// later), which spares every follower a message and a wake-up per idle commit.
+// the entry of a write it forwarded to the leader, or always when RaftConfig.WantsCommits
+// says so. The leader then tells it of a commit at once; otherwise it learns of one from
+// the next batch or heartbeat (at most a tick later), which spares every follower a
+// message and a wake-up per idle commit.
 func (n *RaftNode) setWaiting() {
-	w := len(n.forwards) > 0
+	w := len(n.forwards) > 0 || n.cfg.WantsCommits != nil && n.cfg.WantsCommits()
 	n.r.SetWaiting(w)
 	if n.off != nil {
 		n.off.SetWaiting(w)

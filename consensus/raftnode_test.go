@@ -155,6 +155,8 @@ type testCluster struct {
 	lease     bool
 	// offload runs every member with an offload engine, its datagrams on net.
 	offload bool
+	// wantCommits is every member's RaftConfig.WantsCommits.
+	wantCommits atomic.Bool
 }
 
 func newTestCluster(t *testing.T, n int, lease bool) *testCluster {
@@ -192,7 +194,7 @@ func (c *testCluster) start(id uint64) {
 	}
 	node, err := StartRaft(RaftConfig{ID: id, Bootstrap: c.boot, SM: sm, Send: c.net.send, Dir: c.dirs[id],
 		Fsync: FsyncNo, TickInterval: 2 * time.Millisecond, ElectionTicks: 10, LeaseReads: c.lease,
-		SnapshotLogBytes: c.snapBytes, SnapshotTrailing: 5, Offload: off})
+		SnapshotLogBytes: c.snapBytes, SnapshotTrailing: 5, Offload: off, WantsCommits: c.wantCommits.Load})
 	if err != nil {
 		c.t.Fatal(err)
 	}
@@ -764,4 +766,41 @@ func TestRaftNodeMembershipChangeWaitsForTheNewLeadersFirstEntry(t *testing.T) {
 	if m := next.Status().Membership; m.IsVoter(oldID) || len(m.Voters) != 2 {
 		t.Fatalf("membership after removing %d: %+v", oldID, m)
 	}
+}
+
+// A member waits for commits (its answers to the leader say so) while it has a forward
+// outstanding, and whenever its host wants them (RaftConfig.WantsCommits: a member with
+// ZooKeeper sessions, whose watches fire when it applies).
+func TestRaftNodeWaitsForCommitsWhenItsHostWantsThem(t *testing.T) {
+	c := newTestCluster(t, 3, false)
+	lead := c.leader()
+	var f *RaftNode
+	for _, n := range c.nodes() {
+		if n != lead {
+			f = n
+			break
+		}
+	}
+	waiting := func() bool {
+		var w bool
+		if err := f.do(ctxT(t), func(r *raft.Raft) error { w = r.Waiting(); return nil }); err != nil {
+			t.Fatal(err)
+		}
+		return w
+	}
+	until := func(want bool) {
+		t.Helper()
+		deadline := time.Now().Add(5 * time.Second)
+		for waiting() != want {
+			if time.Now().After(deadline) {
+				t.Fatalf("waiting stayed %v", !want)
+			}
+			time.Sleep(time.Millisecond)
+		}
+	}
+	until(false) // no forward, and the host wants nothing
+	c.wantCommits.Store(true)
+	until(true)
+	c.wantCommits.Store(false)
+	until(false)
 }

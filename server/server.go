@@ -119,8 +119,10 @@ type Server struct {
 	mc       *mcproto.Server
 	mcln     net.Listener
 	zk       *zkproto.Server
-	zkln     net.Listener
-	logf     func(string, ...any)
+	// zkSessions is the number of ZooKeeper sessions connected here (RaftConfig.WantsCommits).
+	zkSessions atomic.Int64
+	zkln       net.Listener
+	logf       func(string, ...any)
 
 	stop     chan struct{}
 	wg       sync.WaitGroup

@@ -26,7 +26,8 @@ func (s *Server) startZK() error {
 		words = DefaultZKFourLetterWords
 	}
 	s.zk = zkproto.NewServer(s, zkproto.Config{FourLetterWords: words, ExtendedTypes: s.cfg.ZKExtendedTypes,
-		ServerID: s.cfg.NodeID, DataDir: s.cfg.DataDir, Logf: s.logf, TickTime: s.cfg.ZKTickTime})
+		ServerID: s.cfg.NodeID, DataDir: s.cfg.DataDir, Logf: s.logf, TickTime: s.cfg.ZKTickTime,
+		SessionsChanged: func(n int) { s.zkSessions.Store(int64(n)) }})
 	s.wg.Add(1)
 	go func() {
 		defer s.wg.Done()

@@ -45,6 +45,9 @@ type Config struct {
 	ServerID uint64
 	DataDir  string
 	Logf     func(format string, args ...any)
+	// SessionsChanged, if set, is told the number of sessions connected here whenever it
+	// changes (under the server's lock: it must not call back).
+	SessionsChanged func(n int)
 }
 
 // Version is the ZooKeeper version nanokv answers as (srvr, envi, mntr).
@@ -152,8 +155,16 @@ func (s *Server) bind(c *conn, id int64) {
 	if m == nil {
 		m = map[*conn]struct{}{}
 		s.bySess[id] = m
+		s.sessionsChanged()
 	}
 	m[c] = struct{}{}
+}
+
+// sessionsChanged reports the number of sessions connected here; under mu.
+func (s *Server) sessionsChanged() {
+	if s.cfg.SessionsChanged != nil {
+		s.cfg.SessionsChanged(len(s.bySess))
+	}
 }
 
 func (s *Server) forget(c *conn) {
@@ -163,6 +174,7 @@ func (s *Server) forget(c *conn) {
 		delete(m, c)
 		if len(m) == 0 {
 			delete(s.bySess, c.sess)
+			s.sessionsChanged()
 		}
 	}
 	s.mu.Unlock()

@@ -196,6 +196,9 @@ func (r *Raft) Committed() uint64 { return r.log.committed }
 // leader tells it of a commit at once (maybeSendAppends).
 func (r *Raft) SetWaiting(w bool) { r.waiting = w }
 
+// Waiting is what SetWaiting last set.
+func (r *Raft) Waiting() bool { return r.waiting }
+
 // PendingConf is the index a leader must commit before it takes another membership
 // change (ProposeConfChange's ErrConfPending until then): its last change, or the first
 // entry of its term.
