@@ -49,6 +49,11 @@ type Config struct {
 	// loopconn.go says which requests it serves). A single node always gives each its
 	// own goroutine: an event loop made redis-benchmark no faster there (4aa73d2).
 	RedisNoEventLoop bool
+	// ZKNoEventLoop gives every ZooKeeper session of a cluster member its own goroutine
+	// (and a writer), where an asynchronous event loop serves them by default (zkproto's
+	// loopconn.go says which requests it serves). A single node always gives each its
+	// own goroutine.
+	ZKNoEventLoop bool
 	// ZKAddr is the ZooKeeper listener's address; "" disables it. ZKOptional as
 	// MemcacheOptional.
 	ZKAddr     string

@@ -25,9 +25,13 @@ func (s *Server) startZK() error {
 	if words == nil {
 		words = DefaultZKFourLetterWords
 	}
-	s.zk = zkproto.NewServer(s, zkproto.Config{FourLetterWords: words, ExtendedTypes: s.cfg.ZKExtendedTypes,
+	zc := zkproto.Config{FourLetterWords: words, ExtendedTypes: s.cfg.ZKExtendedTypes,
 		ServerID: s.cfg.NodeID, DataDir: s.cfg.DataDir, Logf: s.logf, TickTime: s.cfg.ZKTickTime,
-		SessionsChanged: func(n int) { s.zkSessions.Store(int64(n)) }})
+		SessionsChanged: func(n int) { s.zkSessions.Store(int64(n)) }}
+	if s.node == nil && !s.cfg.ZKNoEventLoop {
+		zc.Async = zkAsync{s}
+	}
+	s.zk = zkproto.NewServer(s, zc)
 	s.wg.Add(1)
 	go func() {
 		defer s.wg.Done()
@@ -70,6 +74,47 @@ func (s *Server) ProposeAnywhere(batch []byte, sink kvstore.Sink) error {
 	_, err := s.node.Propose(batch, local)
 	return err
 }
+
+// zkAsync is what the ZooKeeper frontend's event loop proposes through on a cluster
+// member: the Server's asynchronous proposals, forwarded from a follower to the leader
+// as ProposeAnywhere's are, and answered once applied here.
+type zkAsync struct{ *Server }
+
+// ProposeAsync implements netserve.AsyncBackend.
+func (z zkAsync) ProposeAsync(batch []byte, sink kvstore.Sink, done func(error)) {
+	c := z.cl()
+	if sink == nil {
+		if c == nil {
+			done(z.ProposeAnywhere(batch, nil))
+			return
+		}
+		c.raft.ProposeAsync(batch, nil, true, done)
+		return
+	}
+	as := &zkAppliedSink{appliedSink{Sink: sink, done: done}}
+	if c == nil {
+		// A member before INIT or JOIN: refused at once, as ProposeAnywhere is.
+		if err := z.ProposeAnywhere(batch, as); err != nil {
+			as.committed(err)
+		}
+		return
+	}
+	c.raft.ProposeAsync(batch, as, true, as.committed)
+}
+
+// zkAppliedSink is an appliedSink that hands the store's ZooKeeper results on to the
+// sink it wraps (kvstore.ZKResultWriter), as the frontend's own sink takes them.
+type zkAppliedSink struct{ appliedSink }
+
+func (s *zkAppliedSink) ZKResult(res *kvstore.ZKResult) {
+	if w, ok := s.Sink.(kvstore.ZKResultWriter); ok {
+		w.ZKResult(res)
+	}
+}
+
+// ReadBarrierAsync implements netserve.AsyncBackend; ZooKeeper reads need no barrier
+// (zkproto never asks for one).
+func (z zkAsync) ReadBarrierAsync(done func(error)) { done(nil) }
 
 // IsLeader implements zkproto.Backend: a single node always leads.
 func (s *Server) IsLeader() bool {

@@ -45,6 +45,7 @@ type conn struct {
 	// closing is set when this connection closes its own session: the session's end
 	// must not cut the connection before the closeSession reply is out.
 	closing atomic.Bool
+	killed  atomic.Bool // kill was called
 	// watched lists the paths this connection set watches on, to drop them when it
 	// goes (only the connection's goroutine touches it).
 	watched map[string]struct{}
@@ -60,6 +61,13 @@ type conn struct {
 	// the open batch
 	batch []byte
 	pend  []pendingWrite
+
+	// async: the server's event loop serves the connection (loopconn.go), so another
+	// goroutine reaches it through the loop's kick; set once the loop has the socket,
+	// cleared when it hands it back (a request that waits). loop.on is the same for
+	// the goroutine that handles the requests.
+	async atomic.Bool
+	loop  loopState
 
 	received, sent atomic.Uint64
 	connected      time.Time
@@ -81,8 +89,20 @@ func newConn(s *Server, nc net.Conn) *conn {
 // connection): the client learns it when it reconnects.
 func (c *conn) expire() {
 	if !c.closing.Load() {
-		c.nc.Close()
+		c.kill()
 	}
+}
+
+// kill closes the connection from any goroutine: its socket, or, while the event loop
+// serves it, through the loop. A kill that races with the loop handing the socket back
+// is seen by the goroutine that takes it (Released).
+func (c *conn) kill() {
+	c.killed.Store(true)
+	if c.async.Load() {
+		c.loop.kick(true)
+		return
+	}
+	c.nc.Close()
 }
 
 // queue appends one framed packet. Replies are written by the connection's goroutine
@@ -99,9 +119,13 @@ func (c *conn) queue(wake bool, build func(dst []byte) []byte) {
 	c.sent.Add(1)
 	c.s.stats.sent.Add(1)
 	if len(c.out) > maxOutBytes {
-		c.nc.Close()
+		c.kill()
 	}
 	if wake {
+		if c.async.Load() {
+			c.loop.kick(false) // the loop writes it
+			return
+		}
 		select {
 		case c.outSig <- struct{}{}:
 		default:
@@ -174,18 +198,31 @@ func (c *conn) writer() {
 }
 
 func (c *conn) serve() {
-	defer c.nc.Close()
-	buf := make([]byte, readBufSize)
-	start, end := 0, 0
-	if !c.handshake(&buf, &start, &end) {
+	buf, start, end, ok := c.open()
+	if !ok {
+		c.nc.Close()
 		return
 	}
+	c.s.bind(c, c.sess)
+	c.serveFrom(buf, start, end)
+}
+
+// open reads and answers the handshake; buf[start:end] is what the client sent after it.
+func (c *conn) open() (buf []byte, start, end int, ok bool) {
+	buf = make([]byte, readBufSize)
+	ok = c.handshake(&buf, &start, &end)
+	return buf, start, end, ok
+}
+
+// serveFrom serves an open session from this goroutine, beginning with buf[start:end],
+// which was read and not yet handled.
+func (c *conn) serveFrom(buf []byte, start, end int) {
+	defer c.nc.Close()
 	go c.writer()
 	defer func() {
 		c.stopWriter()
 		c.s.watches.removeConn(c, c.pathsWatched())
 	}()
-	c.s.bind(c, c.sess)
 	for {
 		for start < end {
 			payload, n, err := ParseFrame(buf[start:end], c.s.cfg.MaxBuffer)
@@ -219,6 +256,18 @@ func (c *conn) serve() {
 // fill reads more bytes, keeping the unparsed start..end; it grows the buffer for a
 // frame that does not fit.
 func (c *conn) fill(buf []byte, start, end int) ([]byte, int, int, bool) {
+	buf, start, end = makeRoom(buf, start, end)
+	n, err := c.nc.Read(buf[end:])
+	if n == 0 && err != nil {
+		return buf, start, end, false
+	}
+	return buf, start, end + n, true
+}
+
+// makeRoom makes space after buf[start:end], the bytes read and not yet handled: it
+// moves them to the front, grows the buffer for a frame that does not fit, and gives
+// back a large buffer once it is empty.
+func makeRoom(buf []byte, start, end int) ([]byte, int, int) {
 	if start == end {
 		start, end = 0, 0
 		if len(buf) > 4*readBufSize {
@@ -242,11 +291,7 @@ func (c *conn) fill(buf []byte, start, end int) ([]byte, int, int, bool) {
 			buf = nb
 		}
 	}
-	n, err := c.nc.Read(buf[end:])
-	if n == 0 && err != nil {
-		return buf, start, end, false
-	}
-	return buf, start, end + n, true
+	return buf, start, end
 }
 
 // handshake reads the first packet: a four-letter word, or the ConnectRequest that opens
@@ -358,6 +403,12 @@ func (c *conn) flushBatch() bool {
 	if len(c.pend) == 0 {
 		return true
 	}
+	if c.loop.on {
+		// The loop proposes batches itself, and never hands a request that needs its
+		// batch applied to handle before it is (mustWait): this one would block it.
+		c.s.cfg.Logf("zkproto: session 0x%x: a request waited for its batch inside the event loop", c.sess)
+		return false
+	}
 	sink := &resultSink{done: make(chan struct{}, 1)}
 	err := c.s.b.ProposeAnywhere(c.batch, sink)
 	c.batch = c.batch[:0]
@@ -419,7 +470,7 @@ func (c *conn) addWrite(xid, op int32, t *kvstore.ZKTxn) {
 	t.Session, t.Auth = c.sess, c.auth
 	c.batch = kvstore.AppendZK(c.batch, t)
 	c.pend = append(c.pend, pendingWrite{xid: xid, op: op, start: time.Now()})
-	if len(c.batch) >= maxBatchBytes {
+	if len(c.batch) >= maxBatchBytes && !c.loop.on { // the loop proposes it (Consume)
 		c.flushBatch()
 	}
 }
@@ -427,6 +478,11 @@ func (c *conn) addWrite(xid, op int32, t *kvstore.ZKTxn) {
 // handle serves one request. It reports false when the connection must close.
 func (c *conn) handle(payload []byte) bool {
 	req, err := ParseRequest(payload, c.s.cfg.MaxBuffer)
+	return c.handleRequest(req, err)
+}
+
+// handleRequest serves a request ParseRequest returned.
+func (c *conn) handleRequest(req Request, err error) bool {
 	if err != nil {
 		var re *RequestError
 		if !errors.As(err, &re) {

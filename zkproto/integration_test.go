@@ -28,11 +28,21 @@ import (
 
 const waitFor = 10 * time.Second
 
-// startNode starts a single-member nanokv with only its ZooKeeper listener.
+// startNode starts a single-member nanokv with only its ZooKeeper listener: a single
+// node, whose sessions have a goroutine each, or with onMember the one member of a
+// cluster, whose sessions its asynchronous event loop serves (loopconn.go).
 func startNode(t *testing.T, mod func(*server.Config)) *server.Server {
 	t.Helper()
 	cfg := server.Config{ZKAddr: "127.0.0.1:0", RedisAddr: "", MemcacheAddr: "", MemoryOnly: true,
 		DataDir: t.TempDir(), Logger: log.New(io.Discard, "", 0)}
+	if onMember {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg.NodeID, cfg.Peers, cfg.ClusterListener = 1, map[uint64]string{1: ln.Addr().String()}, ln
+		cfg.TickInterval, cfg.ElectionTicks = 5*time.Millisecond, 10
+	}
 	if mod != nil {
 		mod(&cfg)
 	}
@@ -41,7 +51,37 @@ func startNode(t *testing.T, mod func(*server.Config)) *server.Server {
 		t.Fatalf("start: %v", err)
 	}
 	t.Cleanup(func() { s.Close() })
+	for deadline := time.Now().Add(waitFor); !s.IsLeader(); time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the member never led")
+		}
+	}
 	return s
+}
+
+// onMember has startNode start a one-member cluster (TestOnAClusterMember).
+var onMember bool
+
+// TestOnAClusterMember runs the frontend's tests again on the one member of a cluster:
+// every request through the event loop, every write through consensus.
+func TestOnAClusterMember(t *testing.T) {
+	onMember = true
+	defer func() { onMember = false }()
+	for _, tc := range []struct {
+		name string
+		run  func(*testing.T)
+	}{
+		{"GoZKEveryOp", TestGoZKEveryOp},
+		{"GoZKWatches", TestGoZKWatches},
+		{"RawOps", TestRawOps},
+		{"SessionExpiry", TestSessionExpiry},
+		{"Kazoo", TestKazoo},
+		{"ZkCli", TestZkCli},
+		{"DifferentialAgainstZooKeeper", TestDifferentialAgainstZooKeeper},
+		{"DifferentialDefaultsAgainstZooKeeper", TestDifferentialDefaultsAgainstZooKeeper},
+	} {
+		t.Run(tc.name, tc.run)
+	}
 }
 
 // startZKCluster starts n Raft members in this process, each with a ZooKeeper listener;

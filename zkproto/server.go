@@ -48,6 +48,10 @@ type Config struct {
 	// SessionsChanged, if set, is told the number of sessions connected here whenever it
 	// changes (under the server's lock: it must not call back).
 	SessionsChanged func(n int)
+	// Async, if set, serves the sessions from one asynchronous event loop that proposes
+	// through it (loopconn.go; a cluster member, on Linux) instead of a goroutine each.
+	// Its ProposeAsync must work on any member, as ProposeAnywhere does.
+	Async netserve.AsyncBackend
 }
 
 // Version is the ZooKeeper version nanokv answers as (srvr, envi, mntr).
@@ -60,6 +64,8 @@ type Server struct {
 	cfg     Config
 	watches *watchManager
 	start   time.Time
+
+	loop *netserve.Loop // nil: a goroutine per session
 
 	mu       sync.Mutex
 	lns      []net.Listener
@@ -106,6 +112,18 @@ func NewServer(b Backend, cfg Config) *Server {
 	s.store.SetZKWatcher(s.applied)
 	s.handlers.Add(1)
 	go s.upkeep()
+	if cfg.Async != nil {
+		if l, err := netserve.NewAsyncLoop(cfg.Async, cfg.Logf); err != nil {
+			cfg.Logf("zkproto: a goroutine per session: %v", err)
+		} else {
+			s.loop = l
+			s.handlers.Add(1)
+			go func() {
+				defer s.handlers.Done()
+				l.Run()
+			}()
+		}
+	}
 	return s
 }
 
@@ -139,9 +157,27 @@ func (s *Server) Serve(ln net.Listener) error {
 		s.handlers.Add(1)
 		s.mu.Unlock()
 		go func() {
-			defer s.handlers.Done()
-			c.serve()
-			s.forget(c)
+			if s.loop == nil {
+				defer s.handlers.Done()
+				c.serve()
+				s.forget(c)
+				return
+			}
+			// The handshake waits for its session's proposal: here, before the loop
+			// takes the socket. The loop then holds the session's handlers count.
+			buf, start, end, ok := c.open()
+			if !ok {
+				c.nc.Close()
+				s.forget(c)
+				s.handlers.Done()
+				return
+			}
+			s.bind(c, c.sess)
+			if !c.serveOnLoop(buf, start, end) {
+				defer s.handlers.Done()
+				c.serveFrom(buf, start, end)
+				s.forget(c)
+			}
 		}()
 	})
 }
@@ -193,12 +229,29 @@ func (s *Server) Close() error {
 		ln.Close()
 	}
 	for c := range s.conns {
-		c.nc.Close()
+		c.kill()
 	}
 	s.mu.Unlock()
+	if s.loop != nil {
+		s.loop.Close() // not under mu: the loop takes it to forget a connection it closes
+	}
 	s.handlers.Wait()
 	s.store.SetZKWatcher(nil)
 	return nil
+}
+
+// LoopSessions is the number of sessions the event loop serves (the others have a
+// goroutine each).
+func (s *Server) LoopSessions() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	n := 0
+	for c := range s.conns {
+		if c.async.Load() {
+			n++
+		}
+	}
+	return n
 }
 
 // NumConns is the number of open connections.

@@ -63,6 +63,7 @@ type options struct {
 	memcache    string
 	mcLoop      bool
 	redisLoop   bool
+	zkLoop      bool
 	mcItemMax   string
 	dataDir     string
 	peers       string
@@ -93,6 +94,7 @@ func newFlagSet(o *options, stderr io.Writer) *flag.FlagSet {
 	fs.StringVar(&o.mcItemMax, "memcache-item-size-max", "1m", "largest memcached item, as memcached's -I (bytes, or with k/m suffix)")
 	fs.BoolVar(&o.mcLoop, "memcache-event-loop", true, "serve all memcached connections from one event loop (Linux); false: a goroutine per connection")
 	fs.BoolVar(&o.redisLoop, "redis-event-loop", true, "a cluster member serves Redis connections from one event loop (Linux); false: a goroutine per connection")
+	fs.BoolVar(&o.zkLoop, "zk-event-loop", true, "a cluster member serves ZooKeeper sessions from one event loop (Linux); false: a goroutine per session")
 	fs.StringVar(&o.dataDir, "data-dir", "nanokv-data", "directory for the WAL")
 	fs.StringVar(&o.peers, "peers", "", "static cluster members: id=host:port,...")
 	fs.StringVar(&o.join, "join", "", "join a running cluster through any member's redis address (needs --cluster)")
@@ -244,6 +246,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 		MemcacheItemSizeMax: itemMax,
 		MemcacheNoEventLoop: !o.mcLoop,
 		RedisNoEventLoop:    !o.redisLoop,
+		ZKNoEventLoop:       !o.zkLoop,
 		ZKAddr:              o.zk,
 		ZKOptional:          !zkSet,
 		ZKFourLetterWords:   words,

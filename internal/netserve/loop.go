@@ -56,6 +56,19 @@ type AsyncConn interface {
 	Released(fd int)
 }
 
+// Kickable is an AsyncConn that other goroutines may need the loop to serve (a
+// ZooKeeper session, whose watch notifications the applier queues).
+type Kickable interface {
+	AsyncConn
+	// SetKick is called once, by Add, before the loop serves the connection. kick(false)
+	// has the loop serve it soon, though its socket reported nothing: write what was
+	// queued meanwhile, and go on with requests it holds (Consume(0, now)) unless it
+	// waits for the backend; kick(true) closes it once its output is written and
+	// nothing is in flight. kick may be called from any goroutine, also once the
+	// connection is closed or released (it then does nothing); it never blocks.
+	SetKick(kick func(close bool))
+}
+
 // AsyncBackend is what an asynchronous loop proposes through: a cluster member, whose
 // commit takes a round trip to the other members. Its done callbacks may run on any
 // goroutine, at most once per call, and must find the loop free to take them: they

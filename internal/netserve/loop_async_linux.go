@@ -8,11 +8,13 @@ import (
 	"time"
 )
 
-// outcome is what came back for the gen'th batch or barrier lc handed the backend.
+// outcome is what came back for the gen'th batch or barrier lc handed the backend, or a
+// kick (Kickable): serve lc, or close it.
 type outcome struct {
-	lc  *loopConn
-	gen uint64
-	err error
+	lc          *loopConn
+	gen         uint64
+	err         error
+	kick, close bool
 }
 
 // serveAsyncRound serves one round of an asynchronous loop: the outcomes that came back
@@ -69,6 +71,19 @@ func (l *Loop) serveAsyncRound(evs []syscall.EpollEvent) {
 	l.again = l.again[:0]
 
 	for _, o := range done {
+		if o.kick {
+			if lc := o.lc; lc.fd >= 0 { // else closed or released
+				lc.closing = lc.closing || o.close
+				if !lc.inflight && !lc.closing {
+					if !lc.c.Consume(0, now) {
+						lc.closing = true
+					}
+					l.dispatch(lc, now)
+				}
+				take(lc)
+			}
+			continue
+		}
 		if o.lc.fd >= 0 && o.lc.inflight && o.gen == o.lc.gen { // else closed, or timed out
 			l.resume(o.lc, o.err, now)
 			take(o.lc)
@@ -165,7 +180,7 @@ func (l *Loop) dispatch(lc *loopConn, now int64) {
 	// One small closure per request, naming its generation (the backend allocates a
 	// proposal per request anyway).
 	gen := lc.gen
-	done := func(err error) { l.queue(outcome{lc, gen, err}) }
+	done := func(err error) { l.queue(outcome{lc: lc, gen: gen, err: err}) }
 	if ok {
 		l.async.ProposeAsync(data, sink, done)
 	} else {

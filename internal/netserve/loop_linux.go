@@ -185,6 +185,9 @@ func (l *Loop) Add(c LoopConn, nc syscall.Conn) error {
 			return errors.New("netserve: an asynchronous loop needs an AsyncConn")
 		}
 		lc.ac = ac
+		if k, ok := c.(Kickable); ok {
+			k.SetKick(func(close bool) { l.queue(outcome{lc: lc, kick: true, close: close}) })
+		}
 	}
 	l.mu.Lock()
 	l.conns[int32(fd)] = lc

@@ -537,3 +537,76 @@ func TestAsyncLoopReleasesAConnection(t *testing.T) {
 		t.Fatal("the loop closed a connection it released")
 	}
 }
+
+// kickConn is an asyncLineConn whose notes, queued from another goroutine, go out when
+// the loop is kicked.
+type kickConn struct {
+	asyncLineConn
+	mu    sync.Mutex
+	notes []byte
+	kick  func(close bool)
+}
+
+func (c *kickConn) SetKick(kick func(close bool)) { c.kick = kick }
+
+func (c *kickConn) note(s string) {
+	c.mu.Lock()
+	c.notes = append(c.notes, s...)
+	c.mu.Unlock()
+	c.kick(false)
+}
+
+func (c *kickConn) Output() []byte {
+	if len(c.out) == 0 {
+		c.mu.Lock()
+		c.out, c.notes = append(c.out, c.notes...), c.notes[:0]
+		c.mu.Unlock()
+	}
+	return c.out
+}
+
+// TestAsyncLoopServesAKickedConnection: a kick has the loop go on with what a connection
+// buffered before Add, write what another goroutine queued though the socket reported
+// nothing, and close the connection.
+func TestAsyncLoopServesAKickedConnection(t *testing.T) {
+	l, stop := runLoop(t)(NewAsyncLoop(&slowBackend{}, t.Logf))
+	defer stop()
+	var closed atomic.Int32
+	client, server := pair(t)
+	defer client.Close()
+	lc := &kickConn{asyncLineConn: asyncLineConn{closed: &closed}}
+	lc.end = copy(lc.buf[:], "w before\n") // read before the loop took the socket
+	if err := l.Add(lc, server.(syscall.Conn)); err != nil {
+		t.Fatal(err)
+	}
+	server.Close()
+	if lc.kick == nil {
+		t.Fatal("Add did not hand the connection its kick")
+	}
+	client.SetDeadline(time.Now().Add(10 * time.Second))
+	r := bufio.NewReader(client)
+	expect := func(want string) {
+		t.Helper()
+		if got, err := r.ReadString('\n'); err != nil || got != want {
+			t.Fatalf("got %q %v, want %q", got, err, want)
+		}
+	}
+	lc.kick(false)
+	expect("ok before\n")
+	io.WriteString(client, "w a\n")
+	expect("ok a\n")
+	lc.note("note 1\n") // nothing arrives on the socket for it
+	expect("note 1\n")
+	lc.kick(true)
+	if got, err := r.ReadString('\n'); err != io.EOF {
+		t.Fatalf("after kick(true): %q %v, want the connection closed", got, err)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for closed.Load() != 1 {
+		if time.Now().After(deadline) {
+			t.Fatal("the loop did not close the kicked connection")
+		}
+		time.Sleep(time.Millisecond)
+	}
+	lc.kick(false) // a kick after the close does nothing
+}
