@@ -466,28 +466,37 @@ func TestAsyncLoopKeepsEachConnectionsOrder(t *testing.T) {
 	stop()
 }
 
-// TestAsyncLoopTimesOutRequests: a batch whose outcome does not come back within the
-// request timeout is answered with the timeout error; the connection goes on, and the
-// outcome that comes back later is dropped, not taken for a later batch's.
-func TestAsyncLoopTimesOutRequests(t *testing.T) {
-	b := &slowBackend{timeout: 20 * time.Millisecond, hang: 200 * time.Millisecond}
+// serveOne runs an asynchronous loop over b with lc as its only connection, and returns
+// the client's side of the socket (closed at the end of the test), a reader of it, and
+// expect, which fails the test unless the next line read is want.
+func serveOne(t *testing.T, b AsyncBackend, lc AsyncConn) (client net.Conn, r *bufio.Reader, expect func(want string)) {
+	t.Helper()
 	l, stop := runLoop(t)(NewAsyncLoop(b, t.Logf))
-	defer stop()
-	var closed atomic.Int32
+	t.Cleanup(stop)
 	client, server := pair(t)
-	defer client.Close()
-	if err := l.Add(&asyncLineConn{closed: &closed}, server.(syscall.Conn)); err != nil {
+	t.Cleanup(func() { client.Close() })
+	if err := l.Add(lc, server.(syscall.Conn)); err != nil {
 		t.Fatal(err)
 	}
 	server.Close()
 	client.SetDeadline(time.Now().Add(10 * time.Second))
-	r := bufio.NewReader(client)
-	expect := func(want string) {
+	r = bufio.NewReader(client)
+	expect = func(want string) {
 		t.Helper()
 		if got, err := r.ReadString('\n'); err != nil || got != want {
 			t.Fatalf("got %q %v, want %q", got, err, want)
 		}
 	}
+	return client, r, expect
+}
+
+// TestAsyncLoopTimesOutRequests: a batch whose outcome does not come back within the
+// request timeout is answered with the timeout error; the connection goes on, and the
+// outcome that comes back later is dropped, not taken for a later batch's.
+func TestAsyncLoopTimesOutRequests(t *testing.T) {
+	b := &slowBackend{timeout: 20 * time.Millisecond, hang: 200 * time.Millisecond}
+	var closed atomic.Int32
+	client, _, expect := serveOne(t, b, &asyncLineConn{closed: &closed})
 	start := time.Now()
 	io.WriteString(client, "w hang1\n")
 	expect("error: mapped context deadline exceeded hang1\n")
@@ -507,19 +516,10 @@ func TestAsyncLoopTimesOutRequests(t *testing.T) {
 // batch is answered and its replies written, and its goroutine gets the socket with
 // what the connection had buffered behind the request that asked.
 func TestAsyncLoopReleasesAConnection(t *testing.T) {
-	l, stop := runLoop(t)(NewAsyncLoop(&slowBackend{}, t.Logf))
-	defer stop()
 	var closed atomic.Int32
-	client, server := pair(t)
-	defer client.Close()
 	lc := &asyncLineConn{closed: &closed, released: make(chan error, 1)}
-	if err := l.Add(lc, server.(syscall.Conn)); err != nil {
-		t.Fatal(err)
-	}
-	server.Close()
-	client.SetDeadline(time.Now().Add(10 * time.Second))
+	client, r, _ := serveOne(t, &slowBackend{}, lc)
 	io.WriteString(client, "w a\nr b\nw c\ng\nw d\n")
-	r := bufio.NewReader(client)
 	for _, want := range []string{"ok a\n", "read b 1\n", "ok c\n", "goroutine g\n", "goroutine w d\n"} {
 		if got, err := r.ReadString('\n'); err != nil || got != want {
 			t.Fatalf("got %q %v, want %q", got, err, want)
@@ -569,27 +569,12 @@ func (c *kickConn) Output() []byte {
 // buffered before Add, write what another goroutine queued though the socket reported
 // nothing, and close the connection.
 func TestAsyncLoopServesAKickedConnection(t *testing.T) {
-	l, stop := runLoop(t)(NewAsyncLoop(&slowBackend{}, t.Logf))
-	defer stop()
 	var closed atomic.Int32
-	client, server := pair(t)
-	defer client.Close()
 	lc := &kickConn{asyncLineConn: asyncLineConn{closed: &closed}}
 	lc.end = copy(lc.buf[:], "w before\n") // read before the loop took the socket
-	if err := l.Add(lc, server.(syscall.Conn)); err != nil {
-		t.Fatal(err)
-	}
-	server.Close()
+	client, r, expect := serveOne(t, &slowBackend{}, lc)
 	if lc.kick == nil {
 		t.Fatal("Add did not hand the connection its kick")
-	}
-	client.SetDeadline(time.Now().Add(10 * time.Second))
-	r := bufio.NewReader(client)
-	expect := func(want string) {
-		t.Helper()
-		if got, err := r.ReadString('\n'); err != nil || got != want {
-			t.Fatalf("got %q %v, want %q", got, err, want)
-		}
 	}
 	lc.kick(false)
 	expect("ok before\n")
