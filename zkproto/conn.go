@@ -28,7 +28,8 @@ const (
 
 // conn is one client connection. One goroutine reads and handles requests in order; a
 // second writes what is queued in out, so that the applier, which queues watch
-// notifications while it holds the tree, never waits for a socket.
+// notifications while it holds the tree, never waits for a socket. On a cluster member
+// the server's event loop does both instead, for every session (loopconn.go).
 //
 // Requests are answered in order. The writes that one network read brought become one
 // proposal; their replies exist only once this member has applied it, so any other
