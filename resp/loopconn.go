@@ -1,10 +1,9 @@
 package resp
 
 import (
-	"net"
-	"os"
 	"time"
 
+	"github.com/nanokv/nanokv/internal/netserve"
 	"github.com/nanokv/nanokv/kvstore"
 )
 
@@ -149,9 +148,7 @@ func (c *conn) WantsRelease() bool { return c.loop.stall == stallRelease }
 // Released takes the socket from the loop and serves it from a goroutine of its own,
 // starting with the requests it has buffered.
 func (c *conn) Released(fd int) {
-	f := os.NewFile(uintptr(fd), "resp-conn")
-	nc, err := net.FileConn(f) // a descriptor of its own, in Go's poller
-	f.Close()
+	nc, err := netserve.ReleasedConn(fd, "resp-conn")
 	c.s.mu.Lock()
 	if err != nil || c.s.closed {
 		c.s.mu.Unlock()

@@ -2,8 +2,6 @@ package zkproto
 
 import (
 	"errors"
-	"net"
-	"os"
 	"syscall"
 
 	"github.com/nanokv/nanokv/internal/netserve"
@@ -218,9 +216,7 @@ func (c *conn) WantsRelease() bool { return c.loop.release && !c.loop.released }
 func (c *conn) Released(fd int) {
 	l := &c.loop
 	l.released, l.on = true, false
-	f := os.NewFile(uintptr(fd), "zookeeper")
-	nc, err := net.FileConn(f)
-	f.Close()
+	nc, err := netserve.ReleasedConn(fd, "zookeeper")
 	if err != nil {
 		c.s.cfg.Logf("zkproto: %s: leaving the event loop: %v", c.remote, err)
 		c.Closed()

@@ -7,9 +7,18 @@ package netserve
 import (
 	"errors"
 	"net"
+	"os"
 	"sync"
 	"sync/atomic"
 )
+
+// ReleasedConn turns the descriptor an asynchronous loop released (AsyncConn.Released)
+// into a net.Conn in Go's poller, with a descriptor of its own: fd is closed either way.
+func ReleasedConn(fd int, name string) (net.Conn, error) {
+	f := os.NewFile(uintptr(fd), name)
+	defer f.Close()
+	return net.FileConn(f)
+}
 
 // Serve registers ln with its server and accepts connections on it, handing each to
 // handle, until the server closes. mu guards closed and lns, which the server's Close
