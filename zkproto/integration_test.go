@@ -74,6 +74,7 @@ func TestOnAClusterMember(t *testing.T) {
 		{"GoZKEveryOp", TestGoZKEveryOp},
 		{"GoZKWatches", TestGoZKWatches},
 		{"RawOps", TestRawOps},
+		{"BadRequestsBehindWrites", TestBadRequestsBehindWrites},
 		{"SessionExpiry", TestSessionExpiry},
 		{"Kazoo", TestKazoo},
 		{"ZkCli", TestZkCli},
@@ -927,3 +928,45 @@ func (c *rawClient) event(t *testing.T) zkproto.WatcherEvent {
 	c.events = c.events[1:]
 	return ev
 }
+
+// TestBadRequestsBehindWrites: requests ZooKeeper refuses, pipelined behind a write,
+// are answered in order after it, and the write lands. A body that does not decode gets
+// ZMarshallingError and the connection goes on; an unknown opcode gets ZUnimplemented
+// and the connection closes (ZooKeeper 3.8's FinalRequestProcessor and
+// UnimplementedRequestProcessor).
+func TestBadRequestsBehindWrites(t *testing.T) {
+	s := startNode(t, nil)
+	r := dialRaw(t, s.ZKAddr(), 0, nil)
+	if h := r.call(kvstore.ZKOpCreate, &zkproto.CreateRequest{Path: "/b", ACL: openACL}, &zkproto.CreateResponse{}); h.Err != 0 {
+		t.Fatalf("create: %+v", h)
+	}
+	var b []byte
+	b = zkproto.AppendRequest(b, zkproto.RequestHeader{Xid: 11, Type: kvstore.ZKOpSetData},
+		&zkproto.SetDataRequest{Path: "/b", Data: []byte("new"), Version: -1})
+	// a setData whose body is only a path: it does not decode
+	b = zkproto.AppendRequest(b, zkproto.RequestHeader{Xid: 12, Type: kvstore.ZKOpSetData}, &zkproto.SyncRequest{Path: "/b"})
+	b = zkproto.AppendRequest(b, zkproto.RequestHeader{Xid: 13, Type: kvstore.ZKOpGetData}, &zkproto.GetDataRequest{Path: "/b"})
+	b = zkproto.AppendRequest(b, zkproto.RequestHeader{Xid: 14, Type: 999}, nil)
+	if _, err := r.nc.Write(b); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []struct{ xid, err int32 }{{11, 0}, {12, kvstore.ZMarshallingError}, {13, 0}, {14, kvstore.ZUnimplemented}} {
+		var gd zkproto.GetDataResponse
+		var body zkproto.Record
+		if want.xid == 13 {
+			body = &gd
+		}
+		h, err := zkproto.ParseReply(r.frame(), body)
+		if err != nil || h.Xid != want.xid || h.Err != want.err {
+			t.Fatalf("reply %+v %v, want xid %d err %d", h, err, want.xid, want.err)
+		}
+		if want.xid == 13 && string(gd.Data) != "new" {
+			t.Fatalf("getData behind the write read %q", gd.Data)
+		}
+	}
+	r.nc.SetReadDeadline(time.Now().Add(waitFor))
+	if n, err := r.nc.Read(make([]byte, 1)); err == nil {
+		t.Fatalf("read %d bytes after the unknown opcode, want the connection closed", n)
+	}
+}
+
