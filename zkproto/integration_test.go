@@ -969,4 +969,3 @@ func TestBadRequestsBehindWrites(t *testing.T) {
 		t.Fatalf("read %d bytes after the unknown opcode, want the connection closed", n)
 	}
 }
-
