@@ -302,15 +302,26 @@ func mcStoreCmd(c *Ctx, args [][]byte) {
 		old, exists = c.mcLookup(key) // a plain set overwrites: store expires what it must
 	}
 	if hasCAS {
-		// classic cas: NOT_FOUND for a missing item, EXISTS for another unique
+		// What the unique means depends on the mode, as in memcached 1.6's ms:
 		switch {
-		case !exists:
-			c.mcStatus(MCNotFound)
-			return
-		case old.ver != cas:
-			c.mcStatus(MCExists)
-			return
+		case mode == MCSet || mode == MCReplace:
+			// classic cas: NOT_FOUND for a missing item, EXISTS for another unique
+			switch {
+			case !exists:
+				c.mcStatus(MCNotFound)
+				return
+			case old.ver != cas:
+				c.mcStatus(MCExists)
+				return
+			}
+		case mode == MCAppend || mode == MCPrepend:
+			// a unique other than 0 is checked against an item that exists
+			if exists && cas != 0 && old.ver != cas {
+				c.mcStatus(MCExists)
+				return
+			}
 		}
+		// add ignores it
 	}
 	switch mode {
 	case MCSet:
@@ -423,10 +434,11 @@ func mcIncrCmd(c *Ctx, args [][]byte) {
 			c.mcStatus(MCNotFound)
 			return
 		}
-		// ma N: create the counter with the initial value; the delta is not applied
+		// ma N: create the counter with the initial value; the delta is not applied.
+		// STORED tells the frontend it was created (memcached answers that even to q).
 		var num [20]byte // mcPut copies it
 		c.mcPut(key, strconv.AppendUint(num[:0], initial, 10), 0, mcDeadline(vivify, c.Now))
-		c.mcReply(MCOK, key)
+		c.mcTouchReply(MCStored, key, touch, hasTouch) // T applies to the new counter too
 		return
 	}
 	if hasCAS && it.ver != cas {
@@ -448,13 +460,22 @@ func mcIncrCmd(c *Ctx, args [][]byte) {
 	}
 	it.str = strconv.FormatUint(cur, 10)
 	c.store(key, it, true)
-	if hasTouch {
-		if !c.mcTouch(key, touch) {
-			c.mcStatus(MCNotFound)
-			return
-		}
+	c.mcTouchReply(MCOK, key, touch, hasTouch)
+}
+
+// mcTouchReply sets the TTL of ma's T, if it has one, and replies with code for the item
+// at key. A T that expires the item is applied after the reply: memcached answers with
+// the counter, which is then gone.
+func (c *Ctx) mcTouchReply(code string, key []byte, touch int64, hasTouch bool) {
+	if hasTouch && mcDeadline(touch, c.Now).expired {
+		c.mcReply(code, key)
+		c.del(key)
+		return
 	}
-	c.mcReply(MCOK, key)
+	if hasTouch {
+		c.mcTouch(key, touch)
+	}
+	c.mcReply(code, key)
 }
 
 // mcTouch sets key's expiry from an exptime; it reports whether the item still exists.

@@ -217,7 +217,7 @@ func TestMemcacheIncrDecr(t *testing.T) {
 	}
 	// ma N J: create with the initial value, delta not applied
 	out := h.mc(AppendMCIncr(nil, []byte("c"), false, 5, MCNoValue, "0", 10, MCNoValue))
-	if r := out[0].([]any); r[1] != "10" {
+	if r := out[0].([]any); r[0] != Status(MCStored) || r[1] != "10" {
 		t.Fatalf("vivify: %#v", r)
 	}
 	h.expect(int64(11), "INCR", "c")

@@ -408,21 +408,24 @@ func ParseUint32(b []byte) (uint32, bool) {
 	return uint32(v), ok
 }
 
-// ParseInt32 is safe_strtol for an int32: no larger than INT_MAX (and, here, no smaller
-// than INT_MIN).
+// ParseInt32 is safe_strtol on a 64-bit machine: strtol parses a long (64 bits; beyond
+// is ERANGE, refused) and memcached 1.6 stores it into an int32, which keeps the low 32
+// bits. So 2147483648 is INT_MIN and 4294967297 is 1: memcached takes an exptime of
+// 4102444800 (the year 2100) as -192522496, an item already expired, and nanokv does the
+// same.
 func ParseInt32(b []byte) (int64, bool) {
 	v, neg, ok := parseC(b)
 	if !ok {
 		return 0, false
 	}
-	if neg {
-		if v > 1<<31 {
-			return 0, false
-		}
-		return -int64(v), true
-	}
-	if v > math.MaxInt32 {
+	var l int64
+	switch {
+	case neg && v <= 1<<63:
+		l = int64(-v) // -2^63 stays itself
+	case !neg && v <= math.MaxInt64:
+		l = int64(v)
+	default:
 		return 0, false
 	}
-	return int64(v), true
+	return int64(int32(l)), true
 }

@@ -21,10 +21,18 @@ func TestParseNumbersLikeMemcached(t *testing.T) {
 		{"12\t", 12, true, 12, true},
 		{"-0", 0, true, 0, true},
 		{"-1", 0, false, -1, true},
-		{"18446744073709551615", 18446744073709551615, true, 0, false},
+		{"18446744073709551615", 18446744073709551615, true, 0, false}, // ERANGE for strtol
 		{"18446744073709551616", 0, false, 0, false},
 		{"2147483647", 2147483647, true, 2147483647, true},
-		{"2147483648", 2147483648, true, 0, false},
+		// safe_strtol parses a 64-bit long and stores its low 32 bits
+		{"2147483648", 2147483648, true, -2147483648, true},
+		{"4102444800", 4102444800, true, -192522496, true},
+		{"4294967297", 4294967297, true, 1, true},
+		{"-4294967295", 0, false, 1, true},
+		{"9223372036854775807", 9223372036854775807, true, -1, true},
+		{"9223372036854775808", 9223372036854775808, true, 0, false},
+		{"-9223372036854775808", 0, false, 0, true},
+		{"-9223372036854775809", 9223372036854775807, true, 0, false}, // strtoull wraps it
 		{"", 0, false, 0, false},
 		{"12a", 0, false, 0, false},
 		{"x", 0, false, 0, false},

@@ -113,27 +113,28 @@ func ParseMeta(kind Kind, toks [][]byte) (m *Meta, errLine string) {
 	if errLine != "" {
 		return nil, metaErr(kind, errLine)
 	}
+	// memcached 1.6.18 takes the modes in capitals only
 	switch kind {
 	case KindMetaSet:
 		switch m.Mode {
-		case 0, 'S', 's':
+		case 0, 'S':
 			m.Mode = 'S'
-		case 'E', 'e':
+		case 'E':
 			m.Mode = 'E'
-		case 'A', 'a':
+		case 'A':
 			m.Mode = 'A'
-		case 'P', 'p':
+		case 'P':
 			m.Mode = 'P'
-		case 'R', 'r':
+		case 'R':
 			m.Mode = 'R'
 		default:
 			return nil, "CLIENT_ERROR invalid mode for ms M token"
 		}
 	case KindMetaArith:
 		switch m.Mode {
-		case 0, 'I', 'i', '+':
+		case 0, 'I', '+':
 			m.Mode = '+'
-		case 'D', 'd', '-':
+		case 'D', '-':
 			m.Mode = '-'
 		default:
 			return nil, "CLIENT_ERROR invalid mode for ma M token"
@@ -318,13 +319,13 @@ func (c *conn) renderMetaSet(p *pending, r *result, code string) {
 	if r == nil {
 		code = kvstore.MCStored
 	}
-	it := metaItem{key: p.key}
+	// memcached 1.6 returns c on every ms reply: c0 when nothing was stored
+	it := metaItem{key: p.key, hit: true}
 	if code == kvstore.MCStored {
 		c.s.stats.totalItems.Add(1)
 		if p.meta.Quiet {
 			return
 		}
-		it.hit = true
 		if r != nil {
 			it.cas = r.cas
 		}
@@ -379,10 +380,13 @@ func (c *conn) handleMetaArith(toks [][]byte) {
 		pending{kind: pMetaArith, key: key, meta: m.keep()}, false)
 }
 
+// renderMetaArith renders ma's reply: code is MCOK for a delta applied, MCStored for a
+// counter created (N), whose reply memcached 1.6 sends even under q.
 func (c *conn) renderMetaArith(p *pending, r *result, code string) {
 	m := p.meta
 	decr := m.Mode == '-'
-	if code != kvstore.MCOK {
+	created := code == kvstore.MCStored
+	if code != kvstore.MCOK && !created {
 		if decr {
 			c.s.stats.decrMisses.Add(1)
 		} else {
@@ -393,12 +397,14 @@ func (c *conn) renderMetaArith(p *pending, r *result, code string) {
 		c.out = append(c.out, "\r\n"...)
 		return
 	}
-	if decr {
+	switch {
+	case created: // memcached counts neither a hit nor a miss
+	case decr:
 		c.s.stats.decrHits.Add(1)
-	} else {
+	default:
 		c.s.stats.incrHits.Add(1)
 	}
-	if m.Quiet {
+	if m.Quiet && !created {
 		return
 	}
 	it := metaItem{key: p.key, flags: r.flags, cas: r.cas, size: len(r.val), ttl: r.ttl, hit: true}

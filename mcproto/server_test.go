@@ -225,6 +225,20 @@ var protoCases = []protoCase{
 	{"mg touch", "ms g4 2\r\nhi\r\nmg g4 T30 t v\r\nmg g4 t\r\nmg g4n T30 v\r\nmn\r\n", "HD\r\nVA 2 t30\r\nhi\r\nHD t30\r\nEN\r\nMN\r\n", false},
 	{"ms modes", "ms h1 2 F7 T0\r\nhi\r\nmg h1 f v\r\nms h1 2 C1\r\nhi\r\nms h1 2 MA\r\nyo\r\nms h1 2 MP\r\n<<\r\nmg h1 v\r\nms h1n 2 MR\r\nxx\r\nms h1n 2 ME q\r\nxx\r\nms h1n 2 ME\r\nxx\r\nms h1 2 q\r\nxx\r\nmn\r\n",
 		"HD\r\nVA 2 f7\r\nhi\r\nEX\r\nHD\r\nHD\r\nVA 6\r\n<<hiyo\r\nNS\r\nNS\r\nMN\r\n", false},
+	// the unique of ms C means what the mode makes of it: cas for S and R, a check of an
+	// existing item for A and P (not for C0), nothing for E
+	{"ms modes with a unique", "ms h5e 1 C5 ME\r\nz\r\nms h5a 1 C5 MA\r\nz\r\nms h5r 1 C5 MR\r\nz\r\nms h5s 1 C5\r\nz\r\n" +
+		"ms h5 1\r\na\r\nms h5 1 C99999999 ME\r\nb\r\nms h5 1 C99999999 MA\r\nb\r\nms h5 1 C99999999 MP\r\nb\r\nms h5 1 C99999999 MR\r\nb\r\nms h5 1 C0 MA\r\nc\r\nmg h5 v\r\n",
+		"HD\r\nNS\r\nNF\r\nNF\r\nHD\r\nNS\r\nEX\r\nEX\r\nEX\r\nHD\r\nVA 2\r\nac\r\n", false},
+	{"modes in capitals only", "ms h9 1 Ms\r\n1\r\nms h9 1 Me\r\n1\r\nms h9 1 Ma\r\n1\r\nms h9 1 Mp\r\n1\r\nms h9 1 Mr\r\n1\r\nma h9 Mi\r\nma h9 Md\r\nma h9 M+\r\nma h9 MD\r\n",
+		strings.Repeat("CLIENT_ERROR invalid mode for ms M token\r\n", 5) + strings.Repeat("CLIENT_ERROR invalid mode for ma M token\r\n", 2) + "NF\r\nNF\r\n", false},
+	{"ma T-1 answers, then the counter is gone", "set h10 0 0 1\r\n1\r\nma h10 T-1 v\r\nmg h10 v\r\nma h10n N1000 T-1 v\r\nmg h10n v\r\n",
+		"STORED\r\nVA 1\r\n2\r\nEN\r\nVA 1\r\n0\r\nEN\r\n", false},
+	{"ms c on a failure", "ms h8 1 c MP\r\n7\r\nms h8 1 c MR k O5\r\n7\r\nms h8n 1\r\n1\r\nms h8n 1 c ME\r\n7\r\nms h8n 1 c C5\r\n7\r\nms h8x 1 C5 c\r\n1\r\n",
+		"NS c0\r\nNS c0 kh8 O5\r\nHD\r\nNS c0\r\nEX c0\r\nNF c0\r\n", false},
+	{"ma N answers q when it creates", "ma h6 N0 q\r\nma h6 q\r\nma h6n N0 J5 q v k\r\nma h6n q v\r\nma h6x q\r\nmn\r\n", "HD\r\nVA 1 kh6n\r\n5\r\nNF\r\nMN\r\n", false},
+	{"exptime wraps at 32 bits", "set h7 0 4102444800 1\r\nx\r\nget h7\r\nset h7 0 4294968296 1\r\nx\r\nget h7\r\nset h7 0 99999999999999999999 1\r\nx\r\n",
+		"STORED\r\nEND\r\nSTORED\r\nVALUE h7 0 1\r\nx\r\nEND\r\nCLIENT_ERROR bad command line format\r\nERROR\r\n", false},
 	{"ms errors", "ms h2\r\nms h2 x\r\nms h2 2 Fx\r\nhi\r\nms h2 2 MX\r\nhi\r\nms h2 2 MSS\r\nhi\r\nms h2 3\r\nhi\r\nmn\r\n",
 		"CLIENT_ERROR bad command line format\r\nCLIENT_ERROR bad command line format\r\nCLIENT_ERROR bad command line format\r\nCLIENT_ERROR invalid mode for ms M token\r\nCLIENT_ERROR incorrect length for M token\r\nCLIENT_ERROR bad data chunk\r\nERROR\r\n", false},
 	{"ms ttl", "ms h3 2 T-1\r\nhi\r\nmg h3 v\r\nms h3 2 T100\r\nhi\r\nmg h3 t\r\nmn\r\n", "HD\r\nEN\r\nHD\r\nHD t100\r\nMN\r\n", false},
