@@ -44,12 +44,15 @@ func TestRandomConversationsAgainstMemcached(t *testing.T) {
 	for _, mode := range frontendModes {
 		t.Run(mode.name, func(t *testing.T) {
 			nk := startNodeMode(t, 0, mode).MemcacheAddr()
-			for seed := *diffFrom; seed < *diffFrom+uint64(seeds); seed++ {
-				// a key space of its own per seed and mode: memcached keeps what earlier
-				// conversations stored
-				prefix := fmt.Sprintf("%s%d.", mode.name[:1], seed)
-				if err := converseRandomly(seed, prefix, *diffOps, mc, nk); err != nil {
-					t.Fatalf("seed %d (rerun with -mcdiff.from=%d -mcdiff.seeds=1): %v", seed, seed, err)
+			for _, pipeline := range []int{1, 8} {
+				for seed := *diffFrom; seed < *diffFrom+uint64(seeds); seed++ {
+					// a key space of its own per seed, mode and pipeline: memcached keeps
+					// what earlier conversations stored
+					prefix := fmt.Sprintf("%s%d.%d.", mode.name[:1], pipeline, seed)
+					if err := converseRandomly(seed, prefix, *diffOps, pipeline, mc, nk); err != nil {
+						t.Fatalf("seed %d, up to %d requests a write (rerun with -mcdiff.from=%d -mcdiff.seeds=1): %v",
+							seed, pipeline, seed, err)
+					}
 				}
 			}
 		})
@@ -94,8 +97,9 @@ func (p *diffPeer) exchange(req string, mns int) (string, error) {
 	return string(got[:len(got)-4]), nil
 }
 
-// converseRandomly holds one random conversation of n requests with both servers.
-func converseRandomly(seed uint64, prefix string, n int, mcAddr, nkAddr string) error {
+// converseRandomly holds one random conversation of n requests with both servers,
+// writing up to pipeline requests at once (1: one at a time).
+func converseRandomly(seed uint64, prefix string, n, pipeline int, mcAddr, nkAddr string) error {
 	mc, err := dialPeer("memcached", mcAddr)
 	if err != nil {
 		return err
@@ -108,28 +112,49 @@ func converseRandomly(seed uint64, prefix string, n int, mcAddr, nkAddr string) 
 	defer nk.c.Close()
 
 	g := newConvGen(seed, prefix)
+	g.pipelined = pipeline > 1
 	var history []string
-	for i := 0; i < n; i++ {
-		op := g.next()
+	for i := 0; i < n; {
+		ops := make([]*convOp, 1+g.r.IntN(pipeline))
+		mns := 0
+		for k := range ops {
+			ops[k] = g.next()
+			g.after(ops[k])
+			mns += ops[k].mns
+		}
 		var replies [2]string
 		for j, p := range []*diffPeer{mc, nk} {
-			req := op.render(p.cas[op.key])
-			got, err := p.exchange(req, op.mns)
+			var req strings.Builder
+			moved := map[string]bool{} // earlier in this write (see learnCAS)
+			for _, op := range ops {
+				cas := p.cas[op.key]
+				if moved[op.key] {
+					cas = ""
+				}
+				if op.casMoves {
+					for _, k := range op.keys {
+						moved[k] = true
+					}
+				}
+				r := op.render(cas)
+				req.WriteString(r)
+				if j == 0 {
+					history = append(history, r)
+				}
+			}
+			got, err := p.exchange(req.String(), mns)
 			if err != nil {
-				return fmt.Errorf("request %d %q: %v", i, req, err)
+				return fmt.Errorf("requests %d-%d %q: %v", i, i+len(ops)-1, req.String(), err)
 			}
-			p.learnCAS(op, got)
+			p.learnCAS(ops, got)
 			replies[j] = normalizeReply(got)
-			if j == 0 {
-				history = append(history, req)
-			}
 		}
 		if replies[0] != replies[1] {
 			from := max(0, len(history)-12)
-			return fmt.Errorf("request %d differs\nlast requests:\n%s\nmemcached: %q\nnanokv:    %q",
-				i, strings.Join(quoteAll(history[from:]), "\n"), replies[0], replies[1])
+			return fmt.Errorf("requests %d-%d differ\nlast requests:\n%s\nmemcached: %q\nnanokv:    %q",
+				i, i+len(ops)-1, strings.Join(quoteAll(history[from:]), "\n"), replies[0], replies[1])
 		}
-		g.after(op)
+		i += len(ops)
 	}
 	return nil
 }
@@ -142,24 +167,29 @@ func quoteAll(s []string) []string {
 	return out
 }
 
-// learnCAS records the uniques a reply gave: on VALUE lines of gets and gats, and in the
-// c flag of a meta reply about op's key. A TTL change moves nanokv's unique and not
-// memcached's (README): what it touched has an unknown unique unless the reply told.
-func (p *diffPeer) learnCAS(op *convOp, reply string) {
-	if op.casMoves {
-		for _, k := range op.keys {
-			delete(p.cas, k)
+// learnCAS records the uniques the reply to ops gave: on VALUE lines of gets and gats,
+// and in the c flag of a meta reply about a lone op's key. A TTL change moves nanokv's
+// unique and not memcached's (README): what it touched has an unknown unique unless the
+// reply told.
+func (p *diffPeer) learnCAS(ops []*convOp, reply string) {
+	moved := map[string]bool{}
+	for _, op := range ops {
+		if op.casMoves {
+			for _, k := range op.keys {
+				delete(p.cas, k)
+				moved[k] = len(ops) > 1 // a VALUE line may come from before the move
+			}
 		}
 	}
 	for _, line := range strings.Split(reply, "\r\n") {
 		f := strings.Fields(line)
 		switch {
-		case len(f) == 5 && f[0] == "VALUE":
+		case len(f) == 5 && f[0] == "VALUE" && !moved[f[1]]:
 			p.cas[f[1]] = f[4]
-		case len(f) > 0 && op.meta && strings.Contains(" VA HD EX NS NF EN ", " "+f[0]+" "):
+		case len(f) > 0 && len(ops) == 1 && ops[0].meta && strings.Contains(" VA HD EX NS NF EN ", " "+f[0]+" "):
 			for _, tok := range f[1:] {
 				if len(tok) > 1 && tok[0] == 'c' {
-					p.cas[op.key] = tok[1:]
+					p.cas[ops[0].key] = tok[1:]
 				}
 			}
 		}
@@ -272,6 +302,9 @@ type convGen struct {
 	keys   []string
 	long   [2]string       // of 250 bytes, the longest, and of 251
 	padded map[string]bool // a number memcached may have padded (incr, decr, ma)
+	// pipelined: requests go out several at once, so no retrieval has a key over 250
+	// bytes (memcached then drops the replies before it in the pipeline, README)
+	pipelined bool
 }
 
 func newConvGen(seed uint64, prefix string) *convGen {
@@ -372,6 +405,10 @@ func (g *convGen) next() *convOp {
 		op.fresh = cmd == "set"
 	case n < 36:
 		cmd := g.pick("get", "gets", "gat", "gats")
+		if g.pipelined && k == g.long[1] {
+			k = g.keys[0]
+			op.key = k
+		}
 		keys := []string{k}
 		for g.chance(0.3) {
 			if nk := g.key(); nk != g.long[1] {
