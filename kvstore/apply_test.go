@@ -110,6 +110,25 @@ func BenchmarkApplySET1MKeys(b *testing.B) {
 	}
 }
 
+// BenchmarkApplyMCSet1MKeys is a memcached set of a 32-byte value to
+// one of 1M keys at random, an entry each: what a single node applies under memcaslap
+// -c 50, whose connections send one request at a time.
+func BenchmarkApplyMCSet1MKeys(b *testing.B) {
+	s, index := store1M()
+	rng := rand.New(rand.NewPCG(1, 2))
+	entries := make([][]byte, 1<<16)
+	for i := range entries {
+		key := fmt.Appendf(nil, "key:%07d", rng.IntN(1_000_000)) // the keys store1M holds
+		entries[i] = AppendMCStore(nil, MCSet, key, []byte("0123456789abcdef0123456789abcdef"), 0, 0, MCNoValue, MCNoValue)
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		index++
+		s.Apply(Entry{Index: index, Time: 1e12, Data: entries[i&(len(entries)-1)]}, nil)
+	}
+}
+
 // BenchmarkReadGET measures a GET on the read path (shard read lock, lookup, reply).
 func BenchmarkReadGET(b *testing.B) {
 	s := New()

@@ -323,31 +323,34 @@ func mcStoreCmd(c *Ctx, args [][]byte) {
 		}
 		// add ignores it
 	}
+	exp := mcDeadline(exptime, c.Now) // the new item's; an append keeps the old one's
 	switch mode {
 	case MCSet:
-		c.mcPut(key, val, uint32(flags), mcDeadline(exptime, c.Now))
+		c.mcPut(key, val, uint32(flags), exp)
 	case MCAdd:
 		// a key of another Redis type is taken too
 		if _, taken := c.lookup(key); taken {
 			c.mcStatus(MCNotStored)
 			return
 		}
-		c.mcPut(key, val, uint32(flags), mcDeadline(exptime, c.Now))
+		c.mcPut(key, val, uint32(flags), exp)
 	case MCReplace:
 		if !exists {
 			c.mcStatus(MCNotStored)
 			return
 		}
-		c.mcPut(key, val, uint32(flags), mcDeadline(exptime, c.Now))
+		c.mcPut(key, val, uint32(flags), exp)
 	case MCAppend, MCPrepend:
 		if !exists {
 			if !hasVivify {
 				c.mcStatus(MCNotStored)
 				return
 			}
-			c.mcPut(key, val, uint32(flags), mcDeadline(vivify, c.Now))
+			exp = mcDeadline(vivify, c.Now)
+			c.mcPut(key, val, uint32(flags), exp)
 			break
 		}
+		exp = mcExpiry{}
 		if len(old.str)+len(val) > maxStringSize {
 			c.W.Error("SERVER_ERROR object too large for cache")
 			return
@@ -368,7 +371,28 @@ func mcStoreCmd(c *Ctx, args [][]byte) {
 		c.W.Error("SERVER_ERROR bad internal command")
 		return
 	}
+	if exp.expired {
+		c.mcStoredExpired()
+		return
+	}
 	c.mcReply(MCStored, key)
+}
+
+// mcStoredExpired replies STORED for an item that expired as it was stored. memcached
+// gives such an item a CAS unique of its own, and a client may send it back (ms with c,
+// then C): it must be one no item has, so a fresh version, taken whether or not this
+// member writes the reply, as every replica takes it.
+func (c *Ctx) mcStoredExpired() {
+	ver := c.nextVer()
+	if c.W == Discard {
+		return
+	}
+	c.W.Array(5)
+	c.W.Status(MCStored)
+	c.W.Null()
+	c.W.Int(0)
+	c.W.Int(int64(ver))
+	c.W.Int(-1)
 }
 
 func mcDeleteCmd(c *Ctx, args [][]byte) {

@@ -60,6 +60,24 @@ func TestMemcacheCommandsAreHiddenFromRESP(t *testing.T) {
 	}
 }
 
+// An item that expires as it is stored still gets a unique of its own, as memcached
+// gives it one: a client that sends it back must not match the next item at the key.
+func TestMemcacheExpiredAtBirthHasAUniqueOfItsOwn(t *testing.T) {
+	h := newHarness(t)
+	r := h.mc(set("k", "old", 0, -1))[0].([]any)
+	if r[0] != Status(MCStored) || r[1] != nil || r[3] == int64(0) {
+		t.Fatalf("set of an expired item: %#v", r)
+	}
+	h.mc(set("k", "new", 0, 0))
+	it, ok := h.mcGet("k")
+	if !ok || int64(it.CAS) == r[3] {
+		t.Fatalf("the next item %+v has the expired one's unique %v", it, r[3])
+	}
+	if got := h.mcCode(AppendMCStore(nil, MCAppend, []byte("k"), []byte("x"), 0, 0, itoa(uint64(r[3].(int64))), MCNoValue)); got != MCExists {
+		t.Fatalf("append with the expired item's unique: %s", got)
+	}
+}
+
 func TestMemcacheSetGetFlagsAndRedisInterplay(t *testing.T) {
 	h := newHarness(t)
 	out := h.mc(set("k", "hello", 42, 0))

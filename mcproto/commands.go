@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"runtime"
+	"runtime/metrics"
 	"strconv"
 	"syscall"
 	"time"
@@ -352,8 +353,24 @@ func (c *conn) line(s string) {
 
 // --- stats ----------------------------------------------------------------------------
 
+// heapObjectBytes is the memory the process's objects take, what nanokv reports as
+// memcached's "bytes" (the memory its items take): nanokv keeps every key and value in
+// its heap, Redis's too, as INFO's used_memory tells.
+func heapObjectBytes() uint64 {
+	sample := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
+	metrics.Read(sample)
+	if sample[0].Value.Kind() != metrics.KindUint64 {
+		return 0
+	}
+	return sample[0].Value.Uint64()
+}
+
 func (c *conn) handleStats(args [][]byte) {
 	c.flushBatch()
+	// the item counts include the connection's own writes, answered at commit
+	if !c.readBarrier() {
+		return
+	}
 	var b []byte
 	stat := func(name string, v any) { b = fmt.Appendf(b, "STAT %s %v\r\n", name, v) }
 	s := c.s
@@ -407,6 +424,7 @@ func (c *conn) handleStats(args [][]byte) {
 		stat("limit_maxbytes", 0)
 		stat("accepting_conns", 1)
 		stat("threads", runtime.GOMAXPROCS(0))
+		stat("bytes", heapObjectBytes())
 		stat("curr_items", s.b.Store().MCItemCount())
 		stat("total_items", st.totalItems.Load())
 		stat("evictions", 0)

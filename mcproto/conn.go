@@ -244,12 +244,7 @@ func (c *conn) consume(n int) bool {
 func (c *conn) mustWait(req *Request) bool {
 	c.stall = stallNone
 	switch req.Kind {
-	case KindGet, KindGets, KindMetaGet, KindMetaDebug:
-	case KindStats:
-		if c.nops > 0 {
-			c.stall = stallBatch
-		}
-		return c.stall != stallNone
+	case KindGet, KindGets, KindMetaGet, KindMetaDebug, KindStats:
 	default:
 		return false
 	}

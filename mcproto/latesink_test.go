@@ -3,6 +3,7 @@ package mcproto_test
 import (
 	"net"
 	"testing"
+	"time"
 
 	"github.com/nanokv/nanokv/internal/testbackend"
 	"github.com/nanokv/nanokv/mcproto"
@@ -32,4 +33,41 @@ func TestLateResultsOfATimedOutWriteAreDropped(t *testing.T) {
 	c.expect("7\r\n")
 	c.send("get k\r\n")
 	c.expect("VALUE k 0 1\r\n7\r\nEND\r\n")
+}
+
+// stats counts the items of the connection's own writes, as memcached's does: a set is
+// answered at commit, before it is applied, so stats passes the read barrier first, as a
+// get does.
+func TestStatsSeesTheConnectionsOwnWrites(t *testing.T) {
+	b := testbackend.NewLagging()
+	s := mcproto.NewServer(b, mcproto.Config{})
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	go s.Serve(ln)
+	t.Cleanup(func() { s.Close() })
+	t.Cleanup(b.CatchUp) // first: a connection waiting for the barrier lets go
+	c := dial(t, ln.Addr().String())
+	c.send("set k 0 0 1\r\n0\r\n")
+	c.expect("STORED\r\n") // at commit: the applier has not applied it
+	c.send("stats items\r\n")
+	reply := make(chan string, 1)
+	go func() {
+		c.c.SetReadDeadline(time.Now().Add(10 * time.Second))
+		l, err := c.r.ReadString('\n')
+		if err != nil {
+			l = err.Error()
+		}
+		reply <- l
+	}()
+	select {
+	case <-b.Waits():
+	case l := <-reply:
+		t.Fatalf("stats answered %q before the applier caught up with the set", l)
+	}
+	b.CatchUp()
+	if l := <-reply; l != "STAT items:1:number 1\r\n" {
+		t.Fatalf("stats items: %q", l)
+	}
 }

@@ -414,6 +414,9 @@ func TestStats(t *testing.T) {
 			t.Errorf("stat %s = %q, want %s", k, stats[k], v)
 		}
 	}
+	if n, err := strconv.ParseUint(stats["bytes"], 10, 64); err != nil || n == 0 {
+		t.Errorf("stat bytes = %q, want the heap in use", stats["bytes"])
+	}
 	c.send("stats settings\r\n")
 	found := false
 	for l := c.line(); l != "END\r\n"; l = c.line() {
