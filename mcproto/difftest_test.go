@@ -258,6 +258,11 @@ func roundTTL(secs int) string {
 	return strconv.Itoa(secs)
 }
 
+// isHuge reports a number of 2^63 or more (or one too long for 64 bits).
+func isHuge(s string) bool {
+	return isDigits(s) && (len(s) > 19 || len(s) == 19 && s >= "9223372036854775808")
+}
+
 func isDigits(s string) bool {
 	if s == "" {
 		return false
@@ -282,6 +287,7 @@ type convOp struct {
 	arith    bool // incr, decr, ma: may leave a padded number in memcached
 	casMoves bool // touch, gat, mg T: nanokv gives the key a new unique
 	fresh    bool // a plain set or ms: the value is unpadded again
+	huge     bool // may leave a number of 2^63 or more
 	mns      int  // "MN" lines the request brings
 	keys     []string
 }
@@ -302,13 +308,16 @@ type convGen struct {
 	keys   []string
 	long   [2]string       // of 250 bytes, the longest, and of 251
 	padded map[string]bool // a number memcached may have padded (incr, decr, ma)
+	// huge: a number of 2^63 or more, which memcached 1.6.18 may take as non-numeric:
+	// safe_strtoull looks for a '-' with strchr, past the end of the value (README)
+	huge map[string]bool
 	// pipelined: requests go out several at once, so no retrieval has a key over 250
 	// bytes (memcached then drops the replies before it in the pipeline, README)
 	pipelined bool
 }
 
 func newConvGen(seed uint64, prefix string) *convGen {
-	g := &convGen{r: rand.New(rand.NewPCG(seed, 0x6d656d63)), padded: map[string]bool{}}
+	g := &convGen{r: rand.New(rand.NewPCG(seed, 0x6d656d63)), padded: map[string]bool{}, huge: map[string]bool{}}
 	for _, k := range []string{"a", "b", "c", "d"} {
 		g.keys = append(g.keys, prefix+k)
 	}
@@ -323,6 +332,12 @@ func (g *convGen) after(op *convOp) {
 			g.padded[k] = true
 		case op.fresh:
 			delete(g.padded, k)
+		}
+		switch {
+		case op.huge:
+			g.huge[k] = true
+		case op.fresh:
+			delete(g.huge, k)
 		}
 	}
 }
@@ -403,6 +418,7 @@ func (g *convGen) next() *convOp {
 		}
 		op.text = fmt.Sprintf("%s %s %s %s %d%s%s\r\n%s\r\n", cmd, k, g.flags(), g.exptime(), size, cas, g.noreply(), v)
 		op.fresh = cmd == "set"
+		op.huge = isHuge(v)
 	case n < 36:
 		cmd := g.pick("get", "gets", "gat", "gats")
 		if g.pipelined && k == g.long[1] {
@@ -425,8 +441,13 @@ func (g *convGen) next() *convOp {
 	case n < 44:
 		op.text = "delete " + k + g.pick("", "", " 0") + g.noreply() + "\r\n"
 	case n < 52:
-		op.text = fmt.Sprintf("%s %s %s%s\r\n", g.pick("incr", "decr"), k, g.delta(), g.noreply())
-		op.arith = true
+		if g.huge[k] {
+			op.text, op.mns = "mn\r\n", 1
+			break
+		}
+		d := g.delta()
+		op.text = fmt.Sprintf("%s %s %s%s\r\n", g.pick("incr", "decr"), k, d, g.noreply())
+		op.arith, op.huge = true, isHuge(d)
 	case n < 56:
 		op.text = fmt.Sprintf("touch %s %s%s\r\n", k, g.exptime(), g.noreply())
 		op.casMoves = true
@@ -458,10 +479,15 @@ func (g *convGen) next() *convOp {
 			op.fresh = !strings.Contains(strings.Join(fl, " "), "C%CAS%")
 		}
 		op.text = fmt.Sprintf("ms %s %d%s\r\n%s\r\n", k, len(v), joinFlags(fl), v)
+		op.huge = isHuge(v)
 	case n < 86:
 		op.meta = true
 		op.text = "md " + k + joinFlags(g.metaFlags(0.3, "q", "k", g.opaque(), "C%CAS%")) + "\r\n"
 	case n < 94:
+		if g.huge[k] {
+			op.text, op.mns = "mn\r\n", 1
+			break
+		}
 		op.meta = true
 		op.arith = true
 		fl := g.metaFlags(0.3, "N"+g.pick(strconv.Itoa(diffTTL), "0"), "J"+g.pick("0", "13", "18446744073709551615"),
@@ -472,6 +498,7 @@ func (g *convGen) next() *convOp {
 		// the command left (README).
 		slices.SortStableFunc(fl, func(a, b string) int { return ttlFirst(a) - ttlFirst(b) })
 		op.text = "ma " + k + joinFlags(fl) + "\r\n"
+		op.huge = strings.Contains(op.text, "18446744073709551615")
 	case n < 96:
 		op.text, op.mns = "mn\r\n", 1
 	case n < 97:
