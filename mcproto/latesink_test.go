@@ -14,14 +14,7 @@ import (
 // taken for the results of the connection's next write that waits for its apply.
 func TestLateResultsOfATimedOutWriteAreDropped(t *testing.T) {
 	b := testbackend.NewLate(t)
-	s := mcproto.NewServer(b, mcproto.Config{})
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	go s.Serve(ln)
-	t.Cleanup(func() { s.Close() })
-	c := dial(t, ln.Addr().String())
+	c := serveBackend(t, b)
 	c.send("set k 0 0 1\r\n0\r\n") // blind: commits at once
 	c.expect("STORED\r\n")
 	c.send("incr k 1\r\n")
@@ -40,15 +33,8 @@ func TestLateResultsOfATimedOutWriteAreDropped(t *testing.T) {
 // get does.
 func TestStatsSeesTheConnectionsOwnWrites(t *testing.T) {
 	b := testbackend.NewLagging()
-	s := mcproto.NewServer(b, mcproto.Config{})
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	go s.Serve(ln)
-	t.Cleanup(func() { s.Close() })
-	t.Cleanup(b.CatchUp) // first: a connection waiting for the barrier lets go
-	c := dial(t, ln.Addr().String())
+	c := serveBackend(t, b)
+	t.Cleanup(b.CatchUp) // before the server closes: a connection waiting for the barrier lets go
 	c.send("set k 0 0 1\r\n0\r\n")
 	c.expect("STORED\r\n") // at commit: the applier has not applied it
 	c.send("stats items\r\n")
@@ -70,4 +56,17 @@ func TestStatsSeesTheConnectionsOwnWrites(t *testing.T) {
 	if l := <-reply; l != "STAT items:1:number 1\r\n" {
 		t.Fatalf("stats items: %q", l)
 	}
+}
+
+// serveBackend serves memcached on a loopback port from b, a goroutine per connection,
+// and returns a connection to it.
+func serveBackend(t *testing.T, b mcproto.Backend) *testConn {
+	s := mcproto.NewServer(b, mcproto.Config{})
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	go s.Serve(ln)
+	t.Cleanup(func() { s.Close() })
+	return dial(t, ln.Addr().String())
 }

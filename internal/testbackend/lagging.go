@@ -44,16 +44,9 @@ func (b *Lagging) Propose(batch []byte, sink kvstore.Sink) error {
 func (b *Lagging) CatchUp() {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	for _, r := range b.pending {
-		var w kvstore.ReplyWriter
-		if r.sink != nil {
-			w = r.sink
-		}
-		b.store.Apply(r.e, w)
-		if r.sink != nil {
-			r.sink.Applied()
-		}
-		b.applied = r.e.Index
+	for i := range b.pending {
+		b.pending[i].to(b.store)
+		b.applied = b.pending[i].e.Index
 	}
 	b.pending = nil
 	b.cond.Broadcast()

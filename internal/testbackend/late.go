@@ -31,6 +31,18 @@ type apply struct {
 	done chan struct{} // closed once applied
 }
 
+// to applies the entry to store, and tells its sink, as a member's applier does.
+func (r *apply) to(store *kvstore.Store) {
+	var w kvstore.ReplyWriter
+	if r.sink != nil {
+		w = r.sink
+	}
+	store.Apply(r.e, w)
+	if r.sink != nil {
+		r.sink.Applied()
+	}
+}
+
 // ErrTimeout is the error of the write that times out; as a Redis error it is the one
 // a cluster member gives.
 var ErrTimeout error = timeout{}
@@ -47,14 +59,7 @@ func NewLate(t testing.TB) *Late {
 	go func() {
 		defer close(stopped)
 		for r := range b.queue {
-			var w kvstore.ReplyWriter
-			if r.sink != nil {
-				w = r.sink
-			}
-			b.store.Apply(r.e, w)
-			if r.sink != nil {
-				r.sink.Applied()
-			}
+			r.to(b.store)
 			close(r.done)
 		}
 	}()
