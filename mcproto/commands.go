@@ -75,16 +75,13 @@ func (c *conn) replyUnlessNoreply(noreply bool, line string) {
 }
 
 // refused answers a request the codec refused. A set refused for its size also removes
-// the old item (memcached does not let a failed set leave stale data behind).
+// the old item (memcached does not let a failed set leave stale data behind), and so
+// does an ms refused for its size, whatever its mode (memcached 1.6.18 does not look).
 func (c *conn) refused(req *Request) {
 	meta := req.Kind == KindError && req.Meta != nil
 	if req.TooLarge {
 		c.s.stats.storeTooLarge.Add(1)
-		isSet := len(req.Tokens) > 0 && string(req.Tokens[0]) == "set"
-		if meta {
-			isSet = req.Meta.Mode == 'S'
-		}
-		if isSet {
+		if meta || len(req.Tokens) > 0 && string(req.Tokens[0]) == "set" {
 			noreply := req.Noreply && !meta
 			c.write(kvstore.AppendMCDelete(c.batch, req.Key, kvstore.MCNoValue), pending{kind: pLitOp, lit: errTooLarge, noreply: noreply}, true)
 			return

@@ -318,7 +318,8 @@ type convGen struct {
 
 func newConvGen(seed uint64, prefix string) *convGen {
 	g := &convGen{r: rand.New(rand.NewPCG(seed, 0x6d656d63)), padded: map[string]bool{}, huge: map[string]bool{}}
-	for _, k := range []string{"a", "b", "c", "d"} {
+	// and one of raw bytes, as memaslap's keys begin (none that strings.Fields splits at)
+	for _, k := range []string{"a", "b", "c", "d", "\x01\x7f\x80\xfe"} {
 		g.keys = append(g.keys, prefix+k)
 	}
 	g.long = [2]string{prefix + strings.Repeat("L", 250-len(prefix)), prefix + strings.Repeat("L", 251-len(prefix))}
@@ -361,8 +362,25 @@ func (g *convGen) exptime() string {
 
 func (g *convGen) flags() string { return g.pick("0", "0", "1", "42", "4294967295") }
 
+// valueFor is a value for key. Not a large one for a key over 250 bytes: memcached
+// then reads the value as a command line, and one that long closes the connection
+// (nanokv too, but a reply may or may not get out first).
+func (g *convGen) valueFor(key string) string {
+	v := g.value()
+	for key == g.long[1] && len(v) > 1000 {
+		v = g.value()
+	}
+	return v
+}
+
 func (g *convGen) value() string {
-	if g.chance(0.3) {
+	switch {
+	case g.chance(0.01):
+		// beyond one network read, or the item size limit (1 MiB); none that would fill
+		// memcached's memory (it would evict, nanokv does not)
+		n := []int{5000, 40000, 1048600}[g.r.IntN(3)]
+		return strings.Repeat("v", n)
+	case g.chance(0.3):
 		return g.pick("0", "1", "7", "99", "18446744073709551615", "18446744073709551614", "18446744073709551616", "12a", " 5", "")
 	}
 	const letters = "abcdefghijklmnopqrstuvwxyz0123456789"
@@ -407,7 +425,7 @@ func (g *convGen) next() *convOp {
 		if g.padded[k] && (cmd == "append" || cmd == "prepend") {
 			cmd = "set"
 		}
-		v := g.value()
+		v := g.valueFor(k)
 		size := len(v)
 		if g.chance(0.02) {
 			size-- // a bad data chunk
@@ -466,7 +484,7 @@ func (g *convGen) next() *convOp {
 		op.text = "mg " + k + joinFlags(fl) + "\r\n"
 	case n < 80:
 		op.meta = true
-		v := g.value()
+		v := g.valueFor(k)
 		fl := g.metaFlags(0.2, "F"+g.flags(), "T"+g.exptime(), "q", "k", "c", g.opaque(), "C%CAS%")
 		if g.chance(0.3) {
 			mode := g.pick("E", "A", "P", "R", "S")

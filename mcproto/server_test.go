@@ -104,7 +104,8 @@ func startMemcached(t *testing.T) string {
 	for attempt := 0; attempt < 5; attempt++ {
 		addr := fmt.Sprintf("127.0.0.1:%d", testnet.FreePort(t))
 		_, port, _ := net.SplitHostPort(addr)
-		args := []string{"-l", "127.0.0.1", "-p", port, "-U", "0", "-t", "1"}
+		// -m 1024: it keeps every item the tests store, as nanokv does
+		args := []string{"-l", "127.0.0.1", "-p", port, "-U", "0", "-t", "1", "-m", "1024"}
 		if os.Geteuid() == 0 {
 			args = append(args, "-u", "root")
 		}
@@ -234,6 +235,9 @@ var protoCases = []protoCase{
 		strings.Repeat("CLIENT_ERROR invalid mode for ms M token\r\n", 5) + strings.Repeat("CLIENT_ERROR invalid mode for ma M token\r\n", 2) + "NF\r\nNF\r\n", false},
 	{"ma T-1 answers, then the counter is gone", "set h10 0 0 1\r\n1\r\nma h10 T-1 v\r\nmg h10 v\r\nma h10n N1000 T-1 v\r\nmg h10n v\r\n",
 		"STORED\r\nVA 1\r\n2\r\nEN\r\nVA 1\r\n0\r\nEN\r\n", false},
+	{"ms too large removes the item in every mode", "set h12 0 0 1\r\nx\r\nms h12 1048600 MR\r\n" + strings.Repeat("v", 1048600) + "\r\nget h12\r\n" +
+		"set h12 0 0 1\r\nx\r\nms h12 1048600 MA q\r\n" + strings.Repeat("v", 1048600) + "\r\nget h12\r\n",
+		"STORED\r\nSERVER_ERROR object too large for cache\r\nEND\r\nSTORED\r\nSERVER_ERROR object too large for cache\r\nEND\r\n", false},
 	{"ms c on a failure", "ms h8 1 c MP\r\n7\r\nms h8 1 c MR k O5\r\n7\r\nms h8n 1\r\n1\r\nms h8n 1 c ME\r\n7\r\nms h8n 1 c C5\r\n7\r\nms h8x 1 C5 c\r\n1\r\n",
 		"NS c0\r\nNS c0 kh8 O5\r\nHD\r\nNS c0\r\nEX c0\r\nNF c0\r\n", false},
 	{"ma N answers q when it creates", "ma h6 N0 q\r\nma h6 q\r\nma h6n N0 J5 q v k\r\nma h6n q v\r\nma h6x q\r\nmn\r\n", "HD\r\nVA 1 kh6n\r\n5\r\nNF\r\nMN\r\n", false},
