@@ -435,7 +435,7 @@ func (g *convGen) next() *convOp {
 			cas = " " + g.pick("%CAS%", "%CAS%", "%CAS%", "0")
 		}
 		op.text = fmt.Sprintf("%s %s %s %s %d%s%s\r\n%s\r\n", cmd, k, g.flags(), g.exptime(), size, cas, g.noreply(), v)
-		op.fresh = cmd == "set"
+		op.fresh = cmd == "set" && size == len(v) // not a bad data chunk, which stores nothing
 		op.huge = isHuge(v)
 	case n < 36:
 		cmd := g.pick("get", "gets", "gat", "gats")
