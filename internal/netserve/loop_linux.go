@@ -374,11 +374,15 @@ func (l *Loop) send(lc *loopConn) {
 // socket at once, where read(2) and write(2) pass through the file layer first (the
 // position lock, the access checks, fsnotify). MSG_NOSIGNAL: a peer that hung up is
 // EPIPE, not a signal.
+//
+// Both are raw system calls: the sockets are non-blocking, so a call never waits, and
+// the scheduler hand-off a blocking call needs (entersyscall, exitsyscall) is pure cost,
+// paid twice per request.
 func recv(fd int, p []byte) (int, error) {
 	if len(p) == 0 {
 		return 0, nil
 	}
-	n, _, e := syscall.Syscall6(syscall.SYS_RECVFROM, uintptr(fd), uintptr(unsafe.Pointer(&p[0])), uintptr(len(p)), 0, 0, 0)
+	n, _, e := syscall.RawSyscall6(syscall.SYS_RECVFROM, uintptr(fd), uintptr(unsafe.Pointer(&p[0])), uintptr(len(p)), 0, 0, 0)
 	if e != 0 {
 		return int(n), e
 	}
@@ -389,7 +393,7 @@ func send(fd int, p []byte) (int, error) {
 	if len(p) == 0 {
 		return 0, nil
 	}
-	n, _, e := syscall.Syscall6(syscall.SYS_SENDTO, uintptr(fd), uintptr(unsafe.Pointer(&p[0])), uintptr(len(p)), syscall.MSG_NOSIGNAL, 0, 0)
+	n, _, e := syscall.RawSyscall6(syscall.SYS_SENDTO, uintptr(fd), uintptr(unsafe.Pointer(&p[0])), uintptr(len(p)), syscall.MSG_NOSIGNAL, 0, 0)
 	if e != 0 {
 		return int(n), e
 	}
