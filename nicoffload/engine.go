@@ -211,10 +211,11 @@ type peer struct {
 	waitSince int64
 	retries   int
 	sentAt    int64 // last datagram of any kind sent to it
-	// replayedTo is the last index replayed to it, at replayAt: a request within
-	// RetransmitTimeout gets only what was not replayed since (the rest is in flight).
-	replayedTo uint64
-	replayAt   int64
+	// The last replay to it sent replayedFrom through replayedTo, starting at replayAt:
+	// a request for an index in that range within half a RetransmitTimeout gets only
+	// what follows it (the rest is in flight).
+	replayedFrom, replayedTo uint64
+	replayAt                 int64
 }
 
 type termRun struct{ first, term uint64 }
@@ -446,10 +447,19 @@ func (e *Engine) replay(now int64, p *peer, index, end uint64) bool {
 	if e.ring.n == 0 || index < e.ring.first() {
 		return false
 	}
-	if now-p.replayAt < int64(e.cfg.RetransmitTimeout)/2 && index <= p.replayedTo {
+	// A replay that continues one in flight keeps its start and its clock: were the
+	// clock restarted, a follower that keeps asking (each later batch that reaches it
+	// shows it the gap again) would have the leader replay only ever newer batches,
+	// and never again the lost one it waits for.
+	continues := false
+	if now-p.replayAt < int64(e.cfg.RetransmitTimeout)/2 && p.replayedFrom <= index && index <= p.replayedTo {
 		if index = p.replayedTo + 1; index > e.sealed {
 			return true
 		}
+		continues = true
+	}
+	if !continues {
+		p.replayedFrom, p.replayAt = index, now
 	}
 	if end == 0 || end > e.sealed {
 		end = e.sealed
@@ -464,7 +474,7 @@ func (e *Engine) replay(now int64, p *peer, index, end uint64) bool {
 		e.sendBatch(now, b, to)
 		e.stats.Replayed++
 		n += b.bytes
-		p.replayedTo, p.replayAt = b.last(), now
+		p.replayedTo = b.last()
 	}
 	return true
 }
