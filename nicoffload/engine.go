@@ -447,10 +447,12 @@ func (e *Engine) replay(now int64, p *peer, index, end uint64) bool {
 	if e.ring.n == 0 || index < e.ring.first() {
 		return false
 	}
-	// A replay that continues one in flight keeps its start and its clock: were the
-	// clock restarted, a follower that keeps asking (each later batch that reaches it
-	// shows it the gap again) would have the leader replay only ever newer batches,
-	// and never again the lost one it waits for.
+	// The window belongs to the replay that sent index: one that continues it keeps its
+	// start and its clock, and a replay of a later gap opens a window of its own that
+	// does not cover index. Were every replay to restart the clock over everything up to
+	// its last batch, a follower that keeps missing batches (it asks for the first gap
+	// once per timeout, for later gaps in between) would have the leader replay only
+	// ever newer batches, and never again the lost one it waits for.
 	continues := false
 	if now-p.replayAt < int64(e.cfg.RetransmitTimeout)/2 && p.replayedFrom <= index && index <= p.replayedTo {
 		if index = p.replayedTo + 1; index > e.sealed {
