@@ -275,10 +275,14 @@ func TestLeaderReplaysTheLostBatchAgainWhileNewOnesArrive(t *testing.T) {
 		return prevs
 	}
 	propose := func(t *testing.T, e *Engine, now int64) {
-		e.Propose(now, 0, data(2)...)
+		t.Helper()
+		if _, err := e.Propose(now, 0, data(2)...); err != nil {
+			t.Fatalf("propose at %dµs: %v", now/usec, err)
+		}
 		take(t, e)
 	}
 	start := func(t *testing.T) *Engine {
+		t.Helper()
 		e := newLeader(t, Config{})
 		threeBatches(t, e) // 11..12, 13..14, 15..16; 2 lost the first
 		if got := ask(t, e, 0, 11); !slices.Equal(got, []uint64{10, 12, 14}) {
