@@ -1,6 +1,7 @@
 package kvstore
 
 import (
+	"bytes"
 	"math"
 	"math/big"
 	"strconv"
@@ -60,7 +61,9 @@ const maxLongDoubleChars = 5 * 1024
 
 // parseDecimalLongDouble parses a decimal (not hex, not inf) long double.
 func parseDecimalLongDouble(b []byte) (*big.Float, bool) {
-	if len(b) == 0 || b[0] == ' ' || b[0] == '\t' || strings.IndexByte(string(b), '_') >= 0 {
+	// big.ParseFloat also takes digit separators and, in base 10 too, a binary exponent
+	// ("1p3" is 8); strtold takes neither in a decimal number.
+	if len(b) == 0 || b[0] == ' ' || b[0] == '\t' || bytes.ContainsAny(b, "_pP") {
 		return nil, false
 	}
 	s := string(b)
