@@ -66,6 +66,10 @@ func FuzzApplyBatch(f *testing.F) {
 	f.Add(AppendTx(nil, nil, []TxCommand{{Args: [][]byte{[]byte("ZADD"), []byte("z"), []byte("1"), []byte("m")}}}))
 	f.Add(AppendExpire(nil, 0, []string{"k"}))
 	f.Add(AppendMCStore(nil, MCAppend, []byte("k"), []byte("v"), 1, 100, "", "0"))
+	f.Add(AppendCommand(nil, 0, [][]byte{[]byte("SETBIT"), []byte("b"), []byte("77"), []byte("1")}))
+	f.Add(AppendCommand(nil, 0, [][]byte{[]byte("BITFIELD"), []byte("b"), []byte("OVERFLOW"), []byte("SAT"),
+		[]byte("INCRBY"), []byte("i5"), []byte("#3"), []byte("-40"), []byte("GET"), []byte("u63"), []byte("9")}))
+	f.Add(AppendTx(nil, nil, []TxCommand{{Args: [][]byte{[]byte("BITOP"), []byte("XOR"), []byte("d"), []byte("b"), []byte("c")}}}))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		a, b := New(), New()
 		errA := a.Apply(Entry{Index: 1, Term: 1, Time: 1e12, Data: data}, nil)

@@ -107,6 +107,7 @@ func mainFamilies() []family {
 		{"lists", 12, (*gen).fLists, true, 9, 4},
 		{"sets", 12, (*gen).fSets, true, 13, 4},
 		{"zsets", 18, (*gen).fZsets, true, 15, 5},
+		{"bitmaps", 8, (*gen).fBitmaps, true, 0, 5},
 		{"tx", 7, (*gen).fTx, false, 0, 0},
 		{"pipeline", 4, (*gen).fPipeline, false, 0, 0},
 		{"malformed", 5, (*gen).fMalformed, true, 0, 0},
@@ -122,6 +123,7 @@ func resp3Families() []family {
 		{"hashes", 6, (*gen).fHashes, true, 5, 4},
 		{"sets", 4, (*gen).fSets, true, 13, 4},
 		{"strings", 4, (*gen).fStrings, true, 0, 5},
+		{"bitmaps", 2, (*gen).fBitmaps, true, 0, 5},
 		{"lists", 2, (*gen).fLists, true, 9, 4},
 		{"keys", 2, (*gen).fKeys, true, 0, 0},
 		{"tx", 3, (*gen).fTx, false, 0, 0},
@@ -452,6 +454,113 @@ func (g *gen) fStrings() []item {
 	default:
 		return one(nExact, g.name("SET"), k, g.value())
 	}
+}
+
+// fBitmaps draws the bit commands. Offsets stay under a few hundred bits: a string
+// of 512 MB is a valid reply of both servers, and a slow one to compare.
+func (g *gen) fBitmaps() []item {
+	k := g.key()
+	switch g.r.Intn(12) {
+	case 0, 1, 2:
+		bit := g.pick("0", "1", "1")
+		if g.chance(0.08) {
+			bit = g.pick("2", "-1", "x", "")
+		}
+		return one(nExact, g.name("SETBIT"), k, g.bitOffset(), bit)
+	case 3:
+		return one(nExact, g.name("GETBIT"), k, g.bitOffset())
+	case 4:
+		args := []string{g.name("BITCOUNT"), k}
+		if n := g.r.Intn(8); n > 0 {
+			args = append(args, g.idx(), g.idx())
+			if n > 5 {
+				args = append(args, g.bitUnit())
+			}
+		}
+		if g.chance(0.05) {
+			args = args[:len(args)-1] // a lone start: a syntax error
+		}
+		return one(nExact, args...)
+	case 5:
+		bit := g.pick("0", "1")
+		if g.chance(0.08) {
+			bit = g.pick("2", "-1", "x")
+		}
+		args := []string{g.name("BITPOS"), k, bit}
+		switch g.r.Intn(5) {
+		case 1:
+			args = append(args, g.idx())
+		case 2:
+			args = append(args, g.idx(), g.idx())
+		case 3, 4:
+			args = append(args, g.idx(), g.idx(), g.bitUnit())
+		}
+		return one(nExact, args...)
+	case 6:
+		op := g.pick("AND", "OR", "XOR", "NOT")
+		srcs := g.keys(1, 3)
+		if op == "NOT" && g.chance(0.9) {
+			srcs = srcs[:1]
+		}
+		if g.chance(0.04) {
+			op = g.pick("FOO", "")
+		}
+		return one(nExact, cat([]string{g.name("BITOP"), g.name(op), g.key()}, srcs...)...)
+	case 7, 8, 9:
+		return one(nExact, cat([]string{g.name("BITFIELD"), k}, g.bitfieldOps(false)...)...)
+	case 10:
+		return one(nExact, cat([]string{g.name("BITFIELD_RO"), k}, g.bitfieldOps(true)...)...)
+	default:
+		return one(nExact, g.name("GET"), k)
+	}
+}
+
+func (g *gen) bitOffset() string {
+	if g.chance(0.92) {
+		return g.pick("0", "1", "3", "7", "8", "9", "15", "16", "23", "31", "40", "63", "64", "100", "255")
+	}
+	return g.pick("-1", "abc", "4294967296", "1.5", "", "#1", "+1")
+}
+
+func (g *gen) bitUnit() string {
+	if g.chance(0.95) {
+		return g.name(g.pick("BIT", "BYTE"))
+	}
+	return "FOO"
+}
+
+// bitfieldOps draws BITFIELD's subcommands; readOnly draws mostly GETs.
+func (g *gen) bitfieldOps(readOnly bool) []string {
+	var args []string
+	for n := g.r.Intn(4); n >= 0; n-- {
+		typ := g.pick("i8", "u8", "i5", "u4", "i16", "u16", "i64", "u63", "i32", "u1", "i1", "u3", "i3")
+		if g.chance(0.04) {
+			typ = g.pick("u64", "i65", "x8", "i0", "I8", "")
+		}
+		off := g.pick("0", "1", "4", "7", "13", "32", "#0", "#1", "#3", "100")
+		if g.chance(0.04) {
+			off = g.pick("-1", "#-1", "x", "#")
+		}
+		val := g.pick("0", "1", "5", "-1", "100", "127", "-128", "255", "300", "-300", "1000",
+			"9223372036854775807", "-9223372036854775808")
+		if g.chance(0.04) {
+			val = g.pick("x", "1.5", "")
+		}
+		switch x := g.r.Intn(10); {
+		case readOnly && x < 8, x < 3:
+			args = append(args, g.name("GET"), typ, off)
+		case x < 5:
+			args = append(args, g.name("SET"), typ, off, val)
+		case x < 8:
+			args = append(args, g.name("INCRBY"), typ, off, val)
+		default:
+			args = append(args, g.name("OVERFLOW"), g.pick("WRAP", "SAT", "FAIL", "SAT", "FAIL", "foo"))
+		}
+	}
+	if g.chance(0.04) {
+		args = args[:len(args)-1] // a subcommand short of arguments
+	}
+	return args
 }
 
 func (g *gen) setArgs(k string) []string {
