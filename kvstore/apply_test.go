@@ -70,6 +70,9 @@ func FuzzApplyBatch(f *testing.F) {
 	f.Add(AppendCommand(nil, 0, [][]byte{[]byte("BITFIELD"), []byte("b"), []byte("OVERFLOW"), []byte("SAT"),
 		[]byte("INCRBY"), []byte("i5"), []byte("#3"), []byte("-40"), []byte("GET"), []byte("u63"), []byte("9")}))
 	f.Add(AppendTx(nil, nil, []TxCommand{{Args: [][]byte{[]byte("BITOP"), []byte("XOR"), []byte("d"), []byte("b"), []byte("c")}}}))
+	f.Add(AppendCommand(nil, 0, [][]byte{[]byte("GEOADD"), []byte("g"), []byte("13.36"), []byte("38.11"), []byte("p")}))
+	f.Add(AppendCommand(nil, 0, [][]byte{[]byte("GEOSEARCHSTORE"), []byte("d"), []byte("g"), []byte("FROMLONLAT"), []byte("15"),
+		[]byte("37"), []byte("BYBOX"), []byte("400"), []byte("300"), []byte("km"), []byte("STOREDIST")}))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		a, b := New(), New()
 		errA := a.Apply(Entry{Index: 1, Term: 1, Time: 1e12, Data: data}, nil)

@@ -162,6 +162,7 @@ const (
 	recMap
 	recSet
 	recDouble
+	recHumanDouble // HumanDoubler's
 )
 
 func (r *recorder) str(kind byte, s string) {
@@ -191,6 +192,11 @@ func (r *recorder) Double(f float64) {
 	r.w.Double(f)
 }
 
+func (r *recorder) HumanDouble(f float64) {
+	r.str(recHumanDouble, strconv.FormatFloat(f, 'g', -1, 64))
+	humanDouble(r.w, f)
+}
+
 // replay renders a recorded reply into w; a recording that does not decode (it was
 // checked when restored) renders as far as it goes.
 func replay(rec []byte, w ReplyWriter) {
@@ -206,7 +212,7 @@ func walkRecording(rec []byte, w ReplyWriter) bool {
 		kind := rec[0]
 		rec = rec[1:]
 		switch kind {
-		case recStatus, recError, recBulk, recDouble:
+		case recStatus, recError, recBulk, recDouble, recHumanDouble:
 			n, k := binary.Uvarint(rec)
 			if k <= 0 || n > uint64(len(rec)-k) {
 				return false
@@ -214,7 +220,7 @@ func walkRecording(rec []byte, w ReplyWriter) bool {
 			s := string(rec[k : k+int(n)])
 			rec = rec[k+int(n):]
 			if w == nil {
-				if kind == recDouble {
+				if kind == recDouble || kind == recHumanDouble {
 					if _, err := strconv.ParseFloat(s, 64); err != nil {
 						return false
 					}
@@ -231,6 +237,9 @@ func walkRecording(rec []byte, w ReplyWriter) bool {
 			case recDouble:
 				f, _ := strconv.ParseFloat(s, 64)
 				w.Double(f)
+			case recHumanDouble:
+				f, _ := strconv.ParseFloat(s, 64)
+				humanDouble(w, f)
 			}
 		case recInt, recArray, recMap, recSet:
 			v, k := binary.Varint(rec)

@@ -1,5 +1,7 @@
 package kvstore
 
+import "math/big"
+
 // ReplyWriter receives a command's reply. The RESP frontend renders it as RESP2 or RESP3;
 // other frontends record what they need. Aggregate replies announce their length first and
 // are followed by exactly that many elements (a map: twice that many, key then value).
@@ -18,6 +20,31 @@ type ReplyWriter interface {
 	// Resp3 reports whether the client speaks RESP3: a few replies change shape with it
 	// (ZRANGE WITHSCORES gives [member, score] pairs, HRANDFIELD WITHVALUES too).
 	Resp3() bool
+}
+
+// HumanDoubler is a ReplyWriter that can send a double in Redis's human-friendly form,
+// as GEOPOS's coordinates go: FormatHumanDouble's text, a RESP3 double in RESP3 and a
+// bulk string in RESP2. A writer without it gets Double in RESP3, whose text differs.
+type HumanDoubler interface {
+	HumanDouble(f float64)
+}
+
+// humanDouble replies f through w in the human-friendly form.
+func humanDouble(w ReplyWriter, f float64) {
+	switch hd, ok := w.(HumanDoubler); {
+	case ok:
+		hd.HumanDouble(f)
+	case w.Resp3():
+		w.Double(f)
+	default:
+		w.BulkString(FormatHumanDouble(f))
+	}
+}
+
+// FormatHumanDouble prints f as Redis's ld2string in LD_STR_HUMAN mode ("%.17Lf" of the
+// double widened to a long double, which is exact, with the trailing zeros cut).
+func FormatHumanDouble(f float64) string {
+	return formatLongDouble(new(big.Float).SetFloat64(f))
 }
 
 // Error replies shared by many commands, word for word as Redis 7.0 sends them.

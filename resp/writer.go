@@ -103,6 +103,19 @@ func (w *Writer) Double(f float64) {
 	w.BulkString(s)
 }
 
+// HumanDouble writes a double in Redis's human-friendly form (GEOPOS's coordinates):
+// RESP3 ",<text>", RESP2 a bulk string.
+func (w *Writer) HumanDouble(f float64) {
+	s := kvstore.FormatHumanDouble(f)
+	if w.Proto == 3 {
+		w.B = append(w.B, ',')
+		w.B = append(w.B, s...)
+		w.B = append(w.B, '\r', '\n')
+		return
+	}
+	w.BulkString(s)
+}
+
 // Verbatim writes a RESP3 verbatim string (INFO, CLIENT INFO), a bulk string in RESP2.
 func (w *Writer) Verbatim(s string) {
 	if w.Proto != 3 {

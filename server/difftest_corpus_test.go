@@ -108,6 +108,7 @@ func mainFamilies() []family {
 		{"sets", 12, (*gen).fSets, true, 13, 4},
 		{"zsets", 18, (*gen).fZsets, true, 15, 5},
 		{"bitmaps", 8, (*gen).fBitmaps, true, 0, 5},
+		{"geo", 8, (*gen).fGeo, true, 15, 5},
 		{"tx", 7, (*gen).fTx, false, 0, 0},
 		{"pipeline", 4, (*gen).fPipeline, false, 0, 0},
 		{"malformed", 5, (*gen).fMalformed, true, 0, 0},
@@ -124,6 +125,7 @@ func resp3Families() []family {
 		{"sets", 4, (*gen).fSets, true, 13, 4},
 		{"strings", 4, (*gen).fStrings, true, 0, 5},
 		{"bitmaps", 2, (*gen).fBitmaps, true, 0, 5},
+		{"geo", 2, (*gen).fGeo, true, 15, 5},
 		{"lists", 2, (*gen).fLists, true, 9, 4},
 		{"keys", 2, (*gen).fKeys, true, 0, 0},
 		{"tx", 3, (*gen).fTx, false, 0, 0},
@@ -561,6 +563,155 @@ func (g *gen) bitfieldOps(readOnly bool) []string {
 		args = args[:len(args)-1] // a subcommand short of arguments
 	}
 	return args
+}
+
+// geoBase places each member m<i> (diffMembers of them) around Sicily and beyond;
+// geoPos moves it by one of four small steps. No two members can share a position, and
+// distances from the search centers below do not tie, so that the order of a sorted
+// search is defined (Redis leaves ties to qsort). Distances are compared as printed
+// (%.4f); STOREDIST, which stores them whole, is left to kvstore's tests: glibc's sin
+// and cos are off by an ulp for about one argument in a thousand.
+var geoBase = [diffMembers][2]float64{
+	{13.361389, 38.115556}, {15.087269, 37.502669}, {13.583333, 37.316667}, {12.758489, 38.788135},
+	{14.2681, 40.8518}, {12.4964, 41.9028}, {9.19, 45.4642}, {-0.1276, 51.5072},
+	{151.2093, -33.8688}, {179.1, -16.6},
+}
+
+func (g *gen) geoPos(m string) (string, string) {
+	i, _ := strconv.Atoi(m[1:])
+	v := float64(g.r.Intn(4))
+	return strconv.FormatFloat(geoBase[i][0]+v*0.0131, 'f', 6, 64), strconv.FormatFloat(geoBase[i][1]+v*0.0077, 'f', 6, 64)
+}
+
+func (g *gen) geoCenter() []string {
+	if g.chance(0.06) {
+		return []string{g.pick("181", "abc", "15", "-180.5"), g.pick("37", "86", "x", "-85.1")}
+	}
+	c := [][2]string{{"15", "37"}, {"13.5", "38"}, {"12.9", "41.2"}, {"0", "0"}, {"179.95", "-16.7"},
+		{"-179.9", "-16.5"}, {"14.7711", "38.3919"}, {"151.3", "-33.9"}}[g.r.Intn(8)]
+	return c[:]
+}
+
+func (g *gen) geoRadius() []string {
+	r := g.pick("0", "1", "10", "50", "100", "150", "200", "300", "500", "1000", "3000", "12000")
+	if g.chance(0.05) {
+		r = g.pick("-1", "x", "")
+	}
+	return []string{r, g.geoUnit()}
+}
+
+func (g *gen) geoUnit() string {
+	if g.chance(0.95) {
+		return g.name(g.pick("km", "km", "km", "m", "mi", "ft"))
+	}
+	return g.pick("parsec", "")
+}
+
+// geoOptions draws the reply options of a search; store is the STORE word to use, or "".
+func (g *gen) geoOptions(store string) []string {
+	var opts [][]string
+	for _, o := range []string{"WITHDIST", "WITHCOORD", "WITHHASH"} {
+		if store == "" && g.chance(0.3) {
+			opts = append(opts, []string{g.name(o)})
+		}
+	}
+	if g.chance(0.5) {
+		opts = append(opts, []string{g.name(g.pick("ASC", "DESC"))})
+	}
+	if g.chance(0.4) {
+		c := []string{g.name("COUNT"), g.pick("1", "2", "3", "5")}
+		if g.chance(0.05) {
+			c[1] = g.pick("0", "-1", "x")
+		}
+		if g.chance(0.3) {
+			c = append(c, g.name("ANY"))
+		}
+		opts = append(opts, c)
+	} else if g.chance(0.03) {
+		opts = append(opts, []string{g.name("ANY")}) // without COUNT: an error
+	}
+	if store != "" {
+		opts = append(opts, []string{g.name(store), g.key()})
+	}
+	if store == "" && g.chance(0.03) {
+		opts = append(opts, []string{g.name("WITHDIST")}, []string{g.name("STORE"), g.key()}) // an error
+	}
+	return g.shuffle(opts)
+}
+
+func (g *gen) fGeo() []item {
+	k := g.key()
+	switch g.r.Intn(14) {
+	case 0, 1, 2, 3:
+		args := []string{g.name("GEOADD"), k}
+		if g.chance(0.3) {
+			args = append(args, g.name(g.pick("NX", "XX", "CH", "CH")))
+		}
+		for n := 1 + g.r.Intn(3); n > 0; n-- {
+			m := g.member()
+			lon, lat := g.geoPos(m)
+			if g.chance(0.04) {
+				lon, lat = g.pick("181", "x", "-180.01"), g.pick("86", "-85.06", "1e400")
+			}
+			args = append(args, lon, lat, m)
+		}
+		if g.chance(0.03) {
+			args = args[:len(args)-1]
+		}
+		return one(nExact, args...)
+	case 4:
+		return one(nExact, cat([]string{g.name("GEOPOS"), k}, g.members(0, 3)...)...)
+	case 5:
+		args := []string{g.name("GEODIST"), k, g.member(), g.member()}
+		if g.chance(0.6) {
+			args = append(args, g.geoUnit())
+		}
+		return one(nExact, args...)
+	case 6:
+		return one(nExact, cat([]string{g.name("GEOHASH"), k}, g.members(0, 3)...)...)
+	case 7:
+		cmd, store := g.pick("GEORADIUS", "GEORADIUS", "GEORADIUS_RO"), ""
+		if cmd == "GEORADIUS" && g.chance(0.3) {
+			store = "STORE"
+		}
+		args := cat([]string{g.name(cmd), k}, g.geoCenter()...)
+		args = append(args, g.geoRadius()...)
+		return one(nExact, append(args, g.geoOptions(store)...)...)
+	case 8:
+		cmd, store := g.pick("GEORADIUSBYMEMBER", "GEORADIUSBYMEMBER", "GEORADIUSBYMEMBER_RO"), ""
+		if cmd == "GEORADIUSBYMEMBER" && g.chance(0.3) {
+			store = "STORE"
+		}
+		args := append([]string{g.name(cmd), k, g.member()}, g.geoRadius()...)
+		return one(nExact, append(args, g.geoOptions(store)...)...)
+	case 9, 10, 11, 12:
+		var parts [][]string
+		if g.chance(0.5) {
+			parts = append(parts, []string{g.name("FROMMEMBER"), g.member()})
+		} else {
+			parts = append(parts, cat([]string{g.name("FROMLONLAT")}, g.geoCenter()...))
+		}
+		if g.chance(0.5) {
+			parts = append(parts, cat([]string{g.name("BYRADIUS")}, g.geoRadius()...))
+		} else {
+			w, h := g.pick("10", "100", "300", "600", "2000"), g.pick("10", "100", "300", "600", "2000")
+			if g.chance(0.04) {
+				w = g.pick("-1", "x")
+			}
+			parts = append(parts, []string{g.name("BYBOX"), w, h, g.geoUnit()})
+		}
+		if g.chance(0.04) {
+			parts = parts[:1] // FROM without BY, or the reverse
+		}
+		if g.r.Intn(3) == 0 {
+			args := []string{g.name("GEOSEARCHSTORE"), g.key(), k}
+			return one(nExact, append(args, append(g.shuffle(parts), g.geoOptions("")...)...)...)
+		}
+		args := []string{g.name("GEOSEARCH"), k}
+		return one(nExact, append(args, append(g.shuffle(parts), g.geoOptions("")...)...)...)
+	default:
+		return one(nExact, g.name("ZRANGE"), k, "0", "-1", g.name("WITHSCORES"))
+	}
 }
 
 func (g *gen) setArgs(k string) []string {
