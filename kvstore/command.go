@@ -45,6 +45,43 @@ type Spec struct {
 	// Blind reports whether the reply to this write is known before it is applied (plain
 	// SET, MSET...): such writes are acknowledged at commit. nil means never.
 	Blind func(args [][]byte) bool
+	// ReadOnlyCall reports whether a call of this write command only reads (SORT or
+	// GEORADIUS without STORE): it then takes the read path, as Redis's replicas serve
+	// it, instead of going through the log. nil means never.
+	ReadOnlyCall func(args [][]byte) bool
+	// MoreKeys returns the keys a call names outside FirstKey..LastKey (GEORADIUS's
+	// STORE key): they are locked too, and reported by COMMAND GETKEYS.
+	MoreKeys func(args [][]byte) [][]byte
+}
+
+// Writes reports whether this call changes the store: a write command, unless the
+// call only reads (ReadOnlyCall).
+func (s *Spec) Writes(args [][]byte) bool {
+	return s.Flags&FlagWrite != 0 && (s.ReadOnlyCall == nil || !s.ReadOnlyCall(args))
+}
+
+// storeKeys is MoreKeys for the commands whose STORE or STOREDIST option names a key:
+// the argument after every argument so spelled (a superset: locking more is safe).
+func storeKeys(args [][]byte) [][]byte {
+	var keys [][]byte
+	for i := 2; i+1 < len(args); i++ {
+		if eq(args[i], "store") || eq(args[i], "storedist") {
+			keys = append(keys, args[i+1])
+		}
+	}
+	return keys
+}
+
+// withoutStore is ReadOnlyCall for the commands that write only with a STORE or
+// STOREDIST option. Any argument spelled so counts, even a member's name: such a call
+// goes through the log, which is always safe.
+func withoutStore(args [][]byte) bool {
+	for _, a := range args[2:] {
+		if eq(a, "store") || eq(a, "storedist") {
+			return false
+		}
+	}
+	return true
 }
 
 var commands = map[string]*Spec{}
@@ -153,6 +190,9 @@ func (s *Spec) Keys(dst [][]byte, args [][]byte) [][]byte {
 	for i := s.FirstKey; i <= last && i < len(args); i += s.Step {
 		dst = append(dst, args[i])
 	}
+	if s.MoreKeys != nil {
+		dst = append(dst, s.MoreKeys(args)...)
+	}
 	return dst
 }
 
@@ -171,6 +211,11 @@ func (s *Spec) lockSet(args [][]byte, write bool) lockSet {
 	}
 	for i := s.FirstKey; i <= last && i < len(args) && !l.all; i += s.Step {
 		l.add(shardOf(args[i]))
+	}
+	if s.MoreKeys != nil {
+		for _, k := range s.MoreKeys(args) {
+			l.add(shardOf(k))
+		}
 	}
 	return l
 }
@@ -224,7 +269,7 @@ func (c *Ctx) runSpec(spec *Spec, args [][]byte, write bool) {
 		c.W.Error(WrongArgs(spec.Name))
 		return
 	}
-	if spec.Flags&FlagWrite != 0 && !write {
+	if !write && spec.Writes(args) {
 		c.W.Error("ERR write command '" + spec.Name + "' on the read path")
 		return
 	}

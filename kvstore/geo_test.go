@@ -1,8 +1,10 @@
 package kvstore
 
 import (
+	"bytes"
 	"math/rand/v2"
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -148,5 +150,42 @@ func TestPqsortSortsTheRangeAsked(t *testing.T) {
 		if !slices.Equal(a, want) {
 			t.Fatal("pqsort lost or duplicated elements")
 		}
+	}
+}
+
+// SORT, GEORADIUS and GEORADIUSBYMEMBER write only with STORE or STOREDIST: without, a
+// call takes the read path (the harness routes by Writes, so the cases above ran there).
+func TestSearchesWithoutStoreAreReads(t *testing.T) {
+	for _, c := range []struct {
+		args   string
+		writes bool
+	}{
+		{"GEORADIUS g 15 37 100 km WITHDIST", false},
+		{"GEORADIUS g 15 37 100 km STORE d", true},
+		{"georadius g 15 37 100 km storedist d", true},
+		{"GEORADIUSBYMEMBER g m 100 km COUNT 3", false},
+		{"GEORADIUSBYMEMBER g store 100 km", true}, // a member so named: the log, to be safe
+		{"SORT l BY w_* LIMIT 0 2", false},
+		{"SORT l STORE d", true},
+		{"GEOSEARCHSTORE d g FROMMEMBER m BYRADIUS 1 km", true},
+		{"GEOSEARCH g FROMMEMBER m BYRADIUS 1 km", false},
+		{"SET k v", true},
+	} {
+		args := bytes.Fields([]byte(c.args))
+		if got := Lookup(args[0]).Writes(args); got != c.writes {
+			t.Errorf("%s: Writes = %v, want %v", c.args, got, c.writes)
+		}
+	}
+	// the STORE key is a key of the call: locked, and in COMMAND GETKEYS as in Redis
+	args := bytes.Fields([]byte("GEORADIUSBYMEMBER k m 100 km STOREDIST d2"))
+	if keys := Lookup(args[0]).Keys(nil, args); len(keys) != 2 || string(keys[0]) != "k" || string(keys[1]) != "d2" {
+		t.Errorf("keys of %s: %q", args, keys)
+	}
+	h := newHarness(t)
+	h.do("GEOADD", "g", "15", "37", "m")
+	var w tree
+	h.s.Read(0, h.now, [][]byte{[]byte("GEORADIUS"), []byte("g"), []byte("15"), []byte("37"), []byte("1"), []byte("km"), []byte("STORE"), []byte("d")}, &w)
+	if e, ok := w.out[0].(Err); !ok || !strings.Contains(string(e), "read path") {
+		t.Fatalf("GEORADIUS ... STORE on the read path: %#v", w.out)
 	}
 }

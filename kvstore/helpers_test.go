@@ -87,7 +87,11 @@ func (h *harness) applied(args ...string) any {
 func (h *harness) do(args ...string) any {
 	h.t.Helper()
 	spec := Lookup([]byte(args[0]))
-	return h.run(spec != nil && spec.Flags&FlagWrite != 0, args...)
+	bargs := make([][]byte, len(args))
+	for i, a := range args {
+		bargs[i] = []byte(a)
+	}
+	return h.run(spec != nil && spec.CheckArity(bargs) && spec.Writes(bargs), args...)
 }
 
 func (h *harness) run(apply bool, args ...string) any {

@@ -263,7 +263,7 @@ func (c *conn) handle(args [][]byte, spec *kvstore.Spec) {
 		c.Error(kvstore.WrongArgs(spec.Name))
 		return
 	}
-	if spec.Flags&kvstore.FlagWrite != 0 {
+	if spec.Writes(args) {
 		c.addWrite(spec, args)
 		return
 	}

@@ -47,7 +47,7 @@ func (c *conn) mustWait(args [][]byte, spec *kvstore.Spec) bool {
 		if c.batchOps > 0 { // NOAUTH goes behind the open batch's replies
 			c.loop.stall = stallBatch
 		}
-	case plain && spec.CheckArity(args) && spec.Flags&kvstore.FlagWrite != 0:
+	case plain && spec.CheckArity(args) && spec.Writes(args):
 		return false // into the open batch
 	case plain && spec.CheckArity(args):
 		if c.batchOps > 0 {
