@@ -261,6 +261,22 @@ parsed:
 }
 
 func geoposCmd(c *Ctx, args [][]byte) {
+	c.eachMemberScore(args, func(score float64, ok bool) {
+		if !ok {
+			c.W.NullArray()
+			return
+		}
+		lon, lat := scorePosition(score)
+		c.W.Array(2)
+		c.replyCoord(lon)
+		c.replyCoord(lat)
+	})
+}
+
+// eachMemberScore replies an array with an element per member named after the key
+// (args[2:]), which fn writes from the member's score (ok false for a missing member or
+// key). A key of another type gets WRONGTYPE instead.
+func (c *Ctx) eachMemberScore(args [][]byte, fn func(score float64, ok bool)) {
 	_, z, wrong := c.zsetAt(args[1])
 	if wrong {
 		return
@@ -272,14 +288,7 @@ func geoposCmd(c *Ctx, args [][]byte) {
 		if z != nil {
 			score, ok = z.score(m)
 		}
-		if !ok {
-			c.W.NullArray()
-			continue
-		}
-		lon, lat := scorePosition(score)
-		c.W.Array(2)
-		c.replyCoord(lon)
-		c.replyCoord(lat)
+		fn(score, ok)
 	}
 }
 
@@ -317,20 +326,10 @@ func geodistCmd(c *Ctx, args [][]byte) {
 const geoAlphabet = "0123456789bcdefghjkmnpqrstuvwxyz"
 
 func geohashCmd(c *Ctx, args [][]byte) {
-	_, z, wrong := c.zsetAt(args[1])
-	if wrong {
-		return
-	}
-	c.W.Array(len(args) - 2)
-	for _, m := range args[2:] {
-		var score float64
-		ok := false
-		if z != nil {
-			score, ok = z.score(m)
-		}
+	c.eachMemberScore(args, func(score float64, ok bool) {
 		if !ok {
 			c.W.Null()
-			continue
+			return
 		}
 		// The index spans latitudes ±85.05; a standard geohash spans ±90: decode, then
 		// encode again over the standard ranges.
@@ -342,7 +341,7 @@ func geohashCmd(c *Ctx, args [][]byte) {
 		}
 		b[10] = geoAlphabet[0] // 52 bits make 10.4 characters; the 11th is taken as 0
 		c.W.BulkString(string(b[:]))
-	}
+	})
 }
 
 // --- searches: GEORADIUS, GEORADIUSBYMEMBER (and _RO), GEOSEARCH, GEOSEARCHSTORE -----------
@@ -602,15 +601,7 @@ func (c *Ctx) geoSearch(args [][]byte, src, flags int) {
 			}
 			es = append(es, zentry{member: p.member, score: zstoredScore(score)})
 		}
-		slices.SortFunc(es, func(a, b zentry) int {
-			switch {
-			case zentryLess(a, b):
-				return -1
-			case zentryLess(b, a):
-				return 1
-			}
-			return 0
-		})
+		slices.SortFunc(es, zentryCompare)
 		c.zstoreResult(store, es)
 		return
 	}
@@ -680,38 +671,32 @@ func (s *geoShape) boundingBox() {
 	s.bounds[1], s.bounds[3] = s.lat-latDelta, s.lat+latDelta
 }
 
-// moveX and moveY are geohash_move_x/y: the neighbouring cell east (d > 0) or west, north
-// or south, wrapping around.
-func (h *geoHash) moveX(d int) {
-	x, y := h.bits&0xaaaaaaaaaaaaaaaa, h.bits&0x5555555555555555
-	zz := uint64(0x5555555555555555) >> (64 - h.step*2)
-	if d > 0 {
-		x += zz + 1
-	} else {
-		x = (x | zz) - (zz + 1)
-	}
-	x &= 0xaaaaaaaaaaaaaaaa >> (64 - h.step*2)
-	h.bits = x | y
-}
+// The bits of a hash that hold each coordinate.
+const (
+	lonBits = 0xaaaaaaaaaaaaaaaa
+	latBits = 0x5555555555555555
+)
 
-func (h *geoHash) moveY(d int) {
-	x, y := h.bits&0xaaaaaaaaaaaaaaaa, h.bits&0x5555555555555555
-	zz := uint64(0xaaaaaaaaaaaaaaaa) >> (64 - h.step*2)
+// move is geohash_move_x (mask lonBits) and geohash_move_y (latBits): the neighbouring
+// cell east or north (d > 0), west or south (d < 0), wrapping around. The other
+// coordinate's bits are set for the step so that the carry crosses them.
+func (h *geoHash) move(mask uint64, d int) {
+	shift := 64 - h.step*2
+	c, gaps := h.bits&mask, ^mask>>shift
 	if d > 0 {
-		y += zz + 1
+		c += gaps + 1
 	} else {
-		y = (y | zz) - (zz + 1)
+		c = (c | gaps) - (gaps + 1)
 	}
-	y &= 0x5555555555555555 >> (64 - h.step*2)
-	h.bits = x | y
+	h.bits = c&(mask>>shift) | h.bits&^mask
 }
 
 func (h geoHash) moved(dx, dy int) geoHash {
 	if dx != 0 {
-		h.moveX(dx)
+		h.move(lonBits, dx)
 	}
 	if dy != 0 {
-		h.moveY(dy)
+		h.move(latBits, dy)
 	}
 	return h
 }

@@ -42,6 +42,17 @@ func zentryLess(a, b zentry) bool {
 	return a.member < b.member
 }
 
+// zentryCompare is zentryLess as a three-way comparison, for slices.SortFunc.
+func zentryCompare(a, b zentry) int {
+	switch {
+	case zentryLess(a, b):
+		return -1
+	case zentryLess(b, a):
+		return 1
+	}
+	return 0
+}
+
 type zset struct {
 	dict map[string]float64
 	tree *btree.BTreeG[zentry]

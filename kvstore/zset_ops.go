@@ -535,15 +535,7 @@ func zsetopGeneric(c *Ctx, args [][]byte, dst []byte, numkeysIdx int, op zsetOp,
 	}
 	// members are distinct, so this order is total and the result independent of the
 	// order in which the inputs were walked
-	slices.SortFunc(es, func(a, b zentry) int {
-		switch {
-		case zentryLess(a, b):
-			return -1
-		case zentryLess(b, a):
-			return 1
-		}
-		return 0
-	})
+	slices.SortFunc(es, zentryCompare)
 	if dst != nil {
 		c.zstoreResult(dst, es)
 		return

@@ -92,21 +92,13 @@ func (w *Writer) Set(n int) {
 }
 
 // Double writes a double as Redis 7.0 does: RESP3 ",<%.17g>", RESP2 a bulk string.
-func (w *Writer) Double(f float64) {
-	s := kvstore.FormatDouble(f)
-	if w.Proto == 3 {
-		w.B = append(w.B, ',')
-		w.B = append(w.B, s...)
-		w.B = append(w.B, '\r', '\n')
-		return
-	}
-	w.BulkString(s)
-}
+func (w *Writer) Double(f float64) { w.doubleText(kvstore.FormatDouble(f)) }
 
-// HumanDouble writes a double in Redis's human-friendly form (GEOPOS's coordinates):
-// RESP3 ",<text>", RESP2 a bulk string.
-func (w *Writer) HumanDouble(f float64) {
-	s := kvstore.FormatHumanDouble(f)
+// HumanDouble writes a double in Redis's human-friendly form (GEOPOS's coordinates).
+func (w *Writer) HumanDouble(f float64) { w.doubleText(kvstore.FormatHumanDouble(f)) }
+
+// doubleText writes a double's text: RESP3 ",<text>", RESP2 a bulk string.
+func (w *Writer) doubleText(s string) {
 	if w.Proto == 3 {
 		w.B = append(w.B, ',')
 		w.B = append(w.B, s...)
