@@ -46,8 +46,8 @@ type Spec struct {
 	// SET, MSET...): such writes are acknowledged at commit. nil means never.
 	Blind func(args [][]byte) bool
 	// ReadOnlyCall reports whether a call of this write command only reads (SORT or
-	// GEORADIUS without STORE): it then takes the read path, as Redis's replicas serve
-	// it, instead of going through the log. nil means never.
+	// GEORADIUS without STORE): it then takes the read path instead of going through
+	// the log. Called on calls of a valid arity. nil means never.
 	ReadOnlyCall func(args [][]byte) bool
 	// MoreKeys returns the keys a call names outside FirstKey..LastKey (GEORADIUS's
 	// STORE key): they are locked too, and reported by COMMAND GETKEYS.
@@ -76,7 +76,7 @@ func storeKeys(args [][]byte) [][]byte {
 // STOREDIST option. Any argument spelled so counts, even a member's name: such a call
 // goes through the log, which is always safe.
 func withoutStore(args [][]byte) bool {
-	for _, a := range args[2:] {
+	for _, a := range args[min(2, len(args)):] {
 		if eq(a, "store") || eq(a, "storedist") {
 			return false
 		}

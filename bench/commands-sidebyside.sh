@@ -1,0 +1,69 @@
+#!/usr/bin/env bash
+# Side by side, command by command: one nanokv node (WAL with --fsync everysec) against
+# redis-server (no persistence), with redis-benchmark -c 50 -P 1, on the bitmap and geo
+# commands and on cases that show their costs (a BITFIELD on a 1 MB string copies it).
+#
+#   bench/commands-sidebyside.sh          about two minutes
+#   N=20000 bench/commands-sidebyside.sh  quicker, noisier
+#
+# Each row runs once per server, redis-server first: on a shared machine read ratios of
+# several runs, not one. Needs redis-server, redis-benchmark, redis-cli and Go; the
+# servers listen on loopback ports chosen at start and are stopped on exit.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+N=${N:-100000}
+work=$(mktemp -d)
+pids=()
+cleanup() {
+  for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
+  wait 2>/dev/null || true
+  rm -rf "$work"
+}
+trap cleanup EXIT INT TERM
+
+for tool in redis-server redis-benchmark redis-cli go; do
+  command -v "$tool" >/dev/null || { echo "missing $tool (apt-get install redis-server redis-tools; Go)"; exit 1; }
+done
+free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()'; }
+wait_ping() { for _ in $(seq 100); do redis-cli -p "$1" ping >/dev/null 2>&1 && return 0; sleep 0.1; done; echo "server on $1 did not start"; exit 1; }
+
+go build -o "$work/nanokv" ./cmd/nanokv
+rport=$(free_port); nport=$(free_port)
+redis-server --port "$rport" --bind 127.0.0.1 --save '' --appendonly no --dir "$work" >/dev/null &
+pids+=($!)
+"$work/nanokv" --redis "127.0.0.1:$nport" --memcache '' --zk '' --data-dir "$work/nanokv-data" 2>"$work/nanokv.log" &
+pids+=($!)
+wait_ping "$rport"; wait_ping "$nport"
+
+# 200 points on a 20 x 10 grid, 0.01 degree apart, for the searches
+for port in "$rport" "$nport"; do
+  for i in $(seq 0 199); do
+    awk -v i="$i" 'BEGIN { printf "GEOADD grid %.2f %.2f p%d\n", 13 + (i % 20) * 0.01, 38 + int(i / 20) * 0.01, i }'
+  done | redis-cli -p "$port" >/dev/null
+done
+
+rps() { # port n r args...: requests per second
+  local port=$1 n=$2 r=$3; shift 3
+  redis-benchmark -p "$port" -c 50 -n "$n" -r "$r" -q "$@" 2>/dev/null | tr '\r' '\n' |
+    grep -o '[0-9.]* requests per second' | tail -1 | cut -d' ' -f1
+}
+row() { # label n r args...
+  local label=$1 n=$2 r=$3; shift 3
+  local a b
+  a=$(rps "$rport" "$n" "$r" "$@"); b=$(rps "$nport" "$n" "$r" "$@")
+  awk -v l="$label" -v a="$a" -v b="$b" 'BEGIN { printf "| `%s` | %s | %s | %.2f |\n", l, a, b, b / a }'
+}
+
+echo "| command | redis-server ops/s | nanokv ops/s | ratio |"
+echo "|---|---|---|---|"
+row "SETBIT bm:__rand_int__ 100 1" "$N" 100000 SETBIT bm:__rand_int__ 100 1
+row "GETBIT bm:__rand_int__ 100" "$N" 100000 GETBIT bm:__rand_int__ 100
+row "BITFIELD bf INCRBY u8 8000 1 (1 KB string)" "$N" 1 BITFIELD bf INCRBY u8 8000 1
+row "BITCOUNT bf (1 KB)" "$N" 1 BITCOUNT bf
+row "BITFIELD big INCRBY u8 8000000 1 (1 MB string)" $((N / 5)) 1 BITFIELD big INCRBY u8 8000000 1
+row "BITCOUNT big (1 MB)" $((N / 5)) 1 BITCOUNT big
+row "GEOADD g 13.361389 38.115556 m__rand_int__" "$N" 100000 GEOADD g 13.361389 38.115556 m__rand_int__
+row "GEOSEARCH grid FROMLONLAT 13.1 38.05 BYRADIUS 5 km COUNT 10 ASC" "$N" 1 GEOSEARCH grid FROMLONLAT 13.1 38.05 BYRADIUS 5 km COUNT 10 ASC
+row "GEORADIUS grid 13.1 38.05 3 km WITHDIST" "$N" 1 GEORADIUS grid 13.1 38.05 3 km WITHDIST
+row "GEOPOS grid p1 p7 p100" "$N" 1 GEOPOS grid p1 p7 p100
+row "GEODIST grid p1 p150 km" "$N" 1 GEODIST grid p1 p150 km
