@@ -12,20 +12,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 N=${N:-100000}
-work=$(mktemp -d)
-pids=()
-cleanup() {
-  for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
-  wait 2>/dev/null || true
-  rm -rf "$work"
-}
-trap cleanup EXIT INT TERM
+. bench/lib.sh
 
-for tool in redis-server redis-benchmark redis-cli go; do
-  command -v "$tool" >/dev/null || { echo "missing $tool (apt-get install redis-server redis-tools; Go)"; exit 1; }
-done
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()'; }
-wait_ping() { for _ in $(seq 100); do redis-cli -p "$1" ping >/dev/null 2>&1 && return 0; sleep 0.1; done; echo "server on $1 did not start"; exit 1; }
+need "apt-get install redis-server redis-tools; Go" redis-server redis-benchmark redis-cli go python3
 
 go build -o "$work/nanokv" ./cmd/nanokv
 rport=$(free_port); nport=$(free_port)

@@ -25,24 +25,14 @@ REPS=${REPS:-1}
 TIME=${TIME:-10s}
 FRESH=${FRESH:-1}
 MC_MEM=${MC_MEM:-1024}
-work=$(mktemp -d)
-pids=()
-cleanup() {
-  for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
-  wait 2>/dev/null || true
-  rm -rf "$work"
-}
-trap cleanup EXIT INT TERM
+. bench/lib.sh
 
 if ! command -v memcached >/dev/null || ! command -v memcaslap >/dev/null; then
   sudo=""; [ "$(id -u)" -eq 0 ] || sudo="sudo"
   $sudo apt-get install -y memcached libmemcached-tools >/dev/null
 fi
-for tool in memcached memcaslap go python3; do
-  command -v "$tool" >/dev/null || { echo "missing $tool"; exit 1; }
-done
+need "apt-get install memcached libmemcached-tools; Go" memcached memcaslap go python3
 
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()'; }
 wait_port() {
   for _ in $(seq 100); do
     python3 -c "import socket,sys; socket.create_connection(('127.0.0.1',$1),0.2)" 2>/dev/null && return 0

@@ -16,21 +16,11 @@ cd "$(dirname "$0")/.."
 TRIALS=${TRIALS:-12}
 STOP_MS=${STOP_MS:-300}
 MODE=${MODE:-offload}
-work=$(mktemp -d)
-pids=()
 bench_pid=
-cleanup() {
-  if [ -n "$bench_pid" ]; then kill "$bench_pid" 2>/dev/null || true; fi
-  for p in "${pids[@]}"; do kill -CONT "$p" 2>/dev/null || true; kill "$p" 2>/dev/null || true; done
-  wait 2>/dev/null || true
-  rm -rf "$work"
-}
-trap cleanup EXIT INT TERM
+on_exit() { if [ -n "$bench_pid" ]; then kill "$bench_pid" 2>/dev/null || true; fi; }
+. bench/lib.sh
 
-for tool in redis-benchmark redis-cli python3 go; do
-  command -v "$tool" >/dev/null || { echo "missing $tool (apt-get install redis-tools python3; Go)"; exit 1; }
-done
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()'; }
+need "apt-get install redis-tools python3; Go" redis-benchmark redis-cli python3 go
 raft_field() { redis-cli -p "$1" info raft 2>/dev/null | tr -d '\r' | awk -F: -v f="$2" '$1==f{print $2}'; }
 find_leader() {
   for _ in $(seq 100); do
