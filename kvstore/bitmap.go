@@ -216,11 +216,7 @@ func bitcountCmd(c *Ctx, args [][]byte) {
 	switch len(args) {
 	case 2:
 	case 4, 5:
-		start, ok := c.parseIntArg(args[2])
-		if !ok {
-			return
-		}
-		end, ok := c.parseIntArg(args[3])
+		start, end, ok := c.parseIntArgs(args[2], args[3])
 		if !ok {
 			return
 		}

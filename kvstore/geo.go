@@ -174,13 +174,10 @@ func geoDistanceCR(lon1, lat1, lon2, lat2 float64) float64 {
 	return 2.0 * earthRadiusM * crAsin(math.Sqrt(a))
 }
 
-// cFloat prints v as C's "%f" does.
+// cFloat prints v as C's "%f" does ("inf" as FormatDouble does).
 func cFloat(v float64) string {
-	switch {
-	case math.IsInf(v, 1):
-		return "inf"
-	case math.IsInf(v, -1):
-		return "-inf"
+	if math.IsInf(v, 0) {
+		return FormatDouble(v)
 	}
 	return strconv.FormatFloat(v, 'f', 6, 64)
 }
@@ -458,9 +455,9 @@ func (c *Ctx) geoSearch(args [][]byte, src, flags int) {
 	sort := 0 // 1 ascending, -1 descending
 	var count int64
 	rest := args[base:]
+	search := flags&geoSearch != 0
 	for i := 0; i < len(rest); i++ {
 		a, left := rest[i], len(rest)-i-1
-		search := flags&geoSearch != 0
 		switch {
 		case eq(a, "withdist"):
 			withDist = true
@@ -791,33 +788,27 @@ func pointsInCell(z *zset, h geoHash, s *geoShape, points []geoPoint, limit int)
 	lo := float64(h.bits << (52 - 2*h.step))
 	hi := float64((h.bits + 1) << (52 - 2*h.step))
 	r := &zscoreRange{min: lo, max: hi, maxex: true}
-	i := z.firstIn(r)
-	if i < 0 {
+	first := z.firstIn(r)
+	if first < 0 {
 		return points
 	}
-	for ; i < z.Len(); i++ {
-		e := z.at(i)
+	z.tree.Ascend(z.at(first), func(e zentry) bool {
 		if !r.lteMax(e) {
-			break
+			return false
 		}
 		lon, lat := scorePosition(e.score)
 		var dist float64
 		if s.box {
 			w, hgt := s.width*s.perUnit, s.height*s.perUnit
 			if geoLatDistance(lat, s.lat) > hgt/2 || geoDistance(lon, lat, s.lon, lat) > w/2 {
-				continue
+				return true
 			}
 			dist = geoDistance(s.lon, s.lat, lon, lat)
-		} else {
-			dist = geoDistance(s.lon, s.lat, lon, lat)
-			if dist > s.radius*s.perUnit {
-				continue
-			}
+		} else if dist = geoDistance(s.lon, s.lat, lon, lat); dist > s.radius*s.perUnit {
+			return true
 		}
 		points = append(points, geoPoint{lon: lon, lat: lat, dist: dist, score: e.score, member: e.member})
-		if limit > 0 && len(points) >= limit {
-			break
-		}
-	}
+		return limit == 0 || len(points) < limit
+	})
 	return points
 }

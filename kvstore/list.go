@@ -525,11 +525,7 @@ func lsetCmd(c *Ctx, args [][]byte) {
 }
 
 func lrangeCmd(c *Ctx, args [][]byte) {
-	start, ok := c.parseIntArg(args[2])
-	if !ok {
-		return
-	}
-	stop, ok := c.parseIntArg(args[3])
+	start, stop, ok := c.parseIntArgs(args[2], args[3])
 	if !ok {
 		return
 	}
@@ -549,11 +545,7 @@ func lrangeCmd(c *Ctx, args [][]byte) {
 }
 
 func ltrimCmd(c *Ctx, args [][]byte) {
-	start, ok := c.parseIntArg(args[2])
-	if !ok {
-		return
-	}
-	stop, ok := c.parseIntArg(args[3])
+	start, stop, ok := c.parseIntArgs(args[2], args[3])
 	if !ok {
 		return
 	}

@@ -441,11 +441,7 @@ func incrbyfloatCmd(c *Ctx, args [][]byte) {
 }
 
 func getrangeCmd(c *Ctx, args [][]byte) {
-	start, ok := c.parseIntArg(args[2])
-	if !ok {
-		return
-	}
-	end, ok := c.parseIntArg(args[3])
+	start, end, ok := c.parseIntArgs(args[2], args[3])
 	if !ok {
 		return
 	}

@@ -183,6 +183,17 @@ func (c *Ctx) parseIntArg(b []byte) (int64, bool) {
 	return v, ok
 }
 
+// parseIntArgs parses two integer arguments (a range's start and end), replying with
+// Redis's error at the first that is not one.
+func (c *Ctx) parseIntArgs(a, b []byte) (int64, int64, bool) {
+	x, ok := c.parseIntArg(a)
+	if !ok {
+		return 0, 0, false
+	}
+	y, ok := c.parseIntArg(b)
+	return x, y, ok
+}
+
 // parseFloatArg parses a float argument, replying with Redis's error when it is not one.
 func (c *Ctx) parseFloatArg(b []byte) (float64, bool) {
 	v, ok := ParseFloat(b)
