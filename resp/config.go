@@ -64,6 +64,8 @@ var configParams = map[string]configParam{
 	"cluster-enabled":      {get: func(*Config) string { return "no" }},
 	"lua-time-limit":       {get: func(*Config) string { return "5000" }},
 	"busy-reply-threshold": {get: func(*Config) string { return "5000" }},
+	// The point where an HLL turns dense decides replicated bytes: fixed, not settable.
+	"hll-sparse-max-bytes": {get: func(*Config) string { return "3000" }},
 }
 
 // parseMemory parses a Redis memory setting: a number with an optional k/kb/m/mb/g/gb.

@@ -21,7 +21,7 @@ import (
 )
 
 const (
-	diffKeys    = 20
+	diffKeys    = 23 // k20..k22 are the HyperLogLog family's
 	diffMembers = 10
 )
 
@@ -109,6 +109,7 @@ func mainFamilies() []family {
 		{"zsets", 18, (*gen).fZsets, true, 15, 5},
 		{"bitmaps", 8, (*gen).fBitmaps, true, 0, 5},
 		{"geo", 8, (*gen).fGeo, true, 15, 5},
+		{"hyperloglog", 6, (*gen).fHLL, true, 20, 3},
 		{"tx", 7, (*gen).fTx, false, 0, 0},
 		{"pipeline", 4, (*gen).fPipeline, false, 0, 0},
 		{"malformed", 5, (*gen).fMalformed, true, 0, 0},
@@ -126,6 +127,7 @@ func resp3Families() []family {
 		{"strings", 4, (*gen).fStrings, true, 0, 5},
 		{"bitmaps", 2, (*gen).fBitmaps, true, 0, 5},
 		{"geo", 2, (*gen).fGeo, true, 15, 5},
+		{"hyperloglog", 1, (*gen).fHLL, true, 20, 3},
 		{"lists", 2, (*gen).fLists, true, 9, 4},
 		{"keys", 2, (*gen).fKeys, true, 0, 0},
 		{"tx", 3, (*gen).fTx, false, 0, 0},
@@ -637,6 +639,53 @@ func (g *gen) geoOptions(store string) []string {
 		opts = append(opts, []string{g.name("WITHDIST")}, []string{g.name("STORE"), g.key()}) // an error
 	}
 	return g.shuffle(opts)
+}
+
+// fHLL draws HyperLogLog commands. A quarter of their keys belong to other families, so an HLL is
+// also appended to, overwritten and cut short there: a corrupt HLL must fail as in Redis.
+func (g *gen) fHLL() []item {
+	k := g.key()
+	switch g.r.Intn(12) {
+	case 0, 1, 2, 3:
+		args := []string{g.name("PFADD"), k}
+		n := g.r.Intn(6)
+		if g.chance(0.1) {
+			n = 100 + g.r.Intn(400) // enough registers to outgrow the sparse code
+		}
+		for range n {
+			if g.chance(0.5) {
+				args = append(args, g.elem())
+			} else {
+				args = append(args, "e"+strconv.Itoa(g.r.Intn(20000)))
+			}
+		}
+		return one(nExact, args...)
+	case 4, 5:
+		return one(nExact, cat([]string{g.name("PFCOUNT"), k}, g.keys(0, 2)...)...)
+	case 6:
+		return one(nExact, cat([]string{g.name("PFMERGE"), k}, g.keys(0, 3)...)...)
+	case 7, 8:
+		sub := g.pick("ENCODING", "DECODE", "TODENSE", "decode", "encoding")
+		if g.chance(0.1) {
+			sub = g.pick("GETREG", "bogus")
+		}
+		return one(nExact, g.name("PFDEBUG"), sub, k)
+	case 9, 10:
+		return one(nExact, g.name("GET"), k)
+	}
+	switch x := g.r.Float64(); {
+	case x < 0.5:
+		return one(nExact, g.name("PFCOUNT"), k)
+	case x < 0.8:
+		return one(nExact, g.name("DEL"), k) // a corrupt value stays until it is replaced
+	}
+	// a value that looks like an HLL: valid, short of registers, or of a bad encoding
+	return one(nExact, "SET", k, g.pick(
+		"HYLL\x01\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x80\x7f\xff",
+		"HYLL\x01\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x80\x7f\xfe",
+		"HYLL\x01\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x80\x40\x00\x7f\xfe",
+		"HYLL\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00",
+		"HYLL\x02\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x7f\xff"))
 }
 
 func (g *gen) fGeo() []item {
