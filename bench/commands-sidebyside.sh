@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Side by side, command by command: one nanokv node (WAL with --fsync everysec) against
-# redis-server (no persistence), with redis-benchmark -c 50 -P 1, on the bitmap and geo
-# commands and on cases that show their costs (a BITFIELD on a 1 MB string copies it).
+# redis-server (no persistence), with redis-benchmark -c 50 -P 1, on the bitmap, geo and
+# HyperLogLog commands and on cases that show their costs (a BITFIELD on a 1 MB string
+# copies it; a PFCOUNT of one key goes through the log).
 #
 #   bench/commands-sidebyside.sh          about two minutes
 #   N=20000 bench/commands-sidebyside.sh  quicker, noisier
@@ -56,3 +57,9 @@ row "GEOSEARCH grid FROMLONLAT 13.1 38.05 BYRADIUS 5 km COUNT 10 ASC" "$N" 1 GEO
 row "GEORADIUS grid 13.1 38.05 3 km WITHDIST" "$N" 1 GEORADIUS grid 13.1 38.05 3 km WITHDIST
 row "GEOPOS grid p1 p7 p100" "$N" 1 GEOPOS grid p1 p7 p100
 row "GEODIST grid p1 p150 km" "$N" 1 GEODIST grid p1 p150 km
+row "PFADD hll e:__rand_int__ (turns dense)" "$N" 100000000 PFADD hll e:__rand_int__
+row "PFADD hll e:__rand_int__ (again, on a larger set)" "$N" 100000000 PFADD hll e:__rand_int__
+row "PFADD small e:__rand_int__ (stays sparse)" "$N" 300 PFADD small e:__rand_int__
+row "PFCOUNT hll (cached count)" "$N" 1 PFCOUNT hll
+row "PFCOUNT hll small (merged, read path)" "$N" 1 PFCOUNT hll small
+row "PFMERGE dst hll small" $((N / 5)) 1 PFMERGE dst hll small

@@ -156,6 +156,16 @@ func hllDenseSet(r []byte, i, v int) bool {
 	return false
 }
 
+// hllDenseRaises reports whether adding elems to dense registers r would raise one.
+func hllDenseRaises(r string, elems [][]byte) bool {
+	for _, e := range elems {
+		if i, n := hllPatLen(e); n > hllGet(r, i) {
+			return true
+		}
+	}
+	return false
+}
+
 // newHLL is an empty HLL: sparse, one XZERO for all the registers, a cached count of 0.
 func newHLL() []byte {
 	b := make([]byte, hllHdrSize, hllHdrSize+8)
@@ -551,6 +561,11 @@ func (c *Ctx) storeHLLQuietly(key []byte, old item, b []byte) {
 func pfaddCmd(c *Ctx, args [][]byte) {
 	it, exists, ok := c.lookupHLL(args[1])
 	if !ok {
+		return
+	}
+	if exists && it.str[4] == hllDense && !hllDenseRaises(it.str[hllHdrSize:], args[2:]) {
+		// The common case of a large set: nothing to copy, nothing changes.
+		c.W.Int(0)
 		return
 	}
 	var b []byte
