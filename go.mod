@@ -10,6 +10,7 @@ require (
 	github.com/go-zookeeper/zk v1.0.4
 	github.com/redis/go-redis/v9 v9.23.0
 	github.com/tidwall/btree v1.8.2
+	github.com/yuin/gopher-lua v1.1.2
 	golang.org/x/net v0.62.0
 	gonum.org/v1/plot v0.17.0
 )

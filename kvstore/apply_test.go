@@ -73,6 +73,8 @@ func FuzzApplyBatch(f *testing.F) {
 	f.Add(AppendCommand(nil, 0, [][]byte{[]byte("GEOADD"), []byte("g"), []byte("13.36"), []byte("38.11"), []byte("p")}))
 	f.Add(AppendCommand(nil, 0, [][]byte{[]byte("GEOSEARCHSTORE"), []byte("d"), []byte("g"), []byte("FROMLONLAT"), []byte("15"),
 		[]byte("37"), []byte("BYBOX"), []byte("400"), []byte("300"), []byte("km"), []byte("STOREDIST")}))
+	f.Add(AppendCommand(nil, 0, [][]byte{[]byte("EVAL"), []byte("redis.call('sadd', KEYS[1], math.random(9)) return redis.call('spop', KEYS[1])"), []byte("1"), []byte("s")}))
+	f.Add(AppendCommand(nil, 0, [][]byte{[]byte("SCRIPT"), []byte("LOAD"), []byte("return redis.call('time')")}))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		a, b := New(), New()
 		errA := a.Apply(Entry{Index: 1, Term: 1, Time: 1e12, Data: data}, nil)

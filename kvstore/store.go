@@ -128,6 +128,8 @@ type Store struct {
 	// applyArgs is the applier's scratch for a command's arguments, kept between
 	// entries so that decoding a command allocates nothing.
 	applyArgs [][]byte
+	// scripts is the Lua script cache (script.go): replicated state, in snapshots.
+	scripts scriptCache
 	// applyCtx is the applier's context, reset for every entry: a Ctx escapes through
 	// the command's function value, and one allocated per entry was a sixth of a single
 	// node's allocated bytes under memcaslap set-only (one entry per connection a round).

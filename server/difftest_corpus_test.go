@@ -13,6 +13,8 @@ package server
 // time that depends on its active expiry cycle (DBSIZE would then be timing-dependent).
 
 import (
+	"crypto/sha1"
+	"encoding/hex"
 	"math/rand"
 	"slices"
 	"strconv"
@@ -110,6 +112,7 @@ func mainFamilies() []family {
 		{"bitmaps", 8, (*gen).fBitmaps, true, 0, 5},
 		{"geo", 8, (*gen).fGeo, true, 15, 5},
 		{"hyperloglog", 6, (*gen).fHLL, true, 20, 3},
+		{"scripting", 6, (*gen).fScripts, true, 0, 0},
 		{"tx", 7, (*gen).fTx, false, 0, 0},
 		{"pipeline", 4, (*gen).fPipeline, false, 0, 0},
 		{"malformed", 5, (*gen).fMalformed, true, 0, 0},
@@ -128,6 +131,7 @@ func resp3Families() []family {
 		{"bitmaps", 2, (*gen).fBitmaps, true, 0, 5},
 		{"geo", 2, (*gen).fGeo, true, 15, 5},
 		{"hyperloglog", 1, (*gen).fHLL, true, 20, 3},
+		{"scripting", 2, (*gen).fScripts, true, 0, 0},
 		{"lists", 2, (*gen).fLists, true, 9, 4},
 		{"keys", 2, (*gen).fKeys, true, 0, 0},
 		{"tx", 3, (*gen).fTx, false, 0, 0},
@@ -686,6 +690,64 @@ func (g *gen) fHLL() []item {
 		"HYLL\x01\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x80\x40\x00\x7f\xfe",
 		"HYLL\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00",
 		"HYLL\x02\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x7f\xff"))
+}
+
+// cachedScripts are the scripts SCRIPT LOAD and EVALSHA draw.
+var cachedScripts = []string{
+	"return redis.call('incr', KEYS[1])",
+	"return {KEYS[1], ARGV[1], redis.pcall('get', KEYS[1])}",
+	"return redis.call('type', KEYS[1])['ok']",
+}
+
+// fScripts draws Lua scripts. Most run a command another family drew, through
+// redis.call or redis.pcall, so that every command's reply is also compared after its
+// round trip through Lua; the rest are conversions, errors and the script cache.
+func (g *gen) fScripts() []item {
+	switch g.r.Intn(10) {
+	case 0, 1, 2, 3, 4:
+		it := g.txInner()
+		fn := g.pick("call", "pcall")
+		it.args = cat([]string{g.name("EVAL"), "return redis." + fn + "(unpack(ARGV))", "0"}, it.args...)
+		return []item{it}
+	case 5:
+		return one(nExact, g.name("EVAL"), g.pick(
+			"return {1, 2.9, -2.9, 'a', true, false, {3, {4}}, nil, 5}",
+			"return {ok='fine'}", "return {err='CUSTOM failure'}", "return redis.status_reply('X')",
+			"return redis.error_reply('ERR bad')", "return {1, {err='nested'}}",
+			"return {KEYS, ARGV}", "return #ARGV + #KEYS", "return redis.sha1hex(ARGV[1] or '')",
+			"local ok, e = pcall(function() redis.call('incr', KEYS[1]) end) return {tostring(ok), e}",
+			"return redis.call('exists', KEYS[1]) == 1 and redis.call('type', KEYS[1]) or false",
+			"redis.call('select', '2') return redis.call('dbsize')",
+		), "1", g.key(), g.value())
+	case 6:
+		return one(nExact, g.name("EVAL"), g.pick(
+			"return redis.call('nosuch')", "return redis.call('get')", "return redis.call()",
+			"return redis.call('multi')", "return x", "y = 1", "error('boom')",
+			"error({err='MINE here'})", "local a = 1\nreturn redis.call('incr', 'x', 'y')",
+			"return redis.call('set', KEYS[1], {})",
+		), g.pick("0", "1", "-1", "x", "9"), g.key())
+	case 7:
+		body := cachedScripts[g.r.Intn(len(cachedScripts))]
+		if g.chance(0.4) {
+			return one(nExact, g.name("SCRIPT"), "LOAD", body)
+		}
+		return one(nExact, g.name("EVALSHA"), sha1Hex(body), "1", g.key(), g.value())
+	case 8:
+		if g.chance(0.1) {
+			return one(nExact, g.name("SCRIPT"), "FLUSH")
+		}
+		return one(nExact, g.name("SCRIPT"), "EXISTS", sha1Hex(cachedScripts[0]), sha1Hex(cachedScripts[1]), "ffff")
+	default:
+		return one(nExact, g.name("EVAL_RO"), g.pick(
+			"return redis.call('get', KEYS[1])", "return redis.pcall('type', KEYS[1])",
+			"return redis.call('set', KEYS[1], 'v')", "return redis.call('exists', KEYS[1])",
+		), "1", g.key())
+	}
+}
+
+func sha1Hex(s string) string {
+	sum := sha1.Sum([]byte(s))
+	return hex.EncodeToString(sum[:])
 }
 
 func (g *gen) fGeo() []item {

@@ -1,0 +1,711 @@
+package kvstore
+
+import (
+	"crypto/sha1"
+	"encoding/binary"
+	"encoding/hex"
+	"maps"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/cespare/xxhash/v2"
+	lua "github.com/yuin/gopher-lua"
+	"github.com/yuin/gopher-lua/parse"
+)
+
+// Lua scripting: EVAL EVALSHA EVAL_RO EVALSHA_RO and SCRIPT LOAD EXISTS FLUSH, with
+// Redis 7.0's conversions between Lua values and replies, its error texts, and its
+// protections (no new globals, no access to missing ones, read-only libraries).
+//
+// A script is a command like any other here: EVAL and EVALSHA go through the log and run
+// on every replica's applier, holding every shard, so a script is atomic as in Redis and
+// replicas stay identical. That needs a script to be deterministic, so what Redis leaves
+// to chance comes from the log entry: math.random is seeded from the entry's randomness,
+// TIME is the entry's clock, and SPOP, SRANDMEMBER and the rest draw as outside scripts.
+// The script cache is state too: EVAL and SCRIPT LOAD add to it on every replica, and it
+// is in snapshots and in the digest, so an EVALSHA finds the same script everywhere.
+//
+// The Lua is gopher-lua (a Lua 5.1 in Go, as Redis embeds Lua 5.1) with the base, table,
+// string, math and coroutine libraries; Redis's cjson, cmsgpack, bit and struct are not
+// there. A compile error's text is gopher-lua's, not Lua's.
+
+func init() {
+	register(
+		&Spec{Name: "eval", Arity: -3, Flags: FlagWrite | FlagAllKeys, Group: "scripting", Since: "2.6.0", Summary: "Execute a Lua script server side", Run: evalCmd(false, false)},
+		&Spec{Name: "evalsha", Arity: -3, Flags: FlagWrite | FlagAllKeys, Group: "scripting", Since: "2.6.0", Summary: "Execute a Lua script server side", Run: evalCmd(true, false)},
+		&Spec{Name: "eval_ro", Arity: -3, Flags: FlagReadOnly | FlagAllKeys, Group: "scripting", Since: "7.0.0", Summary: "Execute a read-only Lua script server side", Run: evalCmd(false, true)},
+		&Spec{Name: "evalsha_ro", Arity: -3, Flags: FlagReadOnly | FlagAllKeys, Group: "scripting", Since: "7.0.0", Summary: "Execute a read-only Lua script server side", Run: evalCmd(true, true)},
+		// SCRIPT LOAD and FLUSH change the replicated script cache; EXISTS reads it.
+		&Spec{Name: "script", Arity: -2, Flags: FlagWrite, Group: "scripting", Since: "2.6.0", Summary: "A container for Lua scripts management commands", Run: scriptCmd,
+			ReadOnlyCall: func(args [][]byte) bool {
+				sub := strings.ToLower(string(args[1]))
+				return sub != "load" && sub != "flush"
+			}},
+	)
+}
+
+const (
+	errNoScript = "NOSCRIPT No matching script. Please use EVAL."
+	scriptChunk = "user_script"
+	// scriptRegistryMax bounds a script's Lua value stack (gopher-lua's registry).
+	scriptRegistryMax = 1 << 16
+)
+
+// scriptCache is the replicated sha1 -> body table, and the compiled bodies (not state).
+type scriptCache struct {
+	mu     sync.RWMutex
+	bodies map[string]string
+	protos map[string]*lua.FunctionProto
+}
+
+func (sc *scriptCache) get(sha string) (string, bool) {
+	sc.mu.RLock()
+	defer sc.mu.RUnlock()
+	b, ok := sc.bodies[sha]
+	return b, ok
+}
+
+func (sc *scriptCache) add(sha, body string) {
+	sc.mu.Lock()
+	defer sc.mu.Unlock()
+	if sc.bodies == nil {
+		sc.bodies = make(map[string]string)
+	}
+	sc.bodies[sha] = body
+}
+
+func (sc *scriptCache) flush() {
+	sc.mu.Lock()
+	defer sc.mu.Unlock()
+	sc.bodies, sc.protos = nil, nil
+}
+
+// compile returns body's compiled chunk; the error is Redis's reply to a bad script.
+func (sc *scriptCache) compile(sha, body string) (*lua.FunctionProto, string) {
+	sc.mu.RLock()
+	p := sc.protos[sha]
+	sc.mu.RUnlock()
+	if p != nil {
+		return p, ""
+	}
+	chunk, err := parse.Parse(strings.NewReader(body), scriptChunk)
+	if err == nil {
+		p, err = lua.Compile(chunk, scriptChunk)
+	}
+	if err != nil {
+		msg := strings.ReplaceAll(err.Error(), "\n", " ")
+		return nil, "ERR Error compiling script (new function): " + msg
+	}
+	sc.mu.Lock()
+	if sc.protos == nil {
+		sc.protos = make(map[string]*lua.FunctionProto)
+	}
+	sc.protos[sha] = p
+	sc.mu.Unlock()
+	return p, ""
+}
+
+// replace sets the bodies a snapshot holds.
+func (sc *scriptCache) replace(bodies map[string]string) {
+	sc.mu.Lock()
+	defer sc.mu.Unlock()
+	sc.bodies, sc.protos = bodies, nil
+}
+
+func (sc *scriptCache) appendSnapshot(dst []byte) []byte {
+	sc.mu.RLock()
+	defer sc.mu.RUnlock()
+	shas := slices.Sorted(maps.Keys(sc.bodies))
+	dst = binary.AppendUvarint(dst, uint64(len(shas)))
+	for _, sha := range shas {
+		dst = appendBytes(dst, sc.bodies[sha])
+	}
+	return dst
+}
+
+// scriptBodies reads the script cache of a snapshot.
+func (r *snapReader) scriptBodies() map[string]string {
+	n := r.uvarint()
+	if r.err != nil || n == 0 {
+		return nil
+	}
+	bodies := make(map[string]string)
+	for i := uint64(0); i < n && r.err == nil; i++ {
+		body := string(r.bytes())
+		bodies[sha1hex(body)] = body
+	}
+	return bodies
+}
+
+func (sc *scriptCache) digest() uint64 {
+	sc.mu.RLock()
+	defer sc.mu.RUnlock()
+	var sum uint64
+	for sha := range sc.bodies {
+		sum += xxhash.Sum64String("script:" + sha)
+	}
+	return sum
+}
+
+func sha1hex(s string) string {
+	sum := sha1.Sum([]byte(s))
+	return hex.EncodeToString(sum[:])
+}
+
+// scriptVM is a Lua state with Redis's environment, and the call it is running.
+type scriptVM struct {
+	L        *lua.LState
+	c        *Ctx
+	readOnly bool
+	rand     rand48
+	// The VM serves many scripts, on every replica in another order, so nothing a script
+	// does may outlive it: the globals and the libraries are read-only, as in Redis 7.
+	// ro holds the tables a script may not change (the globals, and read-only views of
+	// the library tables); proxies maps a table to its view.
+	ro      map[*lua.LTable]bool
+	proxies map[*lua.LTable]*lua.LTable
+}
+
+var scriptVMs = sync.Pool{New: func() any { return newScriptVM() }}
+
+func newScriptVM() *scriptVM {
+	vm := &scriptVM{L: lua.NewState(lua.Options{SkipOpenLibs: true, CallStackSize: 256, RegistrySize: 1024 * 4, RegistryMaxSize: scriptRegistryMax})}
+	L := vm.L
+	for _, lib := range []struct {
+		name string
+		fn   lua.LGFunction
+	}{{lua.BaseLibName, lua.OpenBase}, {lua.TabLibName, lua.OpenTable}, {lua.StringLibName, lua.OpenString},
+		{lua.MathLibName, lua.OpenMath}, {lua.CoroutineLibName, lua.OpenCoroutine}} {
+		L.Push(L.NewFunction(lib.fn))
+		L.Push(lua.LString(lib.name))
+		L.Call(1, 0)
+	}
+	g := L.Get(lua.GlobalsIndex).(*lua.LTable)
+	// Redis has collectgarbage and gcinfo, but what they answer differs from replica to
+	// replica.
+	for _, name := range []string{"dofile", "loadfile", "load", "print", "module", "require", "collectgarbage", "gcinfo", "newproxy", "setfenv", "getfenv", "_printregs"} {
+		g.RawSetString(name, lua.LNil)
+	}
+	// Redis's pcall hands a script the message of an error reply, not the table.
+	g.RawSetString("pcall", L.NewFunction(func(L *lua.LState) int {
+		n := L.GetTop()
+		if n == 0 {
+			L.ArgError(1, "value expected")
+		}
+		if err := L.PCall(n-1, lua.MultRet, nil); err != nil {
+			v := err.(*lua.ApiError).Object
+			if t, ok := v.(*lua.LTable); ok {
+				if e, ok := t.RawGetString("err").(lua.LString); ok {
+					v = e
+				}
+			}
+			L.SetTop(0)
+			L.Push(lua.LFalse)
+			L.Push(v)
+			return 2
+		}
+		L.Insert(lua.LTrue, 1)
+		return L.GetTop()
+	}))
+	math := g.RawGetString("math").(*lua.LTable)
+	math.RawSetString("random", L.NewFunction(vm.random))
+	math.RawSetString("randomseed", L.NewFunction(func(L *lua.LState) int {
+		vm.rand.seed(int32(L.CheckInt(1)))
+		return 0
+	}))
+
+	redis := L.NewTable()
+	redis.RawSetString("call", L.NewFunction(func(L *lua.LState) int { return vm.call(true) }))
+	redis.RawSetString("pcall", L.NewFunction(func(L *lua.LState) int { return vm.call(false) }))
+	redis.RawSetString("error_reply", L.NewFunction(func(L *lua.LState) int {
+		t := L.NewTable()
+		t.RawSetString("err", lua.LString(L.CheckString(1)))
+		L.Push(t)
+		return 1
+	}))
+	redis.RawSetString("status_reply", L.NewFunction(func(L *lua.LState) int {
+		t := L.NewTable()
+		t.RawSetString("ok", lua.LString(L.CheckString(1)))
+		L.Push(t)
+		return 1
+	}))
+	redis.RawSetString("sha1hex", L.NewFunction(func(L *lua.LState) int {
+		if L.GetTop() != 1 {
+			L.RaiseError("wrong number of arguments")
+		}
+		L.Push(lua.LString(sha1hex(L.ToString(1))))
+		return 1
+	}))
+	redis.RawSetString("log", L.NewFunction(func(*lua.LState) int { return 0 }))
+	redis.RawSetString("setresp", L.NewFunction(func(L *lua.LState) int {
+		if L.CheckInt(1) != 2 {
+			L.RaiseError("RESP version must be 2 in nanokv scripts")
+		}
+		return 0
+	}))
+	for name, v := range map[string]int{"LOG_DEBUG": 0, "LOG_VERBOSE": 1, "LOG_NOTICE": 2, "LOG_WARNING": 3} {
+		redis.RawSetString(name, lua.LNumber(v))
+	}
+	g.RawSetString("redis", redis)
+
+	// Redis's global protection: a script may not create globals nor read missing ones,
+	// nor change a library.
+	vm.ro = map[*lua.LTable]bool{g: true}
+	vm.proxies = map[*lua.LTable]*lua.LTable{}
+	for _, name := range []string{"string", "table", "math", "coroutine", "redis"} {
+		g.RawSetString(name, vm.readOnlyView(g.RawGetString(name).(*lua.LTable)))
+	}
+	strMT := L.GetMetatable(lua.LString("")).(*lua.LTable)
+	g.RawSetString("getmetatable", L.NewFunction(func(L *lua.LState) int {
+		switch v := L.CheckAny(1).(type) {
+		case lua.LString:
+			L.Push(vm.readOnlyView(strMT))
+		case *lua.LTable:
+			if vm.ro[v] && v != g {
+				L.Push(lua.LNil) // a library table has none in Redis
+				return 1
+			}
+			L.Push(L.GetMetaField(v, "__metatable"))
+			if L.Get(-1) == lua.LNil {
+				L.Pop(1)
+				L.Push(L.GetMetatable(v))
+			}
+		default:
+			L.Push(L.GetMetatable(v))
+		}
+		return 1
+	}))
+	refuse := func(L *lua.LState) *lua.LTable {
+		t := L.CheckTable(1)
+		if vm.ro[t] {
+			L.Error(lua.LString("Attempt to modify a readonly table"), 0)
+		}
+		return t
+	}
+	g.RawSetString("rawset", L.NewFunction(func(L *lua.LState) int {
+		t := refuse(L)
+		t.RawSet(L.CheckAny(2), L.CheckAny(3))
+		L.SetTop(1)
+		return 1
+	}))
+	setmt := g.RawGetString("setmetatable").(*lua.LFunction)
+	g.RawSetString("setmetatable", L.NewFunction(func(L *lua.LState) int {
+		refuse(L)
+		L.Insert(setmt, 1)
+		L.Call(L.GetTop()-1, 1)
+		return 1
+	}))
+	mt := L.NewTable()
+	mt.RawSetString("__newindex", L.NewFunction(func(L *lua.LState) int {
+		L.RaiseError("Attempt to modify a readonly table")
+		return 0
+	}))
+	mt.RawSetString("__index", L.NewFunction(func(L *lua.LState) int {
+		L.RaiseError("Script attempted to access nonexistent global variable '%s'", L.ToString(2))
+		return 0
+	}))
+	L.SetMetatable(g, mt)
+	return vm
+}
+
+// readOnlyView is an empty table that reads through to t (and to read-only views of the
+// tables in t) and refuses writes. rawset and setmetatable refuse it too.
+func (vm *scriptVM) readOnlyView(t *lua.LTable) *lua.LTable {
+	if p, ok := vm.proxies[t]; ok {
+		return p
+	}
+	L := vm.L
+	p := L.NewTable()
+	mt := L.NewTable()
+	mt.RawSetString("__index", L.NewFunction(func(L *lua.LState) int {
+		v := t.RawGet(L.Get(2))
+		if tv, ok := v.(*lua.LTable); ok {
+			v = vm.readOnlyView(tv)
+		}
+		L.Push(v)
+		return 1
+	}))
+	mt.RawSetString("__newindex", L.NewFunction(func(L *lua.LState) int {
+		L.RaiseError("Attempt to modify a readonly table")
+		return 0
+	}))
+	L.SetMetatable(p, mt)
+	vm.proxies[t], vm.ro[p] = p, true
+	return p
+}
+
+// rand48 is the 48-bit generator of POSIX drand48, as Redis's rand.c implements it for
+// math.random.
+type rand48 struct{ x uint64 }
+
+func (r *rand48) seed(s int32) { r.x = uint64(uint32(s))<<16 | 0x330e }
+
+func (r *rand48) next() int32 {
+	r.x = (0x5deece66d*r.x + 0xb) & (1<<48 - 1)
+	return int32(r.x >> 17)
+}
+
+// random is Redis's math.random, on its generator.
+func (vm *scriptVM) random(L *lua.LState) int {
+	r := float64(vm.rand.next()%math.MaxInt32) / float64(math.MaxInt32)
+	switch L.GetTop() {
+	case 0:
+		L.Push(lua.LNumber(r))
+	case 1:
+		u := L.CheckInt(1)
+		if u < 1 {
+			L.ArgError(1, "interval is empty")
+		}
+		L.Push(lua.LNumber(math.Floor(r*float64(u)) + 1))
+	case 2:
+		l, u := L.CheckInt(1), L.CheckInt(2)
+		if l > u {
+			L.ArgError(2, "interval is empty")
+		}
+		L.Push(lua.LNumber(math.Floor(r*float64(u-l+1)) + float64(l)))
+	default:
+		L.RaiseError("wrong number of arguments")
+	}
+	return 1
+}
+
+// notFromScripts are the commands Redis 7.0 refuses inside a script (its noscript flag).
+var notFromScripts = map[string]bool{
+	"multi": true, "exec": true, "discard": true, "watch": true, "unwatch": true,
+	"eval": true, "evalsha": true, "eval_ro": true, "evalsha_ro": true, "script": true,
+	"config": true, "client": true, "auth": true, "hello": true, "subscribe": true,
+	"psubscribe": true, "unsubscribe": true, "punsubscribe": true, "blpop": true,
+	"brpop": true, "blmove": true, "brpoplpush": true, "blmpop": true, "bzpopmin": true,
+	"bzpopmax": true, "bzmpop": true, "wait": true, "monitor": true, "debug": true,
+	"acl": true, "role": true, "save": true, "bgsave": true, "bgrewriteaof": true,
+	"quit": true, "reset": true, "shutdown": true, "sync": true, "psync": true,
+	"replicaof": true, "slaveof": true, "failover": true, "module": true,
+}
+
+// call is redis.call (raise) and redis.pcall (return the error as a table).
+func (vm *scriptVM) call(raise bool) int {
+	L := vm.L
+	n := L.GetTop()
+	fail := func(msg string) int {
+		t := L.NewTable()
+		t.RawSetString("err", lua.LString(msg))
+		if raise {
+			L.Error(t, 1)
+		}
+		L.Push(t)
+		return 1
+	}
+	if n == 0 {
+		return fail("ERR Please specify at least one argument for this redis lib call")
+	}
+	args := make([][]byte, n)
+	for i := 1; i <= n; i++ {
+		switch v := L.Get(i).(type) {
+		case lua.LString:
+			args[i-1] = []byte(string(v))
+		case lua.LNumber:
+			args[i-1] = []byte(v.String())
+		default:
+			return fail("ERR Lua redis lib command arguments must be strings or integers")
+		}
+	}
+	name := strings.ToLower(string(args[0]))
+	if name == "time" && n == 1 { // the entry's clock, as every replica sees it
+		t := L.CreateTable(2, 0)
+		t.Append(lua.LString(strconv.FormatInt(vm.c.Now/1000, 10)))
+		t.Append(lua.LString(strconv.FormatInt(vm.c.Now%1000*1000, 10)))
+		L.Push(t)
+		return 1
+	}
+	spec := Lookup(args[0])
+	switch {
+	case notFromScripts[name]:
+		return fail("ERR This Redis command is not allowed from script")
+	case spec == nil:
+		return fail("ERR Unknown Redis command called from script")
+	case spec.Flags&FlagNoMulti != 0:
+		return fail("ERR This Redis command is not allowed from script")
+	case !spec.CheckArity(args):
+		return fail("ERR Wrong number of args calling Redis command from script")
+	case spec.Writes(args) && (vm.readOnly || !vm.c.writing):
+		return fail("ERR Write commands are not allowed from read-only scripts.")
+	}
+	c := vm.c
+	w := &luaWriter{L: L}
+	saved := c.W
+	c.W = w
+	spec.Run(c, args) // the script holds every shard already
+	c.W = saved
+	if spec.Name == "select" && !w.isErr {
+		db, _ := ParseInt(args[1])
+		c.DB = int(db) // for the rest of the script only, as in Redis 7
+	}
+	v := w.result()
+	if t, ok := v.(*lua.LTable); ok && w.isErr {
+		if raise {
+			L.Error(t, 1)
+		}
+	}
+	L.Push(v)
+	return 1
+}
+
+// luaWriter turns a command's reply into a Lua value, as Redis converts a RESP2 reply.
+type luaWriter struct {
+	L     *lua.LState
+	stack []luaFrame
+	top   lua.LValue
+	isErr bool
+}
+
+type luaFrame struct {
+	t    *lua.LTable
+	left int
+}
+
+func (w *luaWriter) put(v lua.LValue) {
+	for {
+		if len(w.stack) == 0 {
+			w.top = v
+			return
+		}
+		f := &w.stack[len(w.stack)-1]
+		f.t.Append(v)
+		f.left--
+		if f.left > 0 {
+			return
+		}
+		v = f.t
+		w.stack = w.stack[:len(w.stack)-1]
+	}
+}
+
+func (w *luaWriter) open(n int) {
+	t := w.L.CreateTable(n, 0)
+	if n == 0 {
+		w.put(t)
+		return
+	}
+	w.stack = append(w.stack, luaFrame{t: t, left: n})
+}
+
+func (w *luaWriter) result() lua.LValue {
+	if w.top == nil {
+		return lua.LFalse
+	}
+	return w.top
+}
+
+func (w *luaWriter) Status(s string) {
+	t := w.L.NewTable()
+	t.RawSetString("ok", lua.LString(s))
+	w.put(t)
+}
+
+func (w *luaWriter) Error(msg string) {
+	t := w.L.NewTable()
+	t.RawSetString("err", lua.LString(msg))
+	if len(w.stack) == 0 {
+		w.isErr = true
+	}
+	w.put(t)
+}
+
+func (w *luaWriter) Int(n int64)           { w.put(lua.LNumber(n)) }
+func (w *luaWriter) Bulk(b []byte)         { w.put(lua.LString(string(b))) }
+func (w *luaWriter) BulkString(s string)   { w.put(lua.LString(s)) }
+func (w *luaWriter) Null()                 { w.put(lua.LFalse) }
+func (w *luaWriter) NullArray()            { w.put(lua.LFalse) }
+func (w *luaWriter) Array(n int)           { w.open(n) }
+func (w *luaWriter) Map(n int)             { w.open(2 * n) }
+func (w *luaWriter) Set(n int)             { w.open(n) }
+func (w *luaWriter) Double(f float64)      { w.put(lua.LString(FormatDouble(f))) }
+func (w *luaWriter) Resp3() bool           { return false }
+func (w *luaWriter) HumanDouble(f float64) { w.put(lua.LString(FormatHumanDouble(f))) }
+
+// evalCmd runs EVAL (bySHA false) or EVALSHA, read-only for the _RO variants.
+func evalCmd(bySHA, readOnly bool) func(c *Ctx, args [][]byte) {
+	return func(c *Ctx, args [][]byte) {
+		numkeys, ok := ParseInt(args[2])
+		switch {
+		case !ok:
+			c.W.Error(ErrNotInteger)
+			return
+		case numkeys < 0:
+			c.W.Error("ERR Number of keys can't be negative")
+			return
+		case numkeys > int64(len(args)-3):
+			c.W.Error("ERR Number of keys can't be greater than number of args")
+			return
+		}
+		var sha, body string
+		if bySHA {
+			sha = strings.ToLower(string(args[1]))
+			if body, ok = c.s.scripts.get(sha); !ok {
+				c.W.Error(errNoScript)
+				return
+			}
+		} else {
+			body = string(args[1])
+			sha = sha1hex(body)
+		}
+		proto, e := c.s.scripts.compile(sha, body)
+		if e != "" {
+			c.W.Error(e)
+			return
+		}
+		if !bySHA && c.writing {
+			c.s.scripts.add(sha, body)
+		}
+		vm := scriptVMs.Get().(*scriptVM)
+		defer scriptVMs.Put(vm)
+		vm.run(c, proto, sha, args[3:3+numkeys], args[3+numkeys:], readOnly)
+	}
+}
+
+// run calls the compiled script with KEYS and ARGV and replies with what it returns.
+func (vm *scriptVM) run(c *Ctx, proto *lua.FunctionProto, sha string, keys, argv [][]byte, readOnly bool) {
+	L := vm.L
+	vm.c, vm.readOnly = c, readOnly
+	db := c.DB
+	defer func() { c.DB = db }()
+	// Redis 7 no longer reseeds math.random for each script (it replicates a script's
+	// effects, not the script); here every replica runs the script, so the seed comes
+	// from the entry's randomness: different at every call, the same on every replica.
+	vm.rand.x = c.rnd.next() & (1<<48 - 1)
+	defer func() { vm.c = nil; L.SetTop(0) }()
+	g := L.Get(lua.GlobalsIndex).(*lua.LTable)
+	g.RawSetString("KEYS", luaStrings(L, keys))
+	g.RawSetString("ARGV", luaStrings(L, argv))
+
+	handler := L.NewFunction(func(L *lua.LState) int {
+		err := L.Get(1)
+		t, ok := err.(*lua.LTable)
+		if !ok {
+			t = L.NewTable()
+			t.RawSetString("err", lua.LString("ERR "+lua.LVAsString(err)))
+		}
+		// the line of the script where it failed: the innermost frame of the script
+		for level := 0; ; level++ {
+			dbg, ok := L.GetStack(level)
+			if !ok {
+				break
+			}
+			if _, err := L.GetInfo("Sl", dbg, lua.LNil); err == nil && dbg.Source == scriptChunk && dbg.CurrentLine > 0 {
+				t.RawSetString("line", lua.LNumber(dbg.CurrentLine))
+				break
+			}
+		}
+		L.Push(t)
+		return 1
+	})
+	L.Push(L.NewFunctionFromProto(proto))
+	if err := L.PCall(0, 1, handler); err != nil {
+		msg, line := "ERR unknown error", 0
+		if ae, ok := err.(*lua.ApiError); ok {
+			if t, ok := ae.Object.(*lua.LTable); ok {
+				msg = lua.LVAsString(t.RawGetString("err"))
+				if n, ok := t.RawGetString("line").(lua.LNumber); ok {
+					line = int(n)
+				}
+			} else {
+				msg = "ERR " + lua.LVAsString(ae.Object)
+			}
+		}
+		c.W.Error(firstLine(msg) + " script: " + sha + ", on @" + scriptChunk + ":" + strconv.Itoa(line) + ".")
+		return
+	}
+	replyLua(c.W, L.Get(-1))
+}
+
+func firstLine(s string) string {
+	if i := strings.IndexAny(s, "\r\n"); i >= 0 {
+		return s[:i]
+	}
+	return s
+}
+
+func luaStrings(L *lua.LState, bs [][]byte) *lua.LTable {
+	t := L.CreateTable(len(bs), 0)
+	for _, b := range bs {
+		t.Append(lua.LString(string(b)))
+	}
+	return t
+}
+
+// replyLua writes a script's return value as Redis converts it: a number is truncated to
+// an integer, a table with err or ok is an error or a status, other tables are arrays up
+// to their first nil, true is 1 and false or nil a null.
+func replyLua(w ReplyWriter, v lua.LValue) {
+	switch v := v.(type) {
+	case lua.LNumber:
+		w.Int(int64(float64(v)))
+	case lua.LString:
+		w.BulkString(string(v))
+	case lua.LBool:
+		if v {
+			w.Int(1)
+		} else {
+			w.Null()
+		}
+	case *lua.LTable:
+		if e, ok := v.RawGetString("err").(lua.LString); ok {
+			w.Error(firstLine(string(e)))
+			return
+		}
+		if s, ok := v.RawGetString("ok").(lua.LString); ok {
+			w.Status(firstLine(string(s)))
+			return
+		}
+		n := 0
+		for v.RawGetInt(n+1) != lua.LNil {
+			n++
+		}
+		w.Array(n)
+		for i := 1; i <= n; i++ {
+			replyLua(w, v.RawGetInt(i))
+		}
+	default:
+		w.Null()
+	}
+}
+
+func scriptCmd(c *Ctx, args [][]byte) {
+	sub := strings.ToLower(string(args[1]))
+	switch {
+	case sub == "load" && len(args) == 3:
+		body := string(args[2])
+		sha := sha1hex(body)
+		if _, e := c.s.scripts.compile(sha, body); e != "" {
+			c.W.Error(e)
+			return
+		}
+		c.s.scripts.add(sha, body)
+		c.W.BulkString(sha)
+	case sub == "exists" && len(args) >= 3:
+		c.W.Array(len(args) - 2)
+		for _, a := range args[2:] {
+			if _, ok := c.s.scripts.get(strings.ToLower(string(a))); ok {
+				c.W.Int(1)
+			} else {
+				c.W.Int(0)
+			}
+		}
+	case sub == "flush" && len(args) <= 3:
+		if len(args) == 3 {
+			if m := strings.ToLower(string(args[2])); m != "sync" && m != "async" {
+				c.W.Error("ERR SCRIPT FLUSH only support SYNC|ASYNC option")
+				return
+			}
+		}
+		c.s.scripts.flush()
+		c.W.Status("OK")
+	case sub == "load" || sub == "exists" || sub == "flush":
+		c.W.Error(WrongArgs("script|" + sub))
+	default:
+		c.W.Error("ERR unknown subcommand '" + string(args[1]) + "'. Try SCRIPT HELP.")
+	}
+}

@@ -1,0 +1,156 @@
+package kvstore
+
+import (
+	"bytes"
+	"reflect"
+	"testing"
+)
+
+// The expected replies are what redis-server 7.0.15 answers for the same commands, in
+// the same order, on an empty server (error texts whole: script SHA-1 and line).
+func TestScriptCommands(t *testing.T) {
+	h := newHarness(t)
+	// conversions from Lua to a reply
+	h.expect(3, "EVAL", "return 3.99", "0")
+	h.expect(-3, "EVAL", "return -3.99", "0")
+	h.expect("text", "EVAL", "return 'text'", "0")
+	h.expect(1, "EVAL", "return true", "0")
+	h.expect(nil, "EVAL", "return false", "0")
+	h.expect(nil, "EVAL", "return nil", "0")
+	h.expect([]any{1, 2, 3, "a"}, "EVAL", "return {1, 2, 3.7, 'a', nil, 5}", "0")
+	h.expect([]any{1, []any{2, []any{3}}, 1, nil}, "EVAL", "return {1, {2, {3}}, true, false}", "0")
+	h.expect(Status("fine"), "EVAL", "return {ok='fine'}", "0")
+	h.expectErr("CUSTOM thing", "EVAL", "return {err='CUSTOM thing'}", "0")
+	h.expect(Status("FINE"), "EVAL", "return redis.status_reply('FINE')", "0")
+	h.expectErr("My err", "EVAL", "return redis.error_reply('My err')", "0")
+	h.expect([]any{1, 2, Err("inner")}, "EVAL", "return {1, 2, {err='inner'}}", "0")
+	h.expect("kkaa", "EVAL", "return KEYS[1]..ARGV[1]", "1", "kk", "aa")
+	h.expect([]any{[]any{"a", "b"}, []any{"c"}}, "EVAL", "return {KEYS, ARGV}", "2", "a", "b", "c")
+	h.expect("da39a3ee5e6b4b0d3255bfef95601890afd80709", "EVAL", "return redis.sha1hex('')", "0")
+	// conversions from a reply to Lua
+	h.expect(Status("OK"), "EVAL", "return redis.call('set', KEYS[1], ARGV[1])", "1", "s", "foo")
+	h.expect("OK", "EVAL", "local t = redis.call('set', 'k', 'v'); return t['ok']", "0")
+	h.expect("boolean", "EVAL", "return type(redis.call('get', 'nokey'))", "0")
+	h.expect(3, "EVAL", "return redis.call('rpush', 'l', 1, 2, 3)", "0")
+	h.expect([]any{"1", "2", "3"}, "EVAL", "return redis.call('lrange', 'l', 0, -1)", "0")
+	h.expect(1, "EVAL", "return redis.call('hset', 'h', 'a', '1')", "0")
+	h.expect([]any{"a", "1"}, "EVAL", "return redis.call('hgetall', 'h')", "0")
+	h.expect(1, "EVAL", "return redis.call('zadd', 'z', '1.5', 'm')", "0")
+	h.expect([]any{"m", "1.5"}, "EVAL", "return redis.call('zrange', 'z', 0, -1, 'withscores')", "0")
+	h.expect("1.1", "EVAL", "return redis.call('incrbyfloat', 'f', '1.1')", "0")
+	h.expect(Status("OK"), "EVAL", "return redis.call('set', 'n', 1.5)", "0")
+	h.expect("1.5", "EVAL", "return redis.call('get', 'n')", "0")
+	h.expect("2", "EVAL", "redis.call('set', 'x', '1'); redis.call('incr', 'x'); return redis.call('get', 'x')", "0")
+	h.expect(Status("PONG"), "EVAL", "return redis.call('ping')", "0")
+	h.expect(2, "EVAL", "return #redis.call('time')", "0")
+	h.expect(1, "EVAL", "redis.call('select', '1'); redis.call('set', 'indb1', 'v'); return redis.call('dbsize')", "0")
+	h.expect(0, "EXISTS", "indb1")
+	// errors
+	h.expectErr("ERR value is not an integer or out of range script: 70abbef89e172316f9219e67e313f248a5b98d9b, on @user_script:1.", "EVAL", "return redis.call('incr', 's')", "0")
+	h.expectErr("ERR value is not an integer or out of range", "EVAL", "return redis.pcall('incr', 's')", "0")
+	h.expectErr("WRONGTYPE Operation against a key holding the wrong kind of value script: 02b6b74fda5fc5e0bf4553442225299aa4a3b8ca, on @user_script:1.", "EVAL", "return redis.call('lpush', 's', 'x')", "0")
+	h.expect("WRONGTYPE Operation against a key holding the wrong kind of value", "EVAL", "return redis.pcall('lpush', 's', 'x')['err']", "0")
+	h.expect([]any{"false", "ERR value is not an integer or out of range"}, "EVAL", "local ok, e = pcall(function() redis.call('incr', 's') end) return {tostring(ok), e}", "0")
+	h.expect("X y", "EVAL", "local ok, e = pcall(function() error({err='X y'}) end) return e", "0")
+	h.expect([]any{1, 3, "x"}, "EVAL", "return {pcall(function(a, b) return a + b, 'x' end, 1, 2)}", "0")
+	h.expectErr("ERR Unknown Redis command called from script script: 206396248e12c6e742fd7296250433c8d7343b74, on @user_script:1.", "EVAL", "return redis.call('nosuch')", "0")
+	h.expectErr("ERR Wrong number of args calling Redis command from script script: f187dee77f607f7cff00bbabc9df38507582c78d, on @user_script:1.", "EVAL", "return redis.call('get')", "0")
+	h.expectErr("ERR Please specify at least one argument for this redis lib call script: 0a907e1429221a4d85516cab7fd219a82a9439d8, on @user_script:1.", "EVAL", "return redis.call()", "0")
+	h.expectErr("ERR Lua redis lib command arguments must be strings or integers script: 150783c9b5062cdbec776b2ab0bb486b67036616, on @user_script:1.", "EVAL", "return redis.call('set', 'k', {})", "0")
+	h.expectErr("ERR This Redis command is not allowed from script script: c329a1a294be6bf95b44144f7502610661ae925a, on @user_script:1.", "EVAL", "return redis.call('multi')", "0")
+	h.expectErr("ERR This Redis command is not allowed from script script: c013ef47ef4bbac034f89c37b0e3ed18f87cd82e, on @user_script:1.", "EVAL", "return redis.call('eval', 'return 1', '0')", "0")
+	h.expectErr("ERR This Redis command is not allowed from script", "EVAL", "return redis.pcall('config', 'get', 'x')", "0")
+	h.expectErr("ERR user_script:1: Script attempted to access nonexistent global variable 'x' script: c7977cd7f36622d6ecd2600423927e1a1c3028b4, on @user_script:1.", "EVAL", "return x.y", "0")
+	h.expectErr("ERR user_script:1: Attempt to modify a readonly table script: 18caf8c012aa13c49942060b9653c687e0dcabec, on @user_script:1.", "EVAL", "a = 5", "0")
+	h.expectErr("ERR user_script:1: boom script: 82903a0434f1503e152f89c03c9acd881a0e8150, on @user_script:1.", "EVAL", "error('boom')", "0")
+	h.expectErr("MY custom script: 784d3ae9e6566ecb57138d89d618d989007a9bc6, on @user_script:1.", "EVAL", "error({err='MY custom'})", "0")
+	h.expectErr("ERR user_script:3: three script: dc08f9d793f00c2807c29640cdd3bbd7dcdef74b, on @user_script:3.", "EVAL", "local a = 1\x0alocal b = 2\x0aerror('three')", "0")
+	h.expectErr("ERR Wrong number of args calling Redis command from script script: 5768b23881882192dcacf86abf4fc08d212e2a93, on @user_script:2.", "EVAL", "local a = 1\x0areturn redis.call('incr', 'x', 'y')", "0")
+	h.expectErr("ERR Number of keys can't be negative", "EVAL", "return 1", "-1")
+	h.expectErr("ERR Number of keys can't be greater than number of args", "EVAL", "return 1", "2", "a")
+	h.expectErr("ERR value is not an integer or out of range", "EVAL", "return 1", "x")
+	h.expectErr("ERR Write commands are not allowed from read-only scripts. script: 1ec5c8569e0cb2caa15ae94d564a56e22a60ce3e, on @user_script:1.", "EVAL_RO", "return redis.call('set', 'a', 'b')", "0")
+	h.expect("foo", "EVAL_RO", "return redis.call('get', 's')", "0")
+	// the script cache
+	h.expect("1b936e3fe509bcbc9cd0664897bbe8fd0cac101b", "SCRIPT", "LOAD", "return 'hello'")
+	h.expect("hello", "EVALSHA", "1b936e3fe509bcbc9cd0664897bbe8fd0cac101b", "0")
+	h.expect("hello", "EVALSHA", "1B936E3FE509BCBC9CD0664897BBE8FD0CAC101B", "0")
+	h.expect("hello", "EVALSHA_RO", "1b936e3fe509bcbc9cd0664897bbe8fd0cac101b", "0")
+	h.expectErr("NOSCRIPT No matching script. Please use EVAL.", "EVALSHA", "1b936e3fe509bcbc9cd0664897bbe8fd0ac95a6", "0")
+	h.expect([]any{1, 0, 0}, "SCRIPT", "EXISTS", "1b936e3fe509bcbc9cd0664897bbe8fd0cac101b", "ffff", "e0e1f9fabfc9d4800c877a703b823ac0578ff8db")
+	h.expect(1, "EVAL", "return 1", "0")
+	h.expect([]any{1}, "SCRIPT", "EXISTS", "e0e1f9fabfc9d4800c877a703b823ac0578ff8db")
+	h.expect(Status("OK"), "SCRIPT", "FLUSH")
+	h.expect([]any{0}, "SCRIPT", "EXISTS", "e0e1f9fabfc9d4800c877a703b823ac0578ff8db")
+	h.expectErr("NOSCRIPT No matching script. Please use EVAL.", "EVALSHA", "e0e1f9fabfc9d4800c877a703b823ac0578ff8db", "0")
+	h.expect(Status("OK"), "SCRIPT", "FLUSH", "ASYNC")
+	h.expectErr("ERR SCRIPT FLUSH only support SYNC|ASYNC option", "SCRIPT", "FLUSH", "bogus")
+	h.expectErr("ERR wrong number of arguments for 'script|load' command", "SCRIPT", "LOAD")
+	h.expectErr("ERR unknown subcommand 'BOGUS'. Try SCRIPT HELP.", "SCRIPT", "BOGUS")
+	// a script cannot leave anything behind for the next one (the VM serves them all)
+	h.expectErr("ERR user_script:1: Attempt to modify a readonly table script: 3f77a250492aaaad06f570f7857ed6ad017e1c74, on @user_script:1.", "EVAL", "redis.call = nil return 1", "0")
+	h.expectErr("ERR user_script:1: Attempt to modify a readonly table script: 61574b4b91ec75f725f3a3a2d314d3dcd1c1b577, on @user_script:1.", "EVAL", "string.foo = 1 return 1", "0")
+	h.expectErr("ERR Attempt to modify a readonly table script: e068097f82e9f4a7bbf2d39eb91f78fec91f9301, on @user_script:1.", "EVAL", "rawset(_G, 'x', 1) return 1", "0")
+	h.expectErr("ERR Attempt to modify a readonly table script: c122f21771d632cc334af0c2a37dd028f1a230b7, on @user_script:1.", "EVAL", "setmetatable(_G, nil) return 1", "0")
+	h.expectErr("ERR Attempt to modify a readonly table script: 425ba6b83a9802b8090705867c60db850b893e14, on @user_script:1.", "EVAL", "rawset(string, 'x', 1) return 1", "0")
+	h.expectErr("ERR user_script:1: Attempt to modify a readonly table script: 67b344ff140aed3747f37bc5d5562e26084a2df1, on @user_script:1.", "EVAL", "local m = getmetatable('') m.__index = nil return 1", "0")
+	h.expectErr("ERR user_script:1: Attempt to modify a readonly table script: ac075ac18a268146edb19e945f6c06d3e450c70a, on @user_script:1.", "EVAL", "getmetatable('').__index.upper = nil return 1", "0")
+	h.expectErr("ERR user_script:1: Script attempted to access nonexistent global variable 'x' script: 03c387736bb5cc009ff35151572cee04677aa374, on @user_script:1.", "EVAL", "return x", "0")
+	h.expect(nil, "EVAL", "return string.foo", "0")
+	h.expect("ABC", "EVAL", "return ('abc'):upper()", "0")
+	h.expect(1, "EVAL", "return rawset({}, 'a', 1).a", "0")
+	h.expect("nil", "EVAL", "return type(getmetatable(string))", "0")
+}
+
+// TestScriptCacheIsState: the script cache is replicated state, so a replica restored
+// from a snapshot runs EVALSHA as the one it was taken from, and the digest tells two
+// caches apart.
+func TestScriptCacheIsState(t *testing.T) {
+	h := newHarness(t)
+	h.expect("1b936e3fe509bcbc9cd0664897bbe8fd0cac101b", "SCRIPT", "LOAD", "return 'hello'")
+	h.expect(1, "EVAL", "return 1", "0")
+	var snap bytes.Buffer
+	if err := h.s.Snapshot(&snap); err != nil {
+		t.Fatal(err)
+	}
+	r := newHarness(t)
+	if err := r.s.Restore(&snap); err != nil {
+		t.Fatal(err)
+	}
+	if r.s.Digest() != h.s.Digest() {
+		t.Fatal("the restored store's digest differs")
+	}
+	r.index = h.index
+	r.expect("hello", "EVALSHA", "1b936e3fe509bcbc9cd0664897bbe8fd0cac101b", "0")
+	r.expect(1, "EVALSHA", "e0e1f9fabfc9d4800c877a703b823ac0578ff8db", "0")
+
+	before := h.s.Digest()
+	h.expect(Status("OK"), "SCRIPT", "FLUSH")
+	if h.s.Digest() == before {
+		t.Fatal("SCRIPT FLUSH left the digest alone")
+	}
+}
+
+// TestScriptDeterminism: two replicas applying the same entries get the same replies and
+// state, with math.random, TIME and SPOP in the script.
+func TestScriptDeterminism(t *testing.T) {
+	a, b := newHarness(t), newHarness(t)
+	script := "redis.call('sadd', 's', 'a', 'b', 'c', 'd', 'e', 'f')\n" +
+		"local r = {math.random(1000), math.random(), redis.call('spop', 's'), redis.call('time')[2]}\n" +
+		"redis.call('set', 'r', table.concat(r, ','))\n" +
+		"return r"
+	for i := 0; i < 5; i++ {
+		ra, rb := a.do("EVAL", script, "0"), b.do("EVAL", script, "0")
+		if !equalReplies(ra, rb) {
+			t.Fatalf("replicas answered %v and %v", ra, rb)
+		}
+	}
+	if a.s.Digest() != b.s.Digest() {
+		t.Fatal("replicas diverged")
+	}
+	if ra, rb := a.do("EVAL", "return math.random(1000000)", "0"), a.do("EVAL", "return math.random(1000000)", "0"); equalReplies(ra, rb) {
+		t.Fatalf("math.random gave %v at two calls: it should follow the entry's randomness", ra)
+	}
+}
+
+func equalReplies(a, b any) bool { return reflect.DeepEqual(normalize(a), normalize(b)) }
