@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Side by side, command by command: one nanokv node (WAL with --fsync everysec) against
-# redis-server (no persistence), with redis-benchmark -c 50 -P 1, on the bitmap, geo and
-# HyperLogLog commands and on cases that show their costs (a BITFIELD on a 1 MB string
-# copies it; a PFCOUNT of one key goes through the log).
+# redis-server (no persistence), with redis-benchmark -c 50 -P 1, on the bitmap, geo,
+# HyperLogLog and scripting commands and on cases that show their costs (a BITFIELD on a
+# 1 MB string copies it; a PFCOUNT of one key goes through the log; a script holds the
+# whole store).
 #
 #   bench/commands-sidebyside.sh          about two minutes
 #   N=20000 bench/commands-sidebyside.sh  quicker, noisier
@@ -63,3 +64,10 @@ row "PFADD small e:__rand_int__ (stays sparse)" "$N" 300 PFADD small e:__rand_in
 row "PFCOUNT hll (cached count)" "$N" 1 PFCOUNT hll
 row "PFCOUNT hll small (merged, read path)" "$N" 1 PFCOUNT hll small
 row "PFMERGE dst hll small" $((N / 5)) 1 PFMERGE dst hll small
+
+set_script="return redis.call('set', KEYS[1], ARGV[1])"
+sha=$(redis-cli -p "$rport" SCRIPT LOAD "$set_script")
+[ "$(redis-cli -p "$nport" SCRIPT LOAD "$set_script")" = "$sha" ]
+row "EVAL (SET through redis.call)" "$N" 100000 EVAL "$set_script" 1 key:__rand_int__ v
+row "EVALSHA (the same, loaded)" "$N" 100000 EVALSHA "$sha" 1 key:__rand_int__ v
+row "EVAL_RO (GET through redis.call)" "$N" 100000 EVAL_RO "return redis.call('get', KEYS[1])" 1 key:__rand_int__

@@ -466,7 +466,10 @@ func (s *Server) RaftCommand(ctx context.Context, args [][]byte, w kvstore.Reply
 		switch {
 		case spec == nil:
 			w.Error(kvstore.UnknownCommand(args[2:]))
-		case spec.Flags&kvstore.FlagReadOnly == 0:
+		case spec.Flags&(kvstore.FlagReadOnly|kvstore.FlagWrite) == 0,
+			// a write command whose call only reads (SORT without STORE, SCRIPT EXISTS)
+			// may run
+			spec.Flags&kvstore.FlagWrite != 0 && (!spec.CheckArity(args[2:]) || spec.Writes(args[2:])):
 			w.Error("ERR RAFT.DEBUG EXEC runs read-only commands only")
 		case !spec.CheckArity(args[2:]):
 			w.Error(kvstore.WrongArgs(spec.Name))

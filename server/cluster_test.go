@@ -771,3 +771,77 @@ func TestIdempotentRetryAcrossFailover(t *testing.T) {
 		}
 	}
 }
+
+// Scripts on a cluster: what a script draws (math.random, SPOP, TIME) is the same on every
+// member, and the script cache reaches a member that catches up by snapshot, so EVALSHA
+// works wherever the member stands.
+func TestClusterScripts(t *testing.T) {
+	lns, peers := memberListeners(t, 3)
+	dirs := map[uint64]string{}
+	servers := map[uint64]*Server{}
+	start := func(id uint64) {
+		s := startServer(t, Config{NodeID: id, Peers: peers, ClusterListener: lns[id], DataDir: dirs[id],
+			TickInterval: 5 * time.Millisecond, SnapshotLogBytes: 2048, SnapshotTrailing: 10})
+		servers[id] = s
+		t.Cleanup(func() { s.Close() })
+	}
+	for id := uint64(1); id <= 3; id++ {
+		dirs[id] = t.TempDir()
+		start(id)
+	}
+	ctx := context.Background()
+	leadID, lead := leaderOf(t, servers, 0)
+	lagger := leadID%3 + 1
+	servers[lagger].Close()
+	c := client(t, lead)
+	const draw = "redis.call('sadd', KEYS[1], 'a', 'b', 'c', 'd', 'e')\n" +
+		"local t = redis.call('time')\n" +
+		"local v = math.random(1000000) .. ':' .. redis.call('spop', KEYS[1]) .. ':' .. t[1] .. '.' .. t[2]\n" +
+		"redis.call('set', KEYS[2], v)\n" +
+		"return v"
+	sha, err := c.ScriptLoad(ctx, draw).Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{}
+	for i := range 300 { // enough log for a few snapshots
+		key := fmt.Sprintf("drawn:%d", i)
+		v, err := c.EvalSha(ctx, sha, []string{fmt.Sprintf("set:%d", i), key}).Text()
+		if err != nil {
+			t.Fatal(err)
+		}
+		want[key] = v
+	}
+	ln, err := net.Listen("tcp", peers[lagger])
+	if err != nil {
+		t.Fatal(err)
+	}
+	lns[lagger] = ln
+	start(lagger)
+	lc := client(t, servers[lagger])
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		n, err := lc.Do(ctx, "RAFT.DEBUG", "EXEC", "DBSIZE").Int64()
+		if err == nil && n == 600 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("lagging member has %d keys (%v)", n, err)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	for id, s := range servers {
+		sc := client(t, s)
+		for key, v := range want {
+			if got, err := sc.Do(ctx, "RAFT.DEBUG", "EXEC", "GET", key).Text(); err != nil || got != v {
+				t.Fatalf("member %d: %s = %q (%v), the leader's script returned %q", id, key, got, err, v)
+			}
+		}
+		if ok, err := sc.Do(ctx, "RAFT.DEBUG", "EXEC", "SCRIPT", "EXISTS", sha).Slice(); err != nil || ok[0] != int64(1) {
+			t.Fatalf("member %d does not have the script: %v (%v)", id, ok, err)
+		}
+	}
+	if info := lc.Info(ctx, "raft").Val(); !strings.Contains(info, "raft_snapshots_installed:1") {
+		t.Fatalf("the lagging member did not catch up through a snapshot:\n%s", info)
+	}
+}

@@ -812,7 +812,7 @@ func (r *runner) compare(it item, idx int, n norm, got, want rval, alone, after 
 	}
 	ga, wa := normalize(got, n, it.sub), normalize(want, n, it.sub)
 	gr, wr := render(ga), render(wa)
-	if strings.HasPrefix(strings.ToUpper(it.args[0]), "Z") {
+	if readsScores(it) {
 		// the -0 score Redis keeps in skiplist-encoded sets (see dump): documented, not compared
 		gr, wr = positiveZero(gr), positiveZero(wr)
 	}
@@ -1117,6 +1117,16 @@ func dump(c *rconn, dbs []int) (map[string]string, error) {
 		}
 	}
 	return out, nil
+}
+
+// readsScores reports whether a reply may carry sorted-set scores: a Z command, alone,
+// queued in a transaction, or run by a script (fScripts passes the command in ARGV).
+func readsScores(it item) bool {
+	isZ := func(name string) bool { return strings.HasPrefix(strings.ToUpper(name), "Z") }
+	if isZ(it.args[0]) || slices.ContainsFunc(it.subArgs, func(a []string) bool { return len(a) > 0 && isZ(a[0]) }) {
+		return true
+	}
+	return strings.HasPrefix(strings.ToUpper(it.args[0]), "EVAL") && slices.ContainsFunc(it.args[1:], isZ)
 }
 
 // negativeZero is a -0 score as render writes it: a bulk string (RESP2) or a double
