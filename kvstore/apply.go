@@ -247,10 +247,11 @@ func (s *Store) applyTx(c *Ctx, d *decoder) {
 		return
 	}
 	c.W.Array(int(n))
-	// The whole transaction holds every shard: Redis runs EXEC atomically, and a reader must
-	// not observe half of it.
-	s.lockAll(true)
-	defer s.unlockAll(true)
+	// The transaction holds the shards of all its commands' keys from its first command to
+	// its last: Redis runs EXEC atomically, and a reader must not observe half of it.
+	held := s.txShards(*d, n)
+	s.lockShards(held)
+	defer s.unlockShards(held)
 	for i := uint64(0); i < n && d.err == nil; i++ {
 		db, args := d.command()
 		if d.err != nil {
@@ -265,6 +266,61 @@ func (s *Store) applyTx(c *Ctx, d *decoder) {
 			c.W.Error(WrongArgs(spec.Name))
 		default:
 			spec.Run(c, args)
+		}
+	}
+}
+
+// shardSet is a set of shards, one bit each.
+type shardSet [numShards / 64]uint64
+
+// txShards decodes a transaction's n commands (d is a copy of the applier's decoder) and
+// returns the shards their keys are in: every shard when one of them may touch any key
+// (FlagAllKeys: SORT BY, EVAL, FLUSHDB...) or does not decode.
+func (s *Store) txShards(d decoder, n uint64) shardSet {
+	var set shardSet
+	d.args = nil // the applier's scratch is the caller's
+	for i := uint64(0); i < n; i++ {
+		_, args := d.command()
+		if d.err != nil {
+			return allShards()
+		}
+		spec := Lookup(args[0])
+		if spec == nil || !spec.CheckArity(args) {
+			continue // answered with an error, touches nothing
+		}
+		l := spec.lockSet(args, true)
+		if l.all {
+			return allShards()
+		}
+		for _, id := range l.ids[:l.n] {
+			set[id/64] |= 1 << (id % 64)
+		}
+	}
+	return set
+}
+
+func allShards() shardSet {
+	var set shardSet
+	for i := range set {
+		set[i] = ^uint64(0)
+	}
+	return set
+}
+
+// lockShards write-locks the shards of set, in ascending order as every goroutine does.
+func (s *Store) lockShards(set shardSet) {
+	for i := range s.shards {
+		if set[i/64]&(1<<(i%64)) != 0 {
+			s.shards[i].mu.Lock()
+			s.beforeWrite(i)
+		}
+	}
+}
+
+func (s *Store) unlockShards(set shardSet) {
+	for i := range s.shards {
+		if set[i/64]&(1<<(i%64)) != 0 {
+			s.shards[i].mu.Unlock()
 		}
 	}
 }

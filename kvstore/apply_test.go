@@ -358,3 +358,16 @@ func TestApplyAllocatesOnlyTheValue(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkApplyTx is a MULTI/EXEC of two SETs, as a redis-py pipeline sends by default.
+func BenchmarkApplyTx(b *testing.B) {
+	s := New()
+	entry := AppendTx(nil, nil, []TxCommand{
+		{Args: [][]byte{[]byte("SET"), []byte("a"), []byte("1")}},
+		{Args: [][]byte{[]byte("SET"), []byte("b"), []byte("2")}},
+	})
+	b.ReportAllocs()
+	for i := 0; i < b.N; i++ {
+		s.Apply(Entry{Index: uint64(i + 1), Time: 1e12, Data: entry}, nil)
+	}
+}
