@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"maps"
 	"math"
+	"math/bits"
 	"slices"
 	"strconv"
 	"strings"
@@ -29,8 +30,8 @@ import (
 // is in snapshots and in the digest, so an EVALSHA finds the same script everywhere.
 //
 // The Lua is gopher-lua (a Lua 5.1 in Go, as Redis embeds Lua 5.1) with the base, table,
-// string, math and coroutine libraries; Redis's cjson, cmsgpack, bit and struct are not
-// there. A compile error's text is gopher-lua's, not Lua's.
+// string, math and coroutine libraries and LuaBitOp's bit; Redis's cjson, cmsgpack and
+// struct are not there. A compile error's text is gopher-lua's, not Lua's.
 
 func init() {
 	register(
@@ -250,12 +251,13 @@ func newScriptVM() *scriptVM {
 		redis.RawSetString(name, lua.LNumber(v))
 	}
 	g.RawSetString("redis", redis)
+	g.RawSetString("bit", openBit(L))
 
 	// Redis's global protection: a script may not create globals nor read missing ones,
 	// nor change a library.
 	vm.ro = map[*lua.LTable]bool{g: true}
 	vm.proxies = map[*lua.LTable]*lua.LTable{}
-	for _, name := range []string{"string", "table", "math", "coroutine", "redis"} {
+	for _, name := range []string{"string", "table", "math", "coroutine", "redis", "bit"} {
 		g.RawSetString(name, vm.readOnlyView(g.RawGetString(name).(*lua.LTable)))
 	}
 	strMT := L.GetMetatable(lua.LString("")).(*lua.LTable)
@@ -335,6 +337,66 @@ func (vm *scriptVM) readOnlyView(t *lua.LTable) *lua.LTable {
 	L.SetMetatable(p, mt)
 	vm.proxies[t], vm.ro[p] = p, true
 	return p
+}
+
+// openBit is LuaBitOp, the bit library Redis loads: 32-bit operations whose results are
+// signed 32-bit numbers.
+func openBit(L *lua.LState) *lua.LTable {
+	// barg is LuaBitOp's conversion: the number rounded (half to even) and taken mod 2^32.
+	barg := func(L *lua.LState, i int) uint32 {
+		return uint32(math.Float64bits(float64(L.CheckNumber(i)) + 6755399441055744.0))
+	}
+	ret := func(L *lua.LState, b uint32) int {
+		L.Push(lua.LNumber(int32(b)))
+		return 1
+	}
+	fold := func(op func(a, b uint32) uint32) lua.LGFunction {
+		return func(L *lua.LState) int {
+			b := barg(L, 1)
+			for i := 2; i <= L.GetTop(); i++ {
+				b = op(b, barg(L, i))
+			}
+			return ret(L, b)
+		}
+	}
+	shift := func(op func(b uint32, n uint) uint32) lua.LGFunction {
+		return func(L *lua.LState) int { return ret(L, op(barg(L, 1), uint(barg(L, 2)&31))) }
+	}
+	t := L.NewTable()
+	for name, fn := range map[string]lua.LGFunction{
+		"tobit":   func(L *lua.LState) int { return ret(L, barg(L, 1)) },
+		"bnot":    func(L *lua.LState) int { return ret(L, ^barg(L, 1)) },
+		"band":    fold(func(a, b uint32) uint32 { return a & b }),
+		"bor":     fold(func(a, b uint32) uint32 { return a | b }),
+		"bxor":    fold(func(a, b uint32) uint32 { return a ^ b }),
+		"lshift":  shift(func(b uint32, n uint) uint32 { return b << n }),
+		"rshift":  shift(func(b uint32, n uint) uint32 { return b >> n }),
+		"arshift": shift(func(b uint32, n uint) uint32 { return uint32(int32(b) >> n) }),
+		"rol":     shift(func(b uint32, n uint) uint32 { return bits.RotateLeft32(b, int(n)) }),
+		"ror":     shift(func(b uint32, n uint) uint32 { return bits.RotateLeft32(b, -int(n)) }),
+		"bswap":   func(L *lua.LState) int { return ret(L, bits.ReverseBytes32(barg(L, 1))) },
+		"tohex": func(L *lua.LState) int {
+			b, n := barg(L, 1), 8
+			if L.GetTop() >= 2 {
+				n = int(int32(barg(L, 2)))
+			}
+			digits := "0123456789abcdef"
+			if n < 0 {
+				n, digits = -n, "0123456789ABCDEF"
+			}
+			n = min(n, 8)
+			out := make([]byte, n)
+			for i := n - 1; i >= 0; i-- {
+				out[i] = digits[b&15]
+				b >>= 4
+			}
+			L.Push(lua.LString(out))
+			return 1
+		},
+	} {
+		t.RawSetString(name, L.NewFunction(fn))
+	}
+	return t
 }
 
 // rand48 is the 48-bit generator of POSIX drand48, as Redis's rand.c implements it for

@@ -100,6 +100,12 @@ func TestScriptCommands(t *testing.T) {
 	h.expect("ABC", "EVAL", "return ('abc'):upper()", "0")
 	h.expect(1, "EVAL", "return rawset({}, 'a', 1).a", "0")
 	h.expect("nil", "EVAL", "return type(getmetatable(string))", "0")
+	// LuaBitOp
+	h.expect([]any{-1, 5, 2, 2, -2, 2147483647, 0}, "EVAL", "return {bit.tobit(0xffffffff), bit.tobit(2^32+5), bit.tobit(1.5), bit.tobit(2.5), bit.tobit(-1.5), bit.tobit(-2^31-1), bit.band(2^53)}", "0")
+	h.expect([]any{"000000ff", "FFFF", "ff", "678", "", "00000001"}, "EVAL", "return {bit.tohex(255), bit.tohex(-1, -4), bit.tohex(255, 2), bit.tohex(0x12345678, -3), bit.tohex(1, 0), bit.tohex(1, 9)}", "0")
+	h.expect([]any{-1, 3, 7, 6, 4}, "EVAL", "return {bit.bnot(0), bit.band(0xff, 0x0f, 0x3), bit.bor(1, 2, 4), bit.bxor(5, 3), bit.band('12', 4)}", "0")
+	h.expect([]any{-2147483648, 2, 15, -16, 3, -2147483648, 2018915346}, "EVAL", "return {bit.lshift(1, 31), bit.lshift(1, 33), bit.rshift(-1, 28), bit.arshift(-256, 4), bit.rol(0x80000001, 1), bit.ror(1, 1), bit.bswap(0x12345678)}", "0")
+	h.expectErr("ERR user_script:1: Attempt to modify a readonly table script: 902810e13d3aefd4d9a780b3b1f6c6f716481d08, on @user_script:1.", "EVAL", "bit.x = 1", "0")
 }
 
 // TestScriptCacheIsState: the script cache is replicated state, so a replica restored
