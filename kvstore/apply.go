@@ -251,7 +251,11 @@ func (s *Store) applyTx(c *Ctx, d *decoder) {
 	// its last: Redis runs EXEC atomically, and a reader must not observe half of it.
 	held := s.txShards(*d, n)
 	s.lockShards(held)
-	defer s.unlockShards(held)
+	c.held = &held
+	defer func() {
+		c.held = nil
+		s.unlockShards(held)
+	}()
 	for i := uint64(0); i < n && d.err == nil; i++ {
 		db, args := d.command()
 		if d.err != nil {
@@ -293,11 +297,15 @@ func (s *Store) txShards(d decoder, n uint64) shardSet {
 			return allShards()
 		}
 		for _, id := range l.ids[:l.n] {
-			set[id/64] |= 1 << (id % 64)
+			set.add(int(id))
 		}
 	}
 	return set
 }
+
+func (set *shardSet) add(i int)      { set[i/64] |= 1 << (i % 64) }
+func (set *shardSet) remove(i int)   { set[i/64] &^= 1 << (i % 64) }
+func (set *shardSet) has(i int) bool { return set[i/64]&(1<<(i%64)) != 0 }
 
 func allShards() shardSet {
 	var set shardSet
@@ -310,7 +318,7 @@ func allShards() shardSet {
 // lockShards write-locks the shards of set, in ascending order as every goroutine does.
 func (s *Store) lockShards(set shardSet) {
 	for i := range s.shards {
-		if set[i/64]&(1<<(i%64)) != 0 {
+		if set.has(i) {
 			s.shards[i].mu.Lock()
 			s.beforeWrite(i)
 		}
@@ -319,7 +327,7 @@ func (s *Store) lockShards(set shardSet) {
 
 func (s *Store) unlockShards(set shardSet) {
 	for i := range s.shards {
-		if set[i/64]&(1<<(i%64)) != 0 {
+		if set.has(i) {
 			s.shards[i].mu.Unlock()
 		}
 	}

@@ -27,6 +27,10 @@ const (
 	FlagConn
 	// FlagNoMulti commands are refused inside MULTI.
 	FlagNoMulti
+	// FlagScript commands run a script, which may reach keys it did not declare: on the
+	// applier it holds its declared keys' shards and takes the others as it reaches them
+	// (Ctx.held).
+	FlagScript
 )
 
 // Spec is one command: its Redis metadata and its implementation.
@@ -233,6 +237,9 @@ type Ctx struct {
 	rnd rng
 	// dbChanged is set by SELECT inside a transaction.
 	dbChanged bool
+	// held is, on the applier, the shards a script's command or transaction holds, so
+	// that a script can take the rest it reaches (scriptVM.reach); nil elsewhere.
+	held *shardSet
 }
 
 var readSeq atomic.Uint64
@@ -275,6 +282,11 @@ func (c *Ctx) runSpec(spec *Spec, args [][]byte, write bool) {
 	}
 	l := spec.lockSet(args, write)
 	c.s.lock(&l)
+	if write && spec.Flags&FlagScript != 0 {
+		held := l.shards()
+		c.held = &held
+		defer func() { c.held = nil }()
+	}
 	spec.Run(c, args)
 	c.s.unlock(&l)
 }

@@ -35,8 +35,12 @@ import (
 
 func init() {
 	register(
-		&Spec{Name: "eval", Arity: -3, Flags: FlagWrite | FlagAllKeys, Group: "scripting", Since: "2.6.0", Summary: "Execute a Lua script server side", Run: evalCmd(false, false)},
-		&Spec{Name: "evalsha", Arity: -3, Flags: FlagWrite | FlagAllKeys, Group: "scripting", Since: "2.6.0", Summary: "Execute a Lua script server side", Run: evalCmd(true, false)},
+		// A script holds its declared keys' shards from the start, and takes the others
+		// its calls reach as it goes (reach), so that scripts on distinct keys do not pay
+		// for all 256 shards. Read-only scripts run on the read path, where a reader may
+		// not take shards one by one while it holds others: they hold all of them.
+		&Spec{Name: "eval", Arity: -3, Flags: FlagWrite | FlagScript, Group: "scripting", Since: "2.6.0", Summary: "Execute a Lua script server side", Run: evalCmd(false, false), MoreKeys: scriptKeys},
+		&Spec{Name: "evalsha", Arity: -3, Flags: FlagWrite | FlagScript, Group: "scripting", Since: "2.6.0", Summary: "Execute a Lua script server side", Run: evalCmd(true, false), MoreKeys: scriptKeys},
 		&Spec{Name: "eval_ro", Arity: -3, Flags: FlagReadOnly | FlagAllKeys, Group: "scripting", Since: "7.0.0", Summary: "Execute a read-only Lua script server side", Run: evalCmd(false, true)},
 		&Spec{Name: "evalsha_ro", Arity: -3, Flags: FlagReadOnly | FlagAllKeys, Group: "scripting", Since: "7.0.0", Summary: "Execute a read-only Lua script server side", Run: evalCmd(true, true)},
 		// SCRIPT LOAD and FLUSH change the replicated script cache; EXISTS reads it.
@@ -46,6 +50,15 @@ func init() {
 				return sub != "load" && sub != "flush"
 			}},
 	)
+}
+
+// scriptKeys is MoreKeys for EVAL and EVALSHA: the keys the call declares.
+func scriptKeys(args [][]byte) [][]byte {
+	n, ok := ParseInt(args[2])
+	if !ok || n < 0 || n > int64(len(args)-3) {
+		return nil
+	}
+	return args[3 : 3+n]
 }
 
 const (
@@ -162,6 +175,9 @@ type scriptVM struct {
 	c        *Ctx
 	readOnly bool
 	rand     rand48
+	// reached is the shards the running script took as its calls reached them, beyond
+	// those its command or transaction held (Ctx.held).
+	reached shardSet
 	// The VM serves many scripts, on every replica in another order, so nothing a script
 	// does may outlive it: the globals and the libraries are read-only, as in Redis 7.
 	// ro holds the tables a script may not change (the globals, and read-only views of
@@ -496,6 +512,9 @@ func (vm *scriptVM) call(raise bool) int {
 		return fail("ERR Write commands are not allowed from read-only scripts.")
 	}
 	c := vm.c
+	if c.held != nil {
+		vm.reach(spec.lockSet(args, true))
+	}
 	w := &luaWriter{L: L}
 	saved := c.W
 	c.W = w
@@ -513,6 +532,44 @@ func (vm *scriptVM) call(raise bool) int {
 	}
 	L.Push(v)
 	return 1
+}
+
+// reach write-locks the shards of l the script does not hold yet. Waiting for one while
+// holding others cannot deadlock: the applier is the only writer, and readers never wait
+// while they hold a shard (Store.rlockShards).
+func (vm *scriptVM) reach(l lockSet) {
+	c := vm.c
+	take := func(i int) {
+		if !c.held.has(i) {
+			c.s.shards[i].mu.Lock()
+			c.s.beforeWrite(i)
+			c.held.add(i)
+			vm.reached.add(i)
+		}
+	}
+	if l.all {
+		for i := range numShards {
+			take(i)
+		}
+		return
+	}
+	for _, id := range l.ids[:l.n] {
+		take(int(id))
+	}
+}
+
+// release lets go of the shards the script run on c reached.
+func (vm *scriptVM) release(c *Ctx) {
+	if vm.reached == (shardSet{}) {
+		return
+	}
+	for i := range numShards {
+		if vm.reached.has(i) {
+			c.s.shards[i].mu.Unlock()
+			c.held.remove(i)
+		}
+	}
+	vm.reached = shardSet{}
 }
 
 // luaWriter turns a command's reply into a Lua value, as Redis converts a RESP2 reply.
@@ -633,7 +690,10 @@ func (vm *scriptVM) run(c *Ctx, proto *lua.FunctionProto, sha string, keys, argv
 	L := vm.L
 	vm.c, vm.readOnly = c, readOnly
 	db := c.DB
-	defer func() { c.DB = db }()
+	defer func() {
+		c.DB = db
+		vm.release(c)
+	}()
 	// Redis 7 no longer reseeds math.random for each script (it replicates a script's
 	// effects, not the script); here every replica runs the script, so the seed comes
 	// from the entry's randomness: different at every call, the same on every replica.

@@ -2,7 +2,9 @@ package kvstore
 
 import (
 	"bytes"
+	"fmt"
 	"reflect"
+	"sync"
 	"testing"
 )
 
@@ -169,4 +171,88 @@ func BenchmarkApplyEVAL(b *testing.B) {
 	for i := 0; i < b.N; i++ {
 		s.Apply(Entry{Index: uint64(i + 1), Time: 1e12, Data: entry}, nil)
 	}
+}
+
+// TestScriptsReachShardsWhileReadersRun: scripts that take the shards of undeclared keys
+// in descending and scattered orders, against readers holding several shards at once
+// (MGET, EVAL_RO, DBSIZE) and a snapshot written meanwhile. Nothing deadlocks (the test
+// would hang), nothing races (-race in CI), and the snapshot is the state between two
+// scripts.
+func TestScriptsReachShardsWhileReadersRun(t *testing.T) {
+	s := New()
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	for r := range 3 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; ; i++ {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				args := [][]byte{[]byte("MGET")}
+				for j := range 6 {
+					args = append(args, []byte(fmt.Sprintf("k%d", (i*7+j*13+r)%50)))
+				}
+				s.Read(0, 1e12, args, Discard)
+				if i%10 == 0 {
+					s.Read(0, 1e12, [][]byte{[]byte("EVAL_RO"), []byte("return redis.call('mget', 'k1', 'k2', 'k3')"), []byte("0")}, Discard)
+				}
+				if i%50 == 0 {
+					s.Read(0, 1e12, [][]byte{[]byte("DBSIZE")}, Discard)
+				}
+			}
+		}()
+	}
+	// With a step coprime with 50, a script increments each of k0..k49 once, in an order
+	// of its own; it declares one key.
+	const script = "for i = 49, 0, -1 do redis.call('incr', 'k' .. ((i * ARGV[1]) % 50)) end return 1"
+	steps := []string{"1", "3", "7", "9", "11", "13", "17"}
+	var snap bytes.Buffer
+	var snapDone sync.WaitGroup
+	for i := range 300 {
+		if i == 150 {
+			write, err := s.BeginSnapshot()
+			if err != nil {
+				t.Fatal(err)
+			}
+			snapDone.Add(1)
+			go func() {
+				defer snapDone.Done()
+				if err := write(&snap); err != nil {
+					t.Error(err)
+				}
+			}()
+		}
+		data := AppendCommand(nil, 0, [][]byte{[]byte("EVAL"), []byte(script), []byte("1"), []byte("k7"), []byte(steps[i%len(steps)])})
+		if err := s.Apply(Entry{Index: uint64(i + 1), Time: 1e12, Data: data}, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	close(stop)
+	wg.Wait()
+	snapDone.Wait()
+	for _, st := range []struct {
+		s    *Store
+		want string
+	}{{s, "300"}, {restored(t, &snap), "150"}} {
+		for k := range 50 {
+			w := &tree{}
+			st.s.Read(0, 1e12, [][]byte{[]byte("GET"), []byte(fmt.Sprintf("k%d", k))}, w)
+			if got := fmt.Sprint(w.out...); got != st.want {
+				t.Fatalf("k%d = %s, want %s", k, got, st.want)
+			}
+		}
+	}
+}
+
+func restored(t *testing.T, snap *bytes.Buffer) *Store {
+	t.Helper()
+	s := New()
+	if err := s.Restore(snap); err != nil {
+		t.Fatal(err)
+	}
+	return s
 }

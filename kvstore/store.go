@@ -228,18 +228,58 @@ func (l *lockSet) add(id int) {
 }
 
 func (s *Store) lock(l *lockSet) {
-	if l.all {
-		s.lockAll(l.write)
-		return
-	}
-	for i := 0; i < l.n; i++ {
-		if l.write {
-			s.shards[l.ids[i]].mu.Lock()
-			s.beforeWrite(int(l.ids[i]))
-		} else {
-			s.shards[l.ids[i]].mu.RLock()
+	switch {
+	case !l.write && l.all:
+		s.rlockShards(numShards, func(i int) int { return i })
+	case !l.write && l.n > 1:
+		s.rlockShards(l.n, func(i int) int { return int(l.ids[i]) })
+	case l.all:
+		s.lockAll(true)
+	default:
+		for i := 0; i < l.n; i++ {
+			if l.write {
+				s.shards[l.ids[i]].mu.Lock()
+				s.beforeWrite(int(l.ids[i]))
+			} else {
+				s.shards[l.ids[i]].mu.RLock()
+			}
 		}
 	}
+}
+
+// rlockShards read-locks n shards (id(0) < id(1) < ...) without ever waiting while it
+// holds one: when a shard is taken it lets go of those it holds, waits for that one
+// alone, and starts again. So the applier, the only writer, can never wait for a reader
+// that waits for it, and may take shards in any order: a script takes those its calls
+// reach as it goes (scriptVM.reach).
+func (s *Store) rlockShards(n int, id func(int) int) {
+	for {
+		i := 0
+		for i < n && s.shards[id(i)].mu.TryRLock() {
+			i++
+		}
+		if i == n {
+			return
+		}
+		for j := 0; j < i; j++ {
+			s.shards[id(j)].mu.RUnlock()
+		}
+		busy := &s.shards[id(i)].mu
+		busy.RLock()
+		busy.RUnlock()
+	}
+}
+
+// shards is the set l locks.
+func (l *lockSet) shards() shardSet {
+	if l.all {
+		return allShards()
+	}
+	var set shardSet
+	for _, id := range l.ids[:l.n] {
+		set.add(int(id))
+	}
+	return set
 }
 
 func (s *Store) unlock(l *lockSet) {
