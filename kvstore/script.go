@@ -175,6 +175,8 @@ type scriptVM struct {
 	c        *Ctx
 	readOnly bool
 	rand     rand48
+	// onError is scriptErrorHandler, made once.
+	onError *lua.LFunction
 	// reached is the shards the running script took as its calls reached them, beyond
 	// those its command or transaction held (Ctx.held).
 	reached shardSet
@@ -191,6 +193,7 @@ var scriptVMs = sync.Pool{New: func() any { return newScriptVM() }}
 func newScriptVM() *scriptVM {
 	vm := &scriptVM{L: lua.NewState(lua.Options{SkipOpenLibs: true, CallStackSize: 256, RegistrySize: 1024 * 4, RegistryMaxSize: scriptRegistryMax})}
 	L := vm.L
+	vm.onError = L.NewFunction(scriptErrorHandler)
 	for _, lib := range []struct {
 		name string
 		fn   lua.LGFunction
@@ -413,6 +416,30 @@ func openBit(L *lua.LState) *lua.LTable {
 		t.RawSetString(name, L.NewFunction(fn))
 	}
 	return t
+}
+
+// scriptErrorHandler turns the error a script raised into Rediss error table, with the
+// script line where it was raised (as Rediss __redis__err__handler does).
+func scriptErrorHandler(L *lua.LState) int {
+	err := L.Get(1)
+	t, ok := err.(*lua.LTable)
+	if !ok {
+		t = L.NewTable()
+		t.RawSetString("err", lua.LString("ERR "+lua.LVAsString(err)))
+	}
+	// the line of the script where it failed: the innermost frame of the script
+	for level := 0; ; level++ {
+		dbg, ok := L.GetStack(level)
+		if !ok {
+			break
+		}
+		if _, err := L.GetInfo("Sl", dbg, lua.LNil); err == nil && dbg.Source == scriptChunk && dbg.CurrentLine > 0 {
+			t.RawSetString("line", lua.LNumber(dbg.CurrentLine))
+			break
+		}
+	}
+	L.Push(t)
+	return 1
 }
 
 // rand48 is the 48-bit generator of POSIX drand48, as Redis's rand.c implements it for
@@ -703,29 +730,8 @@ func (vm *scriptVM) run(c *Ctx, proto *lua.FunctionProto, sha string, keys, argv
 	g.RawSetString("KEYS", luaStrings(L, keys))
 	g.RawSetString("ARGV", luaStrings(L, argv))
 
-	handler := L.NewFunction(func(L *lua.LState) int {
-		err := L.Get(1)
-		t, ok := err.(*lua.LTable)
-		if !ok {
-			t = L.NewTable()
-			t.RawSetString("err", lua.LString("ERR "+lua.LVAsString(err)))
-		}
-		// the line of the script where it failed: the innermost frame of the script
-		for level := 0; ; level++ {
-			dbg, ok := L.GetStack(level)
-			if !ok {
-				break
-			}
-			if _, err := L.GetInfo("Sl", dbg, lua.LNil); err == nil && dbg.Source == scriptChunk && dbg.CurrentLine > 0 {
-				t.RawSetString("line", lua.LNumber(dbg.CurrentLine))
-				break
-			}
-		}
-		L.Push(t)
-		return 1
-	})
 	L.Push(L.NewFunctionFromProto(proto))
-	if err := L.PCall(0, 1, handler); err != nil {
+	if err := L.PCall(0, 1, vm.onError); err != nil {
 		msg, line := "ERR unknown error", 0
 		if ae, ok := err.(*lua.ApiError); ok {
 			if t, ok := ae.Object.(*lua.LTable); ok {
