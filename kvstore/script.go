@@ -716,6 +716,10 @@ func evalCmd(bySHA, readOnly bool) func(c *Ctx, args [][]byte) {
 func (vm *scriptVM) run(c *Ctx, proto *lua.FunctionProto, sha string, keys, argv [][]byte, readOnly bool) {
 	L := vm.L
 	vm.c, vm.readOnly = c, readOnly
+	if c.writing {
+		c.s.scriptRunning.Store(true)
+		defer c.s.scriptRunning.Store(false)
+	}
 	db := c.DB
 	defer func() {
 		c.DB = db
@@ -801,6 +805,26 @@ func replyLua(w ReplyWriter, v lua.LValue) {
 	}
 }
 
+var scriptHelp = []string{
+	"SCRIPT <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+	"DEBUG (YES|SYNC|NO)",
+	"    Set the debug mode for subsequent scripts executed.",
+	"EXISTS <sha1> [<sha1> ...]",
+	"    Return information about the existence of the scripts in the script cache.",
+	"FLUSH [ASYNC|SYNC]",
+	"    Flush the Lua scripts cache. Very dangerous on replicas.",
+	"    When called without the optional mode argument, the behavior is determined by the",
+	"    lazyfree-lazy-user-flush configuration directive. Valid modes are:",
+	"    * ASYNC: Asynchronously flush the scripts cache.",
+	"    * SYNC: Synchronously flush the scripts cache.",
+	"KILL",
+	"    Kill the currently executing Lua script.",
+	"LOAD <script>",
+	"    Load a script into the scripts cache without executing it.",
+	"HELP",
+	"    Prints this help.",
+}
+
 func scriptCmd(c *Ctx, args [][]byte) {
 	sub := strings.ToLower(string(args[1]))
 	switch {
@@ -831,7 +855,29 @@ func scriptCmd(c *Ctx, args [][]byte) {
 		}
 		c.s.scripts.flush()
 		c.W.Status("OK")
-	case sub == "load" || sub == "exists" || sub == "flush":
+	case sub == "kill" && len(args) == 2:
+		// A script that runs has its effects in the log already: every replica runs it to
+		// its end, as Redis does once a script has written.
+		if c.s.scriptRunning.Load() {
+			c.W.Error("UNKILLABLE Sorry the script already executed write commands against the dataset. You can either wait the script termination or kill the server in a hard way using the SHUTDOWN NOSAVE command.")
+		} else {
+			c.W.Error("NOTBUSY No scripts in execution right now.")
+		}
+	case sub == "debug" && len(args) == 3:
+		switch strings.ToLower(string(args[2])) {
+		case "no":
+			c.W.Status("OK")
+		case "yes", "sync":
+			c.W.Error("ERR SCRIPT DEBUG is not supported by nanokv")
+		default:
+			c.W.Error("ERR Use SCRIPT DEBUG YES/SYNC/NO")
+		}
+	case sub == "help" && len(args) == 2:
+		c.W.Array(len(scriptHelp))
+		for _, l := range scriptHelp {
+			c.W.Status(l)
+		}
+	case sub == "load" || sub == "exists" || sub == "flush" || sub == "kill" || sub == "debug" || sub == "help":
 		c.W.Error(WrongArgs("script|" + sub))
 	default:
 		c.W.Error("ERR unknown subcommand '" + string(args[1]) + "'. Try SCRIPT HELP.")

@@ -108,6 +108,12 @@ func TestScriptCommands(t *testing.T) {
 	h.expect([]any{-1, 3, 7, 6, 4}, "EVAL", "return {bit.bnot(0), bit.band(0xff, 0x0f, 0x3), bit.bor(1, 2, 4), bit.bxor(5, 3), bit.band('12', 4)}", "0")
 	h.expect([]any{-2147483648, 2, 15, -16, 3, -2147483648, 2018915346}, "EVAL", "return {bit.lshift(1, 31), bit.lshift(1, 33), bit.rshift(-1, 28), bit.arshift(-256, 4), bit.rol(0x80000001, 1), bit.ror(1, 1), bit.bswap(0x12345678)}", "0")
 	h.expectErr("ERR user_script:1: Attempt to modify a readonly table script: 902810e13d3aefd4d9a780b3b1f6c6f716481d08, on @user_script:1.", "EVAL", "bit.x = 1", "0")
+	h.expect([]any{Status("SCRIPT <subcommand> [<arg> [value] [opt] ...]. Subcommands are:"), Status("DEBUG (YES|SYNC|NO)"), Status("    Set the debug mode for subsequent scripts executed."), Status("EXISTS <sha1> [<sha1> ...]"), Status("    Return information about the existence of the scripts in the script cache."), Status("FLUSH [ASYNC|SYNC]"), Status("    Flush the Lua scripts cache. Very dangerous on replicas."), Status("    When called without the optional mode argument, the behavior is determined by the"), Status("    lazyfree-lazy-user-flush configuration directive. Valid modes are:"), Status("    * ASYNC: Asynchronously flush the scripts cache."), Status("    * SYNC: Synchronously flush the scripts cache."), Status("KILL"), Status("    Kill the currently executing Lua script."), Status("LOAD <script>"), Status("    Load a script into the scripts cache without executing it."), Status("HELP"), Status("    Prints this help.")}, "SCRIPT", "HELP")
+	h.expectErr("NOTBUSY No scripts in execution right now.", "SCRIPT", "KILL")
+	h.expectErr("ERR wrong number of arguments for 'script|kill' command", "SCRIPT", "KILL", "x")
+	h.expect(Status("OK"), "SCRIPT", "DEBUG", "NO")
+	h.expectErr("ERR Use SCRIPT DEBUG YES/SYNC/NO", "SCRIPT", "DEBUG", "maybe")
+	h.expectErr("ERR wrong number of arguments for 'script|help' command", "SCRIPT", "HELP", "x")
 }
 
 // TestScriptCacheIsState: the script cache is replicated state, so a replica restored

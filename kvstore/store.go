@@ -130,6 +130,8 @@ type Store struct {
 	applyArgs [][]byte
 	// scripts is the Lua script cache (script.go): replicated state, in snapshots.
 	scripts scriptCache
+	// scriptRunning is set while the applier runs a script (SCRIPT KILL's answer).
+	scriptRunning atomic.Bool
 	// applyCtx is the applier's context, reset for every entry: a Ctx escapes through
 	// the command's function value, and one allocated per entry was a sixth of a single
 	// node's allocated bytes under memcaslap set-only (one entry per connection a round).
