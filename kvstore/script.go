@@ -30,8 +30,8 @@ import (
 // is in snapshots and in the digest, so an EVALSHA finds the same script everywhere.
 //
 // The Lua is gopher-lua (a Lua 5.1 in Go, as Redis embeds Lua 5.1) with the base, table,
-// string, math and coroutine libraries and LuaBitOp's bit; Redis's cjson, cmsgpack and
-// struct are not there. A compile error's text is gopher-lua's, not Lua's.
+// string, math and coroutine libraries, LuaBitOp's bit and lua-cjson's cjson (luajson.go);
+// Redis's cmsgpack and struct are not there. A compile error's text is gopher-lua's, not Lua's.
 
 func init() {
 	register(
@@ -230,9 +230,10 @@ func newScriptVM() *scriptVM {
 		L.Insert(lua.LTrue, 1)
 		return L.GetTop()
 	}))
-	math := g.RawGetString("math").(*lua.LTable)
-	math.RawSetString("random", L.NewFunction(vm.random))
-	math.RawSetString("randomseed", L.NewFunction(func(L *lua.LState) int {
+	mathLib := g.RawGetString("math").(*lua.LTable)
+	mathLib.RawSetString("huge", lua.LNumber(math.Inf(1))) // gopher-lua's is the largest finite double
+	mathLib.RawSetString("random", L.NewFunction(vm.random))
+	mathLib.RawSetString("randomseed", L.NewFunction(func(L *lua.LState) int {
 		vm.rand.seed(int32(L.CheckInt(1)))
 		return 0
 	}))
@@ -271,12 +272,13 @@ func newScriptVM() *scriptVM {
 	}
 	g.RawSetString("redis", redis)
 	g.RawSetString("bit", openBit(L))
+	g.RawSetString("cjson", openCJSON(L))
 
 	// Redis's global protection: a script may not create globals nor read missing ones,
 	// nor change a library.
 	vm.ro = map[*lua.LTable]bool{g: true}
 	vm.proxies = map[*lua.LTable]*lua.LTable{}
-	for _, name := range []string{"string", "table", "math", "coroutine", "redis", "bit"} {
+	for _, name := range []string{"string", "table", "math", "coroutine", "redis", "bit", "cjson"} {
 		g.RawSetString(name, vm.readOnlyView(g.RawGetString(name).(*lua.LTable)))
 	}
 	strMT := L.GetMetatable(lua.LString("")).(*lua.LTable)
@@ -512,7 +514,7 @@ func (vm *scriptVM) call(raise bool) int {
 		case lua.LString:
 			args[i-1] = []byte(string(v))
 		case lua.LNumber:
-			args[i-1] = []byte(v.String())
+			args[i-1] = []byte(luaArgNumber(float64(v)))
 		default:
 			return fail("ERR Lua redis lib command arguments must be strings or integers")
 		}
@@ -597,6 +599,23 @@ func (vm *scriptVM) release(c *Ctx) {
 		}
 	}
 	vm.reached = shardSet{}
+}
+
+// luaArgNumber is a number passed to redis.call as Redis prints it: glibc's "%.17g" (Lua's
+// own "%.14g" would lose digits), whose NaN of 0/0 is "-nan".
+func luaArgNumber(f float64) string {
+	switch {
+	case math.IsNaN(f):
+		if math.Signbit(f) {
+			return "-nan"
+		}
+		return "nan"
+	case math.IsInf(f, 1):
+		return "inf"
+	case math.IsInf(f, -1):
+		return "-inf"
+	}
+	return strconv.FormatFloat(f, 'g', 17, 64)
 }
 
 // luaWriter turns a command's reply into a Lua value, as Redis converts a RESP2 reply.
