@@ -75,6 +75,7 @@ func FuzzApplyBatch(f *testing.F) {
 		[]byte("37"), []byte("BYBOX"), []byte("400"), []byte("300"), []byte("km"), []byte("STOREDIST")}))
 	f.Add(AppendCommand(nil, 0, [][]byte{[]byte("EVAL"), []byte("redis.call('sadd', KEYS[1], math.random(9)) return redis.call('spop', KEYS[1])"), []byte("1"), []byte("s")}))
 	f.Add(AppendCommand(nil, 0, [][]byte{[]byte("SCRIPT"), []byte("LOAD"), []byte("return redis.call('time')")}))
+	f.Add(AppendCommand(nil, 0, [][]byte{[]byte("EVAL"), []byte("return cjson.encode(cjson.decode(ARGV[1]))"), []byte("0"), []byte(`{"a":[1,2.5e3,"\u00e9",null,{}]}`)}))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		a, b := New(), New()
 		errA := a.Apply(Entry{Index: 1, Term: 1, Time: 1e12, Data: data}, nil)

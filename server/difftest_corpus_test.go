@@ -718,6 +718,9 @@ func (g *gen) fScripts() []item {
 			"local ok, e = pcall(function() redis.call('incr', KEYS[1]) end) return {tostring(ok), e}",
 			"return redis.call('exists', KEYS[1]) == 1 and redis.call('type', KEYS[1]) or false",
 			"redis.call('select', '2') return redis.call('dbsize')",
+			"return cjson.encode({KEYS[1], ARGV[1], 1.5, true, {x = ARGV[1]}})",
+			"return cjson.decode(ARGV[1])", "return bit.bxor(tonumber(ARGV[1]) or 0, 0xff)",
+			"redis.call('set', KEYS[1], ARGV[1] / 3) return redis.call('get', KEYS[1])",
 		), "1", g.key(), g.value())
 	case 6:
 		return one(nExact, g.name("EVAL"), g.pick(
