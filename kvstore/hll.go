@@ -195,34 +195,61 @@ func hllToDense(b []byte) ([]byte, bool) {
 	copy(d, b[:hllHdrSize])
 	d[4] = hllDense
 	r := d[hllHdrSize:]
+	fits := true
+	covered := hllRuns(b, func(kind byte, first, n, v int) bool {
+		if kind == hllRunVal {
+			if fits = hllRunFits(first, n); !fits {
+				return false
+			}
+			for i := first; i < first+n; i++ {
+				hllSet(r, i, v)
+			}
+		}
+		return true
+	})
+	return d, fits && covered == hllRegisters
+}
+
+// Sparse opcode kinds, as PFDEBUG DECODE names them.
+const (
+	hllRunZero  = 'z'
+	hllRunXZero = 'Z'
+	hllRunVal   = 'v'
+)
+
+// hllRuns walks the sparse code of HLL s, calling fn with each opcode's kind, the first
+// register it covers, how many it covers and their value, until fn returns false. It
+// returns the number of registers the code covers, which a valid code makes 16384.
+func hllRuns[S ~string | ~[]byte](s S, fn func(kind byte, first, n, v int) bool) int {
 	idx := 0
-	for p := hllHdrSize; p < len(b); {
-		op := b[p]
-		switch {
+	for p := hllHdrSize; p < len(s); {
+		kind, n, v := byte(hllRunVal), 0, 0
+		switch op := s[p]; {
 		case hllIsZero(op):
-			idx += hllZeroLen(op)
+			kind, n = hllRunZero, hllZeroLen(op)
 			p++
 		case hllIsXZero(op):
-			idx += hllXZeroLen(op, hllByte(b, p+1))
+			kind, n = hllRunXZero, hllXZeroLen(op, hllByte(s, p+1))
 			p += 2
 		default:
-			n, v := hllValLen(op), hllValValue(op)
-			if idx+n > hllRegisters {
-				return nil, false
-			}
-			for range n {
-				hllSet(r, idx, v)
-				idx++
-			}
+			n, v = hllValLen(op), hllValValue(op)
 			p++
 		}
+		if !fn(kind, idx, n, v) {
+			return idx
+		}
+		idx += n
 	}
-	return d, idx == hllRegisters
+	return idx
 }
+
+// hllRunFits reports whether a VAL run of n registers from first stays inside the 16384
+// (Redis stops at one that does not).
+func hllRunFits(first, n int) bool { return first+n <= hllRegisters }
 
 // hllByte is b[i], or 0 past the end, where Redis reads its string's terminator (a
 // truncated XZERO of a corrupt value).
-func hllByte(b []byte, i int) byte {
+func hllByte[S ~string | ~[]byte](b S, i int) byte {
 	if i < len(b) {
 		return b[i]
 	}
@@ -385,46 +412,28 @@ func hllAdd(b []byte, ele []byte) ([]byte, int) {
 	return b, -1
 }
 
-// hllMergeInto raises max[i] to every register i of HLL s; false if s is corrupt.
-func hllMergeInto(max *[hllRegisters]uint8, s string) bool {
+// hllMergeInto raises regs[i] to every register i of HLL s; false if s is corrupt.
+func hllMergeInto(regs *[hllRegisters]uint8, s string) bool {
 	if s[4] == hllDense {
 		r := s[hllHdrSize:]
-		for i := range max {
-			if v := uint8(hllGet(r, i)); v > max[i] {
-				max[i] = v
-			}
+		for i := range regs {
+			regs[i] = max(regs[i], uint8(hllGet(r, i)))
 		}
 		return true
 	}
-	i := 0
-	for p := hllHdrSize; p < len(s); {
-		op := s[p]
-		switch {
-		case hllIsZero(op):
-			i += hllZeroLen(op)
-			p++
-		case hllIsXZero(op):
-			var op1 byte
-			if p+1 < len(s) {
-				op1 = s[p+1]
-			}
-			i += hllXZeroLen(op, op1)
-			p += 2
-		default:
-			n, v := hllValLen(op), uint8(hllValValue(op))
-			if i+n > hllRegisters {
+	fits := true
+	covered := hllRuns(s, func(kind byte, first, n, v int) bool {
+		if kind == hllRunVal {
+			if fits = hllRunFits(first, n); !fits {
 				return false
 			}
-			for range n {
-				if v > max[i] {
-					max[i] = v
-				}
-				i++
+			for i := first; i < first+n; i++ {
+				regs[i] = max(regs[i], uint8(v))
 			}
-			p++
 		}
-	}
-	return i == hllRegisters
+		return true
+	})
+	return fits && covered == hllRegisters
 }
 
 // hllHisto counts the registers of HLL s by value; false if a sparse s does not cover
@@ -437,32 +446,11 @@ func hllHisto(s string, h *[64]int) bool {
 		}
 		return true
 	}
-	idx := 0
-	for p := hllHdrSize; p < len(s); {
-		op := s[p]
-		switch {
-		case hllIsZero(op):
-			n := hllZeroLen(op)
-			idx += n
-			h[0] += n
-			p++
-		case hllIsXZero(op):
-			var op1 byte
-			if p+1 < len(s) {
-				op1 = s[p+1]
-			}
-			n := hllXZeroLen(op, op1)
-			idx += n
-			h[0] += n
-			p += 2
-		default:
-			n := hllValLen(op)
-			idx += n
-			h[hllValValue(op)] += n
-			p++
-		}
-	}
-	return idx == hllRegisters
+	covered := hllRuns(s, func(_ byte, _, n, v int) bool {
+		h[v] += n // a zero run's value is 0
+		return true
+	})
+	return covered == hllRegisters
 }
 
 // hllEstimate is Redis's cardinality estimate from a register histogram: Otmar Ertl's
@@ -723,26 +711,14 @@ func pfdebugCmd(c *Ctx, args [][]byte) {
 			return
 		}
 		var out []byte
-		s := it.str
-		for p := hllHdrSize; p < len(s); {
-			op := s[p]
-			switch {
-			case hllIsZero(op):
-				out = append(strconv.AppendInt(append(out, "z:"...), int64(hllZeroLen(op)), 10), ' ')
-				p++
-			case hllIsXZero(op):
-				var op1 byte
-				if p+1 < len(s) {
-					op1 = s[p+1]
-				}
-				out = append(strconv.AppendInt(append(out, "Z:"...), int64(hllXZeroLen(op, op1)), 10), ' ')
-				p += 2
-			default:
-				out = strconv.AppendInt(append(out, "v:"...), int64(hllValValue(op)), 10)
-				out = append(strconv.AppendInt(append(out, ','), int64(hllValLen(op)), 10), ' ')
-				p++
+		hllRuns(it.str, func(kind byte, _, n, v int) bool {
+			out = append(out, kind, ':')
+			if kind == hllRunVal {
+				out = append(strconv.AppendInt(out, int64(v), 10), ',')
 			}
-		}
+			out = append(strconv.AppendInt(out, int64(n), 10), ' ')
+			return true
+		})
 		c.W.Bulk([]byte(strings.Trim(string(out), " ")))
 	case "encoding":
 		if it.str[4] == hllDense {

@@ -793,7 +793,13 @@ func luaStrings(L *lua.LState, bs [][]byte) *lua.LTable {
 func replyLua(w ReplyWriter, v lua.LValue) {
 	switch v := v.(type) {
 	case lua.LNumber:
-		w.Int(int64(float64(v)))
+		// (long long) of a double on x86-64: NaN and what does not fit are the "integer
+		// indefinite", the smallest int64
+		if f := float64(v); f != f || f >= 0x1p63 || f < -0x1p63 {
+			w.Int(math.MinInt64)
+		} else {
+			w.Int(int64(f))
+		}
 	case lua.LString:
 		w.BulkString(string(v))
 	case lua.LBool:

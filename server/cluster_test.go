@@ -378,51 +378,83 @@ func TestClusterSnapshotsTheStore(t *testing.T) {
 
 // A member that was down while the others compacted past its position catches up from
 // a snapshot the leader sends it.
-func TestClusterCatchUpBySnapshot(t *testing.T) {
-	lns, peers := memberListeners(t, 3)
-	dirs := map[uint64]string{}
-	servers := map[uint64]*Server{}
-	start := func(id uint64) {
-		s := startServer(t, Config{NodeID: id, Peers: peers, ClusterListener: lns[id], DataDir: dirs[id],
-			TickInterval: 5 * time.Millisecond, SnapshotLogBytes: 2048, SnapshotTrailing: 10})
-		servers[id] = s
-		t.Cleanup(func() { s.Close() })
-	}
+// laggingCluster starts three members that compact their logs after 2 KB, and stops one
+// follower: what the test writes next reaches it only by snapshot. rejoin restarts it and
+// waits until it holds keys keys; it returns the member's client.
+type laggingCluster struct {
+	t       *testing.T
+	servers map[uint64]*Server
+	lead    *Server
+	lagger  uint64
+	lns     map[uint64]net.Listener
+	peers   map[uint64]string
+	dirs    map[uint64]string
+}
+
+func newLaggingCluster(t *testing.T) *laggingCluster {
+	lc := &laggingCluster{t: t, servers: map[uint64]*Server{}, dirs: map[uint64]string{}}
+	lc.lns, lc.peers = memberListeners(t, 3)
 	for id := uint64(1); id <= 3; id++ {
-		dirs[id] = t.TempDir()
-		start(id)
+		lc.dirs[id] = t.TempDir()
+		lc.start(id)
 	}
-	ctx := context.Background()
-	leadID, lead := leaderOf(t, servers, 0)
-	lagger := leadID%3 + 1
-	servers[lagger].Close()
-	c := client(t, lead)
-	for i := range 2000 {
-		if err := c.Set(ctx, fmt.Sprintf("key:%d", i), "v", 0).Err(); err != nil {
-			t.Fatal(err)
-		}
-	}
-	ln, err := net.Listen("tcp", peers[lagger])
+	leadID, lead := leaderOf(t, lc.servers, 0)
+	lc.lead, lc.lagger = lead, leadID%3+1
+	lc.servers[lc.lagger].Close()
+	return lc
+}
+
+func (lc *laggingCluster) start(id uint64) {
+	s := startServer(lc.t, Config{NodeID: id, Peers: lc.peers, ClusterListener: lc.lns[id], DataDir: lc.dirs[id],
+		TickInterval: 5 * time.Millisecond, SnapshotLogBytes: 2048, SnapshotTrailing: 10})
+	lc.servers[id] = s
+	lc.t.Cleanup(func() { s.Close() })
+}
+
+func (lc *laggingCluster) rejoin(keys int64) *redis.Client {
+	t := lc.t
+	ln, err := net.Listen("tcp", lc.peers[lc.lagger])
 	if err != nil {
 		t.Fatal(err)
 	}
-	lns[lagger] = ln
-	start(lagger)
-	lc := client(t, servers[lagger])
+	lc.lns[lc.lagger] = ln
+	lc.start(lc.lagger)
+	c := client(t, lc.servers[lc.lagger])
 	deadline := time.Now().Add(20 * time.Second)
 	for {
-		n, err := lc.Do(ctx, "RAFT.DEBUG", "EXEC", "DBSIZE").Int64()
-		if err == nil && n == 2000 {
-			break
+		n, err := c.Do(context.Background(), "RAFT.DEBUG", "EXEC", "DBSIZE").Int64()
+		if err == nil && n == keys {
+			return c
 		}
 		if time.Now().After(deadline) {
 			t.Fatalf("lagging member has %d keys (%v)", n, err)
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
+}
+
+// caughtUpBySnapshot fails the test unless the member installed a snapshot.
+func caughtUpBySnapshot(t *testing.T, c *redis.Client) {
+	t.Helper()
+	if info := c.Info(context.Background(), "raft").Val(); !strings.Contains(info, "raft_snapshots_installed:1") {
+		t.Fatalf("the lagging member did not catch up through a snapshot:\n%s", info)
+	}
+}
+
+func TestClusterCatchUpBySnapshot(t *testing.T) {
+	lc := newLaggingCluster(t)
+	ctx := context.Background()
+	c := client(t, lc.lead)
+	for i := range 2000 {
+		if err := c.Set(ctx, fmt.Sprintf("key:%d", i), "v", 0).Err(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	lagc := lc.rejoin(2000)
 	// The snapshots it replaced go, on a goroutine of their own (RaftNode.cleanUp).
+	deadline := time.Now().Add(20 * time.Second)
 	for {
-		snaps, _ := filepath.Glob(filepath.Join(dirs[lagger], "snap-*.snap"))
+		snaps, _ := filepath.Glob(filepath.Join(lc.dirs[lc.lagger], "snap-*.snap"))
 		if len(snaps) == 1 {
 			break
 		}
@@ -431,9 +463,7 @@ func TestClusterCatchUpBySnapshot(t *testing.T) {
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
-	if info := lc.Info(ctx, "raft").Val(); !strings.Contains(info, "raft_snapshots_installed:1") {
-		t.Fatalf("the lagging member did not catch up through a snapshot:\n%s", info)
-	}
+	caughtUpBySnapshot(t, lagc)
 }
 
 // A new node joins a running cluster through a follower's redis address (following the
@@ -776,24 +806,9 @@ func TestIdempotentRetryAcrossFailover(t *testing.T) {
 // member, and the script cache reaches a member that catches up by snapshot, so EVALSHA
 // works wherever the member stands.
 func TestClusterScripts(t *testing.T) {
-	lns, peers := memberListeners(t, 3)
-	dirs := map[uint64]string{}
-	servers := map[uint64]*Server{}
-	start := func(id uint64) {
-		s := startServer(t, Config{NodeID: id, Peers: peers, ClusterListener: lns[id], DataDir: dirs[id],
-			TickInterval: 5 * time.Millisecond, SnapshotLogBytes: 2048, SnapshotTrailing: 10})
-		servers[id] = s
-		t.Cleanup(func() { s.Close() })
-	}
-	for id := uint64(1); id <= 3; id++ {
-		dirs[id] = t.TempDir()
-		start(id)
-	}
+	lc := newLaggingCluster(t)
 	ctx := context.Background()
-	leadID, lead := leaderOf(t, servers, 0)
-	lagger := leadID%3 + 1
-	servers[lagger].Close()
-	c := client(t, lead)
+	c := client(t, lc.lead)
 	const draw = "redis.call('sadd', KEYS[1], 'a', 'b', 'c', 'd', 'e')\n" +
 		"local t = redis.call('time')\n" +
 		"local v = math.random(1000000) .. ':' .. redis.call('spop', KEYS[1]) .. ':' .. t[1] .. '.' .. t[2]\n" +
@@ -812,25 +827,8 @@ func TestClusterScripts(t *testing.T) {
 		}
 		want[key] = v
 	}
-	ln, err := net.Listen("tcp", peers[lagger])
-	if err != nil {
-		t.Fatal(err)
-	}
-	lns[lagger] = ln
-	start(lagger)
-	lc := client(t, servers[lagger])
-	deadline := time.Now().Add(20 * time.Second)
-	for {
-		n, err := lc.Do(ctx, "RAFT.DEBUG", "EXEC", "DBSIZE").Int64()
-		if err == nil && n == 600 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("lagging member has %d keys (%v)", n, err)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-	for id, s := range servers {
+	lagc := lc.rejoin(600)
+	for id, s := range lc.servers {
 		sc := client(t, s)
 		for key, v := range want {
 			if got, err := sc.Do(ctx, "RAFT.DEBUG", "EXEC", "GET", key).Text(); err != nil || got != v {
@@ -841,7 +839,5 @@ func TestClusterScripts(t *testing.T) {
 			t.Fatalf("member %d does not have the script: %v (%v)", id, ok, err)
 		}
 	}
-	if info := lc.Info(ctx, "raft").Val(); !strings.Contains(info, "raft_snapshots_installed:1") {
-		t.Fatalf("the lagging member did not catch up through a snapshot:\n%s", info)
-	}
+	caughtUpBySnapshot(t, lagc)
 }
