@@ -42,6 +42,9 @@ func openCJSON(L *lua.LState) *lua.LTable {
 			L.RaiseError("bad argument #1 to 'decode' (expected 1 argument)")
 		}
 		d := jsonDecoder{L: L, s: L.CheckString(1), null: null}
+		if len(d.s) >= 2 && (d.s[0] == 0 || d.s[1] == 0) {
+			L.RaiseError("JSON parser does not support UTF-16 or UTF-32")
+		}
 		v := d.value(d.next(), 0)
 		if tok := d.next(); tok.kind != jsonEnd {
 			d.fail("the end", tok)

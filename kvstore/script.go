@@ -209,6 +209,25 @@ func newScriptVM() *scriptVM {
 	for _, name := range []string{"dofile", "loadfile", "load", "print", "module", "require", "collectgarbage", "gcinfo", "newproxy", "setfenv", "getfenv", "_printregs"} {
 		g.RawSetString(name, lua.LNil)
 	}
+	// Lua 5.1 converts a string to a number with C's strtod (hex, inf, nan, spaces around
+	// it); gopher-lua's own conversion takes fewer forms.
+	tonumber := g.RawGetString("tonumber").(*lua.LFunction)
+	g.RawSetString("tonumber", L.NewFunction(func(L *lua.LState) int {
+		if L.GetTop() >= 2 && L.Get(2) != lua.LNil && L.CheckInt(2) != 10 {
+			L.Insert(tonumber, 1)
+			L.Call(L.GetTop()-1, 1)
+			return 1
+		}
+		switch v := L.CheckAny(1).(type) {
+		case lua.LNumber:
+			L.Push(v)
+		case lua.LString:
+			L.Push(luaStringNumber(string(v)))
+		default:
+			L.Push(lua.LNil)
+		}
+		return 1
+	}))
 	// Redis's pcall hands a script the message of an error reply, not the table.
 	g.RawSetString("pcall", L.NewFunction(func(L *lua.LState) int {
 		n := L.GetTop()
@@ -599,6 +618,29 @@ func (vm *scriptVM) release(c *Ctx) {
 		}
 	}
 	vm.reached = shardSet{}
+}
+
+// luaStringNumber is Lua 5.1's luaO_str2d over glibc: the number a string holds, or nil.
+// The string ends at a NUL, as a C string does.
+func luaStringNumber(s string) lua.LValue {
+	if i := strings.IndexByte(s, 0); i >= 0 {
+		s = s[:i]
+	}
+	v, n, _ := strtod([]byte(s))
+	if n == 0 {
+		return lua.LNil
+	}
+	rest := s[n:]
+	if rest != "" && rest[0]|0x20 == 'x' {
+		return lua.LNil // "0x" without digits: strtoul stops at the x too
+	}
+	for rest != "" && isCSpace(rest[0]) {
+		rest = rest[1:]
+	}
+	if rest != "" {
+		return lua.LNil
+	}
+	return lua.LNumber(v)
 }
 
 // luaArgNumber is a number passed to redis.call as Redis prints it: glibc's "%.17g" (Lua's

@@ -59,7 +59,8 @@ func strtod(b []byte) (v float64, n int, erange bool) {
 				j = k + 1
 			}
 		}
-		return math.NaN(), j, false
+		// glibc's NaN (Go's math.NaN has another payload), its sign kept: "-nan" has it set
+		return sign(math.Float64frombits(0x7ff8000000000000)), j, false
 	}
 	nonzero := false
 	digits := 0

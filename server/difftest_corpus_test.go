@@ -720,7 +720,8 @@ func (g *gen) fScripts() []item {
 			"redis.call('select', '2') return redis.call('dbsize')",
 			"return cjson.encode({KEYS[1], ARGV[1], 1.5, true, {x = ARGV[1]}})",
 			"return cjson.decode(ARGV[1])", "return bit.bxor(tonumber(ARGV[1]) or 0, 0xff)",
-			"redis.call('set', KEYS[1], ARGV[1] / 3) return redis.call('get', KEYS[1])",
+			// (+ 0.5: gopher-lua turns an arithmetic -0 into 0, README)
+			"redis.call('set', KEYS[1], (tonumber(ARGV[1]) or 0) / 3 + 0.5) return redis.call('get', KEYS[1])",
 		), "1", g.key(), g.value())
 	case 6:
 		return one(nExact, g.name("EVAL"), g.pick(
