@@ -566,7 +566,7 @@ func (vm *scriptVM) call(raise bool) int {
 	w := &luaWriter{L: L}
 	saved := c.W
 	c.W = w
-	spec.Run(c, args) // the script holds every shard already
+	spec.Run(c, args) // under the shards the script holds (reach), no locking of its own
 	c.W = saved
 	if spec.Name == "select" && !w.isErr {
 		db, _ := ParseInt(args[1])
