@@ -82,7 +82,7 @@ func hllValLen(op byte) int   { return int(op&0x3) + 1 }
 
 func hllVal(value, n int) byte { return byte((value-1)<<2|(n-1)) | hllOpVal }
 
-// appendZeros appends a ZERO or XZERO opcode for n registers, as Redis picks between them.
+// hllAppendZeros appends a ZERO or XZERO opcode for n registers, as Redis picks between them.
 func hllAppendZeros(b []byte, n int) []byte {
 	if n > hllZeroMaxLen {
 		return append(b, byte((n-1)>>8)|hllOpXZero, byte(n-1))
