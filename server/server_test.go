@@ -499,3 +499,32 @@ func TestPipelinedTTLNeverExceedsWhatWasSet(t *testing.T) {
 		}
 	}
 }
+
+// go-redis's Script runs EVALSHA and falls back to EVAL on NOSCRIPT, as most clients'
+// script helpers do; a lock released by a compare-and-delete script, the usual use.
+func TestGoRedisScripts(t *testing.T) {
+	s := startServer(t, Config{MemoryOnly: true})
+	defer s.Close()
+	ctx := context.Background()
+	c := client(t, s)
+	unlock := redis.NewScript(`if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) end return 0`)
+	if ok, err := c.SetNX(ctx, "lock", "me", time.Minute).Result(); err != nil || !ok {
+		t.Fatalf("setnx: %v %v", ok, err)
+	}
+	if n, err := unlock.Run(ctx, c, []string{"lock"}, "someone else").Int(); err != nil || n != 0 {
+		t.Fatalf("unlock by another owner: %d %v", n, err)
+	}
+	if n, err := unlock.Run(ctx, c, []string{"lock"}, "me").Int(); err != nil || n != 1 {
+		t.Fatalf("unlock: %d %v", n, err)
+	}
+	if ok, err := unlock.Exists(ctx, c).Result(); err != nil || !ok[0] {
+		t.Fatalf("the first Run's EVAL did not cache the script: %v %v", ok, err)
+	}
+	if err := c.Eval(ctx, "return redis.call('incr', KEYS[1])", []string{"lock"}).Err(); err != nil {
+		t.Fatal(err)
+	}
+	err := c.Eval(ctx, "return redis.call('lpush', KEYS[1], 'x')", []string{"lock"}).Err()
+	if err == nil || !strings.HasPrefix(err.Error(), "WRONGTYPE Operation against a key holding the wrong kind of value script: ") {
+		t.Fatalf("a failing call: %v", err)
+	}
+}
