@@ -156,6 +156,31 @@ func hllDenseSet(r []byte, i, v int) bool {
 	return false
 }
 
+// hllDecode unpacks dense registers r, four from every three bytes; with raise, it keeps
+// the larger of each register and what regs holds already.
+func hllDecode[R ~string | ~[]byte](r R, regs *[hllRegisters]uint8, raise bool) {
+	r = r[:hllRegisters/4*3]
+	for g := range hllRegisters / 4 {
+		b0, b1, b2 := r[3*g], r[3*g+1], r[3*g+2]
+		v := [4]uint8{b0 & hllRegisterMax, (b0>>6 | b1<<2) & hllRegisterMax, (b1>>4 | b2<<4) & hllRegisterMax, b2 >> 2}
+		out := (*[4]uint8)(regs[4*g : 4*g+4])
+		if raise {
+			v = [4]uint8{max(v[0], out[0]), max(v[1], out[1]), max(v[2], out[2]), max(v[3], out[3])}
+		}
+		*out = v
+	}
+}
+
+// hllEncode packs regs into dense registers r.
+func hllEncode(regs *[hllRegisters]uint8, r []byte) {
+	for g := range hllRegisters / 4 {
+		v0, v1, v2, v3 := regs[4*g], regs[4*g+1], regs[4*g+2], regs[4*g+3]
+		r[3*g] = v0 | v1<<6
+		r[3*g+1] = v1>>2 | v2<<4
+		r[3*g+2] = v2>>4 | v3<<2
+	}
+}
+
 // hllDenseRaises reports whether adding elems to dense registers r would raise one.
 func hllDenseRaises(r string, elems [][]byte) bool {
 	for _, e := range elems {
@@ -415,10 +440,7 @@ func hllAdd(b []byte, ele []byte) ([]byte, int) {
 // hllMergeInto raises regs[i] to every register i of HLL s; false if s is corrupt.
 func hllMergeInto(regs *[hllRegisters]uint8, s string) bool {
 	if s[4] == hllDense {
-		r := s[hllHdrSize:]
-		for i := range regs {
-			regs[i] = max(regs[i], uint8(hllGet(r, i)))
-		}
+		hllDecode(s[hllHdrSize:], regs, true)
 		return true
 	}
 	fits := true
@@ -440,9 +462,10 @@ func hllMergeInto(regs *[hllRegisters]uint8, s string) bool {
 // exactly the 16384 registers.
 func hllHisto(s string, h *[64]int) bool {
 	if s[4] == hllDense {
-		r := s[hllHdrSize:]
-		for i := range hllRegisters {
-			h[hllGet(r, i)]++
+		var regs [hllRegisters]uint8
+		hllDecode(s[hllHdrSize:], &regs, false)
+		for _, v := range regs {
+			h[v]++
 		}
 		return true
 	}
@@ -664,14 +687,19 @@ func pfmergeCmd(c *Ctx, args [][]byte) {
 			return
 		}
 	}
-	for i, v := range max {
-		if v == 0 {
-			continue
-		}
-		if b[4] == hllDense {
-			hllDenseSet(b[hllHdrSize:], i, int(v))
-		} else {
-			b, _ = hllSparseSet(b, i, int(v)) // Redis ignores a failure here too
+	if b[4] == hllDense {
+		// What Redis's register-by-register raise leaves: the destination was merged
+		// into max too, so max is no lower anywhere.
+		hllEncode(&max, b[hllHdrSize:])
+	} else {
+		for i, v := range max {
+			switch {
+			case v == 0:
+			case b[4] == hllDense: // the sparse code outgrew its limit on the way
+				hllDenseSet(b[hllHdrSize:], i, int(v))
+			default:
+				b, _ = hllSparseSet(b, i, int(v)) // Redis ignores a failure here too
+			}
 		}
 	}
 	b[hllCardStaleByte] |= hllCardStaleBit
@@ -700,10 +728,11 @@ func pfdebugCmd(c *Ctx, args [][]byte) {
 			}
 			c.storeHLLQuietly(args[2], it, b)
 		}
-		r := b[hllHdrSize:]
+		var regs [hllRegisters]uint8
+		hllDecode(b[hllHdrSize:], &regs, false)
 		c.W.Array(hllRegisters)
-		for i := range hllRegisters {
-			c.W.Int(int64(hllGet(r, i)))
+		for _, v := range regs {
+			c.W.Int(int64(v))
 		}
 	case "decode":
 		if it.str[4] != hllSparse {

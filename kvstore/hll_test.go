@@ -130,6 +130,25 @@ func TestHyperLogLogGrowth(t *testing.T) {
 	if got := sha(h.do("GET", "all")); got != "c54641c009f11dba" {
 		t.Errorf("GET all: sha256 %s", got)
 	}
+
+	// Sparse sources whose union outgrows the sparse code: the destination turns dense
+	// in the middle of the merge, and the rest of the registers are set densely.
+	for _, n := range []int{700, 1500} {
+		for _, prefix := range []string{"s", "t"} {
+			args := []string{"PFADD", fmt.Sprint(prefix, n)}
+			for i := range n {
+				args = append(args, fmt.Sprint(map[string]string{"s": "e", "t": "f"}[prefix], i))
+			}
+			h.expect(1, args...)
+		}
+	}
+	h.expect(Status("OK"), "PFMERGE", "u", "s700", "s1500", "t700", "t1500")
+	h.expect(Status("dense"), "PFDEBUG", "ENCODING", "u")
+	h.expect(12304, "STRLEN", "u")
+	h.expect(3004, "PFCOUNT", "u")
+	if got := sha(h.do("GET", "u")); got != "4f660c4525697ded" {
+		t.Errorf("GET u: sha256 %s", got)
+	}
 }
 
 func sha(v any) string {
@@ -205,6 +224,8 @@ func FuzzHyperLogLog(f *testing.F) {
 		for _, key := range []string{"s", "d"} {
 			h.do(append([]string{"PFADD", key}, els...)...)
 		}
+		h.do("PFMERGE", "u", "s", "k")
+		h.do("PFMERGE", "v", "d", "s", "k")
 		cs, cd := h.do("PFCOUNT", "s"), h.do("PFCOUNT", "d")
 		if !reflect.DeepEqual(cs, cd) {
 			t.Fatalf("sparse counts %v, dense %v", cs, cd)
@@ -216,4 +237,21 @@ func FuzzHyperLogLog(f *testing.F) {
 			t.Fatal("sparse and dense registers differ")
 		}
 	})
+}
+
+// BenchmarkPFMergeDense merges two dense HLLs into a third: the registers decoded
+// 16384 at a time are what PFMERGE and PFCOUNT of several keys cost.
+func BenchmarkPFMergeDense(b *testing.B) {
+	h := newHarness(&testing.T{})
+	for _, key := range []string{"a", "b"} {
+		args := []string{"PFADD", key}
+		for i := range 5000 {
+			args = append(args, fmt.Sprint(key, i))
+		}
+		h.do(args...)
+	}
+	b.ResetTimer()
+	for range b.N {
+		h.do("PFMERGE", "dst", "a", "b")
+	}
 }
