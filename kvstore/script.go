@@ -235,7 +235,10 @@ func newScriptVM() *scriptVM {
 			L.ArgError(1, "value expected")
 		}
 		if err := L.PCall(n-1, lua.MultRet, nil); err != nil {
-			v := err.(*lua.ApiError).Object
+			var v lua.LValue = lua.LString(err.Error())
+			if ae, ok := err.(*lua.ApiError); ok {
+				v = ae.Object
+			}
 			if t, ok := v.(*lua.LTable); ok {
 				if e, ok := t.RawGetString("err").(lua.LString); ok {
 					v = e
