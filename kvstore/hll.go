@@ -220,19 +220,7 @@ func hllToDense(b []byte) ([]byte, bool) {
 	copy(d, b[:hllHdrSize])
 	d[4] = hllDense
 	r := d[hllHdrSize:]
-	fits := true
-	covered := hllRuns(b, func(kind byte, first, n, v int) bool {
-		if kind == hllRunVal {
-			if fits = hllRunFits(first, n); !fits {
-				return false
-			}
-			for i := first; i < first+n; i++ {
-				hllSet(r, i, v)
-			}
-		}
-		return true
-	})
-	return d, fits && covered == hllRegisters
+	return d, hllValRegisters(b, func(i, v int) { hllSet(r, i, v) })
 }
 
 // Sparse opcode kinds, as PFDEBUG DECODE names them.
@@ -268,9 +256,24 @@ func hllRuns[S ~string | ~[]byte](s S, fn func(kind byte, first, n, v int) bool)
 	return idx
 }
 
-// hllRunFits reports whether a VAL run of n registers from first stays inside the 16384
-// (Redis stops at one that does not).
-func hllRunFits(first, n int) bool { return first+n <= hllRegisters }
+// hllValRegisters calls fn for every register a VAL opcode of sparse HLL s sets, and
+// reports whether the code is valid: it covers exactly the 16384 registers, and no VAL
+// run goes past them (Redis stops at one that does).
+func hllValRegisters[S ~string | ~[]byte](s S, fn func(i, v int)) bool {
+	fits := true
+	covered := hllRuns(s, func(kind byte, first, n, v int) bool {
+		if kind == hllRunVal {
+			if fits = first+n <= hllRegisters; !fits {
+				return false
+			}
+			for i := first; i < first+n; i++ {
+				fn(i, v)
+			}
+		}
+		return true
+	})
+	return fits && covered == hllRegisters
+}
 
 // hllByte is b[i], or 0 past the end, where Redis reads its string's terminator (a
 // truncated XZERO of a corrupt value).
@@ -443,19 +446,7 @@ func hllMergeInto(regs *[hllRegisters]uint8, s string) bool {
 		hllDecode(s[hllHdrSize:], regs, true)
 		return true
 	}
-	fits := true
-	covered := hllRuns(s, func(kind byte, first, n, v int) bool {
-		if kind == hllRunVal {
-			if fits = hllRunFits(first, n); !fits {
-				return false
-			}
-			for i := first; i < first+n; i++ {
-				regs[i] = max(regs[i], uint8(v))
-			}
-		}
-		return true
-	})
-	return fits && covered == hllRegisters
+	return hllValRegisters(s, func(i, v int) { regs[i] = max(regs[i], uint8(v)) })
 }
 
 // hllHisto counts the registers of HLL s by value; false if a sparse s does not cover
