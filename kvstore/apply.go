@@ -249,7 +249,7 @@ func (s *Store) applyTx(c *Ctx, d *decoder) {
 	c.W.Array(int(n))
 	// The transaction holds the shards of all its commands' keys from its first command to
 	// its last: Redis runs EXEC atomically, and a reader must not observe half of it.
-	held := s.txShards(*d, n)
+	held := s.txShards(decoder{b: d.b, args: s.txArgs}, n)
 	s.lockShards(held)
 	c.held = &held
 	defer func() {
@@ -277,12 +277,16 @@ func (s *Store) applyTx(c *Ctx, d *decoder) {
 // shardSet is a set of shards, one bit each.
 type shardSet [numShards / 64]uint64
 
-// txShards decodes a transaction's n commands (d is a copy of the applier's decoder) and
-// returns the shards their keys are in: every shard when one of them may touch any key
-// (FlagAllKeys: SORT BY, EVAL, FLUSHDB...) or does not decode.
+// txShards decodes a transaction's n commands ahead of the applier (d reads the same
+// bytes, with a scratch of its own) and returns the shards their keys are in: every shard
+// when one of them may touch any key (FlagAllKeys: SORT BY, FLUSHDB...) or does not
+// decode.
 func (s *Store) txShards(d decoder, n uint64) shardSet {
 	var set shardSet
-	d.args = nil // the applier's scratch is the caller's
+	defer func() {
+		clear(d.args[:cap(d.args)]) // keep the scratch, not the entry it pointed into
+		s.txArgs = d.args[:0]
+	}()
 	for i := uint64(0); i < n; i++ {
 		_, args := d.command()
 		if d.err != nil {

@@ -64,7 +64,7 @@ func (t *tree) Double(f float64)    { t.push(f) }
 // harness applies commands to a store the way the server does: writes as log entries
 // (one command per entry, with a fixed clock the test can move), reads on the read path.
 type harness struct {
-	t     *testing.T
+	t     testing.TB
 	s     *Store
 	index uint64
 	now   int64 // unix ms
@@ -72,7 +72,7 @@ type harness struct {
 	resp3 bool // replies as to a RESP3 client
 }
 
-func newHarness(t *testing.T) *harness {
+func newHarness(t testing.TB) *harness {
 	return &harness{t: t, s: New(), now: 1_700_000_000_000}
 }
 

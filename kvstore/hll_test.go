@@ -242,7 +242,7 @@ func FuzzHyperLogLog(f *testing.F) {
 // BenchmarkPFMergeDense merges two dense HLLs into a third: the registers decoded
 // 16384 at a time are what PFMERGE and PFCOUNT of several keys cost.
 func BenchmarkPFMergeDense(b *testing.B) {
-	h := newHarness(&testing.T{})
+	h := newHarness(b)
 	for _, key := range []string{"a", "b"} {
 		args := []string{"PFADD", key}
 		for i := range 5000 {

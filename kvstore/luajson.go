@@ -361,6 +361,20 @@ func jsonUnicode(s string) (rune, int) {
 	return 0x10000 + (hi-0xd800)<<10 + (lo - 0xdc00), 12
 }
 
+// more reads what follows an element: a comma (true: another element comes) or end
+// (false); anything else fails as "Expected <expected>".
+func (d *jsonDecoder) more(end jsonKind, expected string) bool {
+	switch sep := d.next(); sep.kind {
+	case jsonComma:
+		return true
+	case end:
+		return false
+	default:
+		d.fail(expected, sep)
+		return false
+	}
+}
+
 func (d *jsonDecoder) value(tok jsonToken, depth int) lua.LValue {
 	switch tok.kind {
 	case jsonStr, jsonNum, jsonBool, jsonNull:
@@ -378,14 +392,10 @@ func (d *jsonDecoder) value(tok jsonToken, depth int) lua.LValue {
 			}
 			for i := 1; ; i++ {
 				t.RawSetInt(i, d.value(tok, depth))
-				switch sep := d.next(); sep.kind {
-				case jsonArrEnd:
+				if !d.more(jsonArrEnd, "comma or array end") {
 					return t
-				case jsonComma:
-					tok = d.next()
-				default:
-					d.fail("comma or array end", sep)
 				}
+				tok = d.next()
 			}
 		}
 		tok = d.next()
@@ -400,14 +410,10 @@ func (d *jsonDecoder) value(tok jsonToken, depth int) lua.LValue {
 				d.fail("colon", colon)
 			}
 			t.RawSet(tok.value, d.value(d.next(), depth))
-			switch sep := d.next(); sep.kind {
-			case jsonObjEnd:
+			if !d.more(jsonObjEnd, "comma or object end") {
 				return t
-			case jsonComma:
-				tok = d.next()
-			default:
-				d.fail("comma or object end", sep)
 			}
+			tok = d.next()
 		}
 	}
 	d.fail("value", tok)

@@ -649,18 +649,13 @@ func luaStringNumber(s string) lua.LValue {
 // luaArgNumber is a number passed to redis.call as Redis prints it: glibc's "%.17g" (Lua's
 // own "%.14g" would lose digits), whose NaN of 0/0 is "-nan".
 func luaArgNumber(f float64) string {
-	switch {
-	case math.IsNaN(f):
+	if math.IsNaN(f) {
 		if math.Signbit(f) {
 			return "-nan"
 		}
 		return "nan"
-	case math.IsInf(f, 1):
-		return "inf"
-	case math.IsInf(f, -1):
-		return "-inf"
 	}
-	return strconv.FormatFloat(f, 'g', 17, 64)
+	return FormatDouble(f)
 }
 
 // luaWriter turns a command's reply into a Lua value, as Redis converts a RESP2 reply.

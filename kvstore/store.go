@@ -128,6 +128,8 @@ type Store struct {
 	// applyArgs is the applier's scratch for a command's arguments, kept between
 	// entries so that decoding a command allocates nothing.
 	applyArgs [][]byte
+	// txArgs is txShards's scratch, as applyArgs is the applier's.
+	txArgs [][]byte
 	// scripts is the Lua script cache (script.go): replicated state, in snapshots.
 	scripts scriptCache
 	// scriptRunning is set while the applier runs a script (SCRIPT KILL's answer).
