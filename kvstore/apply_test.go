@@ -67,6 +67,8 @@ func FuzzApplyBatch(f *testing.F) {
 	f.Add(AppendExpire(nil, 0, []string{"k"}))
 	f.Add(AppendMCStore(nil, MCAppend, []byte("k"), []byte("v"), 1, 100, "", "0"))
 	f.Add(AppendCommand(nil, 0, [][]byte{[]byte("SETBIT"), []byte("b"), []byte("77"), []byte("1")}))
+	f.Add(AppendCommand(nil, 1, [][]byte{[]byte("BLMPOP"), []byte("0x1p-3"), []byte("2"), []byte("l"), []byte("m"), []byte("RIGHT"), []byte("COUNT"), []byte("2")}))
+	f.Add(AppendTx(nil, nil, []TxCommand{{Args: [][]byte{[]byte("BZPOPMIN"), []byte("z"), []byte("y"), []byte("1e-3")}}}))
 	f.Add(AppendCommand(nil, 0, [][]byte{[]byte("BITFIELD"), []byte("b"), []byte("OVERFLOW"), []byte("SAT"),
 		[]byte("INCRBY"), []byte("i5"), []byte("#3"), []byte("-40"), []byte("GET"), []byte("u63"), []byte("9")}))
 	f.Add(AppendTx(nil, nil, []TxCommand{{Args: [][]byte{[]byte("BITOP"), []byte("XOR"), []byte("d"), []byte("b"), []byte("c")}}}))

@@ -31,6 +31,9 @@ const (
 	// applier it holds its declared keys' shards and takes the others as it reaches them
 	// (Ctx.held).
 	FlagScript
+	// FlagBlocking commands (BLPOP...) wait for a key when a client sends them outside
+	// MULTI; in the log they are their non-blocking selves (blocking.go).
+	FlagBlocking
 )
 
 // Spec is one command: its Redis metadata and its implementation.
@@ -388,6 +391,9 @@ func (c *Ctx) storeAt(key []byte, it item, kv string, keepTTL bool) {
 	}
 	it.ver = c.nextVer()
 	d.putOver(h, key, old, existed, it, kv)
+	if !existed && (it.typ == TypeList || it.typ == TypeZSet) && c.s.ready.n.Load() > 0 {
+		c.s.keyReady(c.DB, key)
+	}
 }
 
 // setString stores a string value; it drops any TTL unless keepTTL.

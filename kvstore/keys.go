@@ -532,6 +532,7 @@ func swapdbCmd(c *Ctx, args [][]byte) {
 		sh.dbs[a].dropTombstones(ver)
 		sh.dbs[b].dropTombstones(ver)
 	}
+	c.s.allReady()
 	c.W.Status("OK")
 }
 

@@ -447,6 +447,7 @@ func (s *Store) Restore(rd io.Reader) error {
 	s.scripts.replace(scripts)
 	s.unlockAll(true)
 	s.zk.replace(&fresh.zk)
+	s.allReady()
 	return nil
 }
 

@@ -142,6 +142,8 @@ type Store struct {
 	zkApplier zkApplier
 	// zk is the ZooKeeper data tree (zk.go), with a lock of its own.
 	zk zkTree
+	// ready are the keys blocked clients wait on (blocking.go).
+	ready readyKeys
 }
 
 // Stats are counters the applier keeps for INFO.

@@ -601,7 +601,7 @@ func (s *Server) infoSection(b *strings.Builder, section string, c *conn) bool {
 		b.WriteString("# Clients\r\n")
 		w("connected_clients", s.NumClients())
 		w("maxclients", cfg.MaxClients)
-		w("blocked_clients", 0)
+		w("blocked_clients", s.stats.blocked.Load())
 	case "memory":
 		var m runtime.MemStats
 		runtime.ReadMemStats(&m)

@@ -328,6 +328,10 @@ func writeCommandInfo(c *conn, s *kvstore.Spec) {
 	if s.Group != "" {
 		cats = append(cats, "@"+s.Group)
 	}
+	if s.Flags&kvstore.FlagBlocking != 0 {
+		flags = append(flags, "blocking")
+		cats = append(cats, "@blocking")
+	}
 	c.Array(10)
 	c.BulkString(s.Name)
 	c.Int(int64(s.Arity))

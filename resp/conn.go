@@ -263,6 +263,11 @@ func (c *conn) handle(args [][]byte, spec *kvstore.Spec) {
 		c.Error(kvstore.WrongArgs(spec.Name))
 		return
 	}
+	if spec.Flags&kvstore.FlagBlocking != 0 {
+		c.flushBatch()
+		c.block(args)
+		return
+	}
 	if spec.Writes(args) {
 		c.addWrite(spec, args)
 		return

@@ -47,6 +47,12 @@ func (c *conn) mustWait(args [][]byte, spec *kvstore.Spec) bool {
 		if c.batchOps > 0 { // NOAUTH goes behind the open batch's replies
 			c.loop.stall = stallBatch
 		}
+	case plain && spec.Flags&kvstore.FlagBlocking != 0 && spec.CheckArity(args):
+		// it may wait: on a goroutine of its own, once the open batch is answered
+		c.loop.stall = stallRelease
+		if c.batchOps > 0 {
+			c.loop.stall = stallBatch
+		}
 	case plain && spec.CheckArity(args) && spec.Writes(args):
 		return false // into the open batch
 	case plain && spec.CheckArity(args):

@@ -93,6 +93,7 @@ type Server struct {
 		rejected    atomic.Uint64
 		netIn       atomic.Uint64
 		netOut      atomic.Uint64
+		blocked     atomic.Int64 // clients waiting in a blocking command
 	}
 }
 

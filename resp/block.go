@@ -1,0 +1,107 @@
+package resp
+
+import (
+	"bytes"
+	"time"
+
+	"github.com/nanokv/nanokv/kvstore"
+)
+
+// blockedCheck is how often a blocked client's socket is looked at for the peer having
+// gone (besides just before every attempt to pop): a client that left does not keep
+// its goroutine and its wait for ever.
+const blockedCheck = 500 * time.Millisecond
+
+// block runs a blocking command (BLPOP, BRPOP, BRPOPLPUSH, BLMOVE, BLMPOP, BZPOPMIN,
+// BZPOPMAX, BZMPOP) outside MULTI, on the connection's own goroutine. It proposes the
+// command, which pops through the log like its non-blocking self; when that found every
+// key empty it waits until one of them is created (kvstore.Store.AwaitKeys) and proposes
+// it again, until the timeout, which gets the nil array Redis replies then.
+//
+// An element is only ever popped by a proposal, and a proposal is only made for a
+// client that is still connected (peerGone just before it), so a client that leaves
+// while it waits takes nothing with it. Clients woken by the same key race for it with
+// their proposals: the first one applied gets the element, the others wait again, where
+// Redis serves them in the order they blocked.
+func (c *conn) block(args [][]byte) {
+	keys, timeout, ok := kvstore.BlockingKeys(args)
+	var ms int64
+	if ok {
+		var msg string
+		ms, msg = kvstore.ParseBlockTimeout(timeout)
+		ok = msg == ""
+	}
+	if !ok {
+		// malformed: the applier refuses it (in the order of Redis's checks)
+		c.propose(kvstore.AppendCommand(nil, c.db, args), 1, false)
+		return
+	}
+	var expired <-chan time.Time
+	if ms > 0 {
+		t := time.NewTimer(time.Duration(ms) * time.Millisecond)
+		defer t.Stop()
+		expired = t.C
+	}
+	var check *time.Ticker
+	defer func() {
+		if check != nil {
+			check.Stop()
+		}
+	}()
+	store := c.s.b.Store()
+	for {
+		// registered before the proposal: a key created by any entry applied after it
+		// wakes this client
+		w := store.AwaitKeys(c.db, keys)
+		start := len(c.B)
+		c.propose(kvstore.AppendCommand(nil, c.db, args), 1, false)
+		if !nothingPopped(c.B[start:]) {
+			w.Cancel()
+			return
+		}
+		c.B = c.B[:start]
+		if check == nil {
+			check = time.NewTicker(blockedCheck)
+			c.s.stats.blocked.Add(1)
+			defer c.s.stats.blocked.Add(-1)
+			if !c.flushOut() { // the replies before this command are not held back
+				w.Cancel()
+				c.closeNext = true
+				return
+			}
+		}
+		woken := false
+		for !woken {
+			select {
+			case <-w.C:
+				woken = true
+			case <-expired:
+				w.Cancel()
+				c.NullArray()
+				return
+			case <-c.s.done:
+				w.Cancel()
+				c.NullArray()
+				return
+			case <-check.C:
+				if c.peerGone() {
+					w.Cancel()
+					c.closeNext = true
+					return
+				}
+			}
+		}
+		w.Cancel()
+		if c.peerGone() {
+			c.closeNext = true
+			return
+		}
+	}
+}
+
+// nothingPopped reports whether a blocking command's reply is the nil it gives when
+// every key was empty: a nil array, or BRPOPLPUSH's and BLMOVE's nil bulk (RESP3: null).
+// An element is never nil, and an error is not nil either.
+func nothingPopped(reply []byte) bool {
+	return bytes.Equal(reply, []byte("*-1\r\n")) || bytes.Equal(reply, []byte("$-1\r\n")) || bytes.Equal(reply, []byte("_\r\n"))
+}

@@ -1,0 +1,205 @@
+package server
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// waitBlockedClients polls INFO clients until blocked_clients is n.
+func waitBlockedClients(t *testing.T, c *redis.Client, n int) {
+	t.Helper()
+	want := fmt.Sprintf("blocked_clients:%d\r\n", n)
+	var info string
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); {
+		info = c.Info(context.Background(), "clients").Val()
+		if strings.Contains(info, want) {
+			return
+		}
+		time.Sleep(2 * time.Millisecond)
+	}
+	t.Fatalf("want %q in %q", want, info)
+}
+
+// BLPOP waits for a push, BLMOVE and BZPOPMIN for theirs, and a timeout ends a wait
+// with the nil Redis gives.
+func TestBlockingCommandsWait(t *testing.T) {
+	s := startServer(t, Config{MemoryOnly: true})
+	defer s.Close()
+	ctx := context.Background()
+	admin, c := client(t, s), client(t, s)
+
+	type popped struct {
+		v   []string
+		err error
+	}
+	got := make(chan popped, 1)
+	go func() {
+		v, err := c.BLPop(ctx, 10*time.Second, "q0", "q1").Result()
+		got <- popped{v, err}
+	}()
+	waitBlockedClients(t, admin, 1)
+	if err := admin.RPush(ctx, "q1", "job", "next").Err(); err != nil {
+		t.Fatal(err)
+	}
+	if r := <-got; r.err != nil || !slices.Equal(r.v, []string{"q1", "job"}) {
+		t.Fatalf("BLPOP: %q %v", r.v, r.err)
+	}
+	if v := admin.LRange(ctx, "q1", 0, -1).Val(); !slices.Equal(v, []string{"next"}) {
+		t.Fatalf("after BLPOP the list holds %q", v)
+	}
+	waitBlockedClients(t, admin, 0)
+
+	moved := make(chan error, 1)
+	go func() {
+		v, err := c.BLMove(ctx, "src", "dst", "RIGHT", "LEFT", 10*time.Second).Result()
+		if err == nil && v != "x" {
+			err = fmt.Errorf("moved %q", v)
+		}
+		moved <- err
+	}()
+	waitBlockedClients(t, admin, 1)
+	admin.LPush(ctx, "src", "x")
+	if err := <-moved; err != nil {
+		t.Fatal(err)
+	}
+	if v := admin.LRange(ctx, "dst", 0, -1).Val(); !slices.Equal(v, []string{"x"}) {
+		t.Fatalf("dst: %q", v)
+	}
+
+	zgot := make(chan *redis.ZWithKey, 1)
+	go func() {
+		z, _ := c.BZPopMin(ctx, 10*time.Second, "z").Result()
+		zgot <- z
+	}()
+	waitBlockedClients(t, admin, 1)
+	admin.ZAdd(ctx, "z", redis.Z{Score: 2, Member: "b"}, redis.Z{Score: 1, Member: "a"})
+	if z := <-zgot; z == nil || z.Key != "z" || z.Member != "a" || z.Score != 1 {
+		t.Fatalf("BZPOPMIN: %+v", z)
+	}
+
+	// (go-redis rounds timeouts under a second up to one)
+	r := rawConn(t, s)
+	start := time.Now()
+	r.expect(t, "*-1", "BRPOP", "empty", "0.05")
+	if d := time.Since(start); d < 50*time.Millisecond {
+		t.Fatalf("BRPOP with a 50 ms timeout returned after %v", d)
+	}
+	r.send("HELLO", "3")
+	r.readReply(t)
+	r.expect(t, "_", "BLMOVE", "empty", "x", "LEFT", "LEFT", "0.01") // RESP3's null
+}
+
+// Clients blocked on the same lists each get a different element, and every element
+// pushed reaches exactly one of them: none lost, none popped twice.
+func TestBlockedClientsSharePushes(t *testing.T) {
+	s := startServer(t, Config{MemoryOnly: true})
+	defer s.Close()
+	ctx := context.Background()
+	admin := client(t, s)
+	const n = 8
+	var mu sync.Mutex
+	var all []string
+	var wg sync.WaitGroup
+	for i := 0; i < n; i++ {
+		c := client(t, s)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for j := 0; j < 5; j++ {
+				v, err := c.BRPop(ctx, 10*time.Second, "a", "b").Result()
+				if err != nil {
+					t.Errorf("BRPOP: %v", err)
+					return
+				}
+				mu.Lock()
+				all = append(all, v[0]+"/"+v[1])
+				mu.Unlock()
+			}
+		}()
+	}
+	waitBlockedClients(t, admin, n)
+	var want []string
+	for j := 0; j < 5*n; j++ {
+		key := []string{"a", "b"}[j%2]
+		e := fmt.Sprint(j)
+		want = append(want, key+"/"+e)
+		if err := admin.LPush(ctx, key, e).Err(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	wg.Wait()
+	slices.Sort(all)
+	slices.Sort(want)
+	if !slices.Equal(all, want) {
+		t.Fatalf("popped %q\nwant  %q", all, want)
+	}
+	if k := admin.Exists(ctx, "a", "b").Val(); k != 0 {
+		t.Fatalf("%d lists left", k)
+	}
+}
+
+// A client that leaves while blocked takes nothing: an element pushed after it left
+// stays in the list. And replies pipelined before a blocking command are not held back
+// by its wait; those after it come after its reply.
+func TestBlockedClientThatLeftPopsNothing(t *testing.T) {
+	s := startServer(t, Config{MemoryOnly: true})
+	defer s.Close()
+	ctx := context.Background()
+	admin := client(t, s)
+
+	r := rawConn(t, s)
+	r.nc.Write([]byte(respCommand("RPUSH", "other", "x") + respCommand("BLPOP", "q", "0") + respCommand("GET", "g")))
+	if got := r.readReply(t); got != ":1" {
+		t.Fatalf("RPUSH before BLPOP: %q", got)
+	}
+	waitBlockedClients(t, admin, 1)
+	admin.Set(ctx, "g", "v", 0)
+	admin.RPush(ctx, "q", "e")
+	if got := r.readReply(t); got != "*2\r\n$1\r\nq\r\n$1\r\ne" {
+		t.Fatalf("BLPOP: %q", got)
+	}
+	if got := r.readReply(t); got != "$1\r\nv" {
+		t.Fatalf("GET after BLPOP: %q", got)
+	}
+
+	gone := rawConn(t, s)
+	gone.send("BRPOPLPUSH", "q", "dst", "0")
+	waitBlockedClients(t, admin, 1)
+	gone.nc.Close()
+	waitBlockedClients(t, admin, 0)
+	admin.RPush(ctx, "q", "kept")
+	if v := admin.LRange(ctx, "q", 0, -1).Val(); !slices.Equal(v, []string{"kept"}) {
+		t.Fatalf("q holds %q after a departed client's BRPOPLPUSH", v)
+	}
+	if n := admin.Exists(ctx, "dst").Val(); n != 0 {
+		t.Fatal("a departed client's BRPOPLPUSH moved an element")
+	}
+}
+
+// On a cluster member the connection leaves the event loop for the wait, and the
+// member's own applier wakes it when the push is applied there.
+func TestClusterBlockingPop(t *testing.T) {
+	servers := startCluster(t, 3)
+	_, lead := leaderOf(t, servers, 0)
+	ctx := context.Background()
+	admin := client(t, lead)
+	r := rawConn(t, lead)
+	r.send("BLPOP", "q", "10")
+	waitBlockedClients(t, admin, 1)
+	if n := lead.redis.LoopClients(); n != 0 {
+		t.Fatalf("%d connections on the event loop while one is blocked, want 0", n)
+	}
+	admin.RPush(ctx, "q", "e")
+	if got := r.readReply(t); got != "*2\r\n$1\r\nq\r\n$1\r\ne" {
+		t.Fatalf("BLPOP: %q", got)
+	}
+	r.expect(t, "*-1", "BLPOP", "q", "0.01")
+	r.expect(t, "+PONG", "PING")
+}
