@@ -34,6 +34,9 @@ const (
 	// FlagBlocking commands (BLPOP...) wait for a key when a client sends them outside
 	// MULTI; in the log they are their non-blocking selves (blocking.go).
 	FlagBlocking
+	// FlagPubSub commands are pub/sub's (PUBLISH): COMMAND INFO reports "pubsub" where
+	// a write's "write" would be, though PUBLISH goes through the log (pubsub.go).
+	FlagPubSub
 )
 
 // Spec is one command: its Redis metadata and its implementation.

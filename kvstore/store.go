@@ -144,6 +144,8 @@ type Store struct {
 	zk zkTree
 	// ready are the keys blocked clients wait on (blocking.go).
 	ready readyKeys
+	// publisher hands PUBLISH's messages to this member's subscribers (pubsub.go).
+	publisher atomic.Pointer[publisherBox]
 }
 
 // Stats are counters the applier keeps for INFO.

@@ -217,6 +217,17 @@ func isTxControl(name []byte) bool {
 }
 
 func pingCommand(c *conn, args [][]byte) {
+	if c.Proto == 2 && c.subscribed() && len(args) <= 2 {
+		// in RESP2's subscribed context, a pong is a message
+		c.Array(2)
+		c.BulkString("pong")
+		if len(args) == 2 {
+			c.Bulk(args[1])
+		} else {
+			c.BulkString("")
+		}
+		return
+	}
 	switch len(args) {
 	case 1:
 		c.Status("PONG")
@@ -247,6 +258,7 @@ func quitCommand(c *conn, _ [][]byte) {
 }
 
 func resetCommand(c *conn, _ [][]byte) {
+	c.leaveAll()
 	c.inMulti, c.multiErr, c.queued = false, false, nil
 	c.watches = nil
 	c.db = 0
@@ -624,6 +636,9 @@ func (s *Server) infoSection(b *strings.Builder, section string, c *conn) bool {
 		w("total_net_output_bytes", s.stats.netOut.Load())
 		w("rejected_connections", s.stats.rejected.Load())
 		w("expired_keys", s.b.Store().ExpiredCount())
+		w("pubsub_channels", len(s.ps.names(kindChannel, nil)))
+		w("pubsub_patterns", len(s.ps.names(kindPattern, nil)))
+		w("pubsubshard_channels", len(s.ps.names(kindShard, nil)))
 	case "replication":
 		b.WriteString("# Replication\r\n")
 		w("role", "master")

@@ -308,7 +308,9 @@ func commandCommand(c *conn, args [][]byte) {
 // writeCommandInfo writes Redis 7.0's ten-element command description.
 func writeCommandInfo(c *conn, s *kvstore.Spec) {
 	var flags, cats []string
-	if s.Flags&kvstore.FlagWrite != 0 {
+	if s.Flags&kvstore.FlagPubSub != 0 {
+		flags = append(flags, "pubsub")
+	} else if s.Flags&kvstore.FlagWrite != 0 {
 		flags = append(flags, "write")
 		cats = append(cats, "@write")
 	}

@@ -69,6 +69,8 @@ type conn struct {
 	// watches are checked when EXEC applies: a write by anyone, this connection included,
 	// changes the key's version
 	watches []kvstore.Watch
+	// sub is the connection's pub/sub state, from its first subscription on
+	sub *subscriber
 }
 
 func newConn(s *Server, nc net.Conn) *conn {
@@ -86,6 +88,7 @@ func newConn(s *Server, nc net.Conn) *conn {
 // what an event loop that handed it over left buffered.
 func (c *conn) serve() {
 	defer c.nc.Close()
+	defer c.endSub()
 	if c.buf == nil {
 		c.buf = make([]byte, readBufSize)
 	}
@@ -204,6 +207,12 @@ func (c *conn) flushOut() bool {
 	if len(c.B) == 0 {
 		return true
 	}
+	if c.sub != nil {
+		// a subscriber's output goes out in order with its messages (pubsub.go)
+		ok := c.sub.queue(c.B)
+		c.B = c.B[:0]
+		return ok
+	}
 	n, err := c.nc.Write(c.B)
 	c.s.stats.netOut.Add(uint64(n))
 	netserve.CountWritten(n)
@@ -229,6 +238,19 @@ func (c *conn) handle(args [][]byte, spec *kvstore.Spec) {
 	var fn func(*conn, [][]byte)
 	if spec == nil || spec.Flags&kvstore.FlagConn != 0 {
 		fn = connCommand(args[0])
+	}
+	if c.Proto == 2 && c.subscribed() && !subscribedOK(args[0]) && (fn != nil || spec != nil) {
+		c.flushBatch()
+		name := lookupConn(args[0])
+		if spec != nil {
+			name = &connSpec{Spec: *spec}
+		}
+		if !name.CheckArity(args) {
+			c.Error(kvstore.WrongArgs(name.Name))
+			return
+		}
+		c.Error("ERR Can't execute '" + name.Name + "': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / PING / QUIT / RESET are allowed in this context")
+		return
 	}
 	if c.inMulti && !isTxControl(args[0]) {
 		switch {

@@ -83,6 +83,9 @@ type Server struct {
 	// done is closed by Close: commands that block (WAIT) give up.
 	done chan struct{}
 
+	// ps indexes the pub/sub subscriptions of this member's clients
+	ps hub
+
 	loop  *netserve.Loop // nil: a goroutine per connection
 	async AsyncBackend   // set with loop
 
@@ -115,6 +118,7 @@ func NewServer(b Backend, cfg Config) *Server {
 		cfg.Logf = func(string, ...any) {}
 	}
 	s := &Server{b: b, cfg: cfg, start: time.Now(), conns: map[*conn]struct{}{}, done: make(chan struct{})}
+	b.Store().SetPublisher(&s.ps)
 	if ab, ok := b.(AsyncBackend); ok && cfg.EventLoop {
 		l, err := netserve.NewAsyncLoop(ab, cfg.Logf)
 		if err != nil {

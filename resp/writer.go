@@ -83,6 +83,16 @@ func (w *Writer) Map(n int) {
 	}
 }
 
+// Push writes the header of an out-of-band message (pub/sub): RESP3's push type, an
+// array in RESP2.
+func (w *Writer) Push(n int) {
+	if w.Proto == 3 {
+		w.header('>', int64(n))
+	} else {
+		w.header('*', int64(n))
+	}
+}
+
 func (w *Writer) Set(n int) {
 	if w.Proto == 3 {
 		w.header('~', int64(n))

@@ -161,7 +161,7 @@ var notYet = map[string]bool{}
 
 // connOnly lists connection commands nanokv refuses inside MULTI instead of queueing
 // them (see the README); txInner does not draw them.
-var connOnly = map[string]bool{"HELLO": true, "CLIENT": true}
+var connOnly = map[string]bool{"HELLO": true, "CLIENT": true, "PUBSUB": true}
 
 func drawsNotYet(its []item) bool {
 	for _, it := range its {
@@ -1663,7 +1663,14 @@ func (g *gen) fMalformed() []item {
 }
 
 func (g *gen) fConn() []item {
-	switch g.r.Intn(6) {
+	switch g.r.Intn(8) {
+	case 6:
+		// no client subscribes here: PUBLISH reaches nobody, through the log
+		return one(nExact, g.name(g.pick("PUBLISH", "SPUBLISH")), g.pick("ch", "k1"), g.value())
+	case 7:
+		c := [][]string{{"PUBSUB", "NUMSUB", "ch", "k1"}, {"PUBSUB", "NUMPAT"}, {"PUBSUB", "CHANNELS"},
+			{"PUBSUB", "SHARDCHANNELS", "*"}, {"PUBSUB", "SHARDNUMSUB"}, {"PUBSUB", "FOO"}, {"PUBSUB", "NUMPAT", "x"}}[g.r.Intn(7)]
+		return one(nExact, c...)
 	case 3:
 		return one(nHello, g.name("HELLO"), "2")
 	case 4:

@@ -1,0 +1,442 @@
+package resp
+
+import (
+	"sort"
+	"strings"
+	"sync"
+
+	"github.com/nanokv/nanokv/kvstore"
+)
+
+// Pub/sub: SUBSCRIBE PSUBSCRIBE SSUBSCRIBE, their UNSUBSCRIBEs, PUBSUB; PUBLISH and
+// SPUBLISH are the store's (kvstore/pubsub.go): they go through the log, and each
+// member's applier hands the message to the hub below, which queues it for that member's
+// subscribers.
+//
+// A connection's subscriptions are its own goroutine's; the hub's index of them, which
+// the applier reads, has a lock of its own. Once a connection subscribes, everything it
+// sends goes through its subscriber's queue, written by a goroutine of its own: replies
+// and messages then leave in the order they were queued, and the applier never waits
+// for a client. A client that lets more than pubsubOutLimit pile up is disconnected, as
+// Redis's client-output-buffer-limit for pub/sub clients (32 MB hard) does.
+
+const pubsubOutLimit = 32 << 20
+
+func init() {
+	add := func(name string, arity int, summary string, run func(*conn, [][]byte)) {
+		connCommands[name] = &connSpec{Spec: kvstore.Spec{Name: name, Arity: arity, Group: "pubsub", Since: "2.0.0", Summary: summary, Flags: kvstore.FlagConn | kvstore.FlagPubSub}, run: run}
+	}
+	add("subscribe", -2, "Listen for messages published to the given channels", subscribeCommand(kindChannel))
+	add("psubscribe", -2, "Listen for messages published to channels matching the given patterns", subscribeCommand(kindPattern))
+	add("ssubscribe", -2, "Listen for messages published to the given shard channels", subscribeCommand(kindShard))
+	add("unsubscribe", -1, "Stop listening for messages posted to the given channels", unsubscribeCommand(kindChannel))
+	add("punsubscribe", -1, "Stop listening for messages posted to channels matching the given patterns", unsubscribeCommand(kindPattern))
+	add("sunsubscribe", -1, "Stop listening for messages posted to the given shard channels", unsubscribeCommand(kindShard))
+	add("pubsub", -2, "A container for Pub/Sub commands", pubsubCommand)
+	connCommands["ssubscribe"].Since, connCommands["sunsubscribe"].Since = "7.0.0", "7.0.0"
+	connCommands["pubsub"].Since = "2.8.0"
+}
+
+// kind is a subscription's namespace.
+type kind int
+
+const (
+	kindChannel kind = iota
+	kindPattern
+	kindShard
+)
+
+// the words of subscribe/unsubscribe replies and of messages, by kind
+var (
+	subscribeWord   = [...]string{"subscribe", "psubscribe", "ssubscribe"}
+	unsubscribeWord = [...]string{"unsubscribe", "punsubscribe", "sunsubscribe"}
+)
+
+// hub indexes a member's subscriptions for the applier's PUBLISH (kvstore.Publisher).
+type hub struct {
+	mu   sync.RWMutex
+	subs [3]map[string]map[*conn]struct{} // by kind, then channel or pattern
+}
+
+// Publish queues message for every subscriber of channel (SPUBLISH: of the shard
+// channel), then for every subscriber of a pattern that matches it, as Redis does; it
+// returns how many deliveries it queued.
+func (h *hub) Publish(shard bool, channel, message []byte) int {
+	h.mu.RLock()
+	defer h.mu.RUnlock()
+	if shard {
+		for c := range h.subs[kindShard][string(channel)] {
+			c.sub.deliver("smessage", "", channel, message)
+		}
+		return len(h.subs[kindShard][string(channel)])
+	}
+	n := 0
+	for c := range h.subs[kindChannel][string(channel)] {
+		c.sub.deliver("message", "", channel, message)
+		n++
+	}
+	for pat, cs := range h.subs[kindPattern] {
+		if !kvstore.Glob([]byte(pat), channel) {
+			continue
+		}
+		for c := range cs {
+			c.sub.deliver("pmessage", pat, channel, message)
+			n++
+		}
+	}
+	return n
+}
+
+func (h *hub) add(k kind, name string, c *conn) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.subs[k] == nil {
+		h.subs[k] = map[string]map[*conn]struct{}{}
+	}
+	cs := h.subs[k][name]
+	if cs == nil {
+		cs = map[*conn]struct{}{}
+		h.subs[k][name] = cs
+	}
+	cs[c] = struct{}{}
+}
+
+func (h *hub) remove(k kind, name string, c *conn) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if cs := h.subs[k][name]; cs != nil {
+		delete(cs, c)
+		if len(cs) == 0 {
+			delete(h.subs[k], name)
+		}
+	}
+}
+
+// names lists the channels (or patterns) of kind k with a subscriber, matching pattern
+// (nil: all).
+func (h *hub) names(k kind, pattern []byte) []string {
+	h.mu.RLock()
+	defer h.mu.RUnlock()
+	var out []string
+	for name := range h.subs[k] {
+		if pattern == nil || kvstore.Glob(pattern, []byte(name)) {
+			out = append(out, name)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+func (h *hub) count(k kind, name string) int {
+	h.mu.RLock()
+	defer h.mu.RUnlock()
+	return len(h.subs[k][name])
+}
+
+// subscriber is a connection's pub/sub state: its subscriptions (its goroutine's) and
+// the queue its output goes through once it has subscribed (shared with the applier).
+type subscriber struct {
+	c     *conn
+	names [3][]string // by kind, in the order subscribed
+
+	mu     sync.Mutex
+	out    []byte
+	resp3  bool // the connection's protocol, for the messages the applier formats
+	failed bool // the client was cut off (too slow, or gone)
+	wake   chan struct{}
+	quit   chan struct{}
+	done   chan struct{}
+}
+
+// startSub readies the connection for its first subscription: from here on its output
+// goes through the subscriber's queue.
+func (c *conn) startSub() {
+	if c.sub != nil {
+		return
+	}
+	s := &subscriber{c: c, wake: make(chan struct{}, 1), quit: make(chan struct{}), done: make(chan struct{})}
+	c.sub = s
+	go s.write()
+}
+
+// write is the subscriber's writer goroutine: it writes what is queued until quit, and
+// then what is left.
+func (s *subscriber) write() {
+	defer close(s.done)
+	c := s.c
+	var spare []byte
+	for {
+		stop := false
+		select {
+		case <-s.wake:
+		case <-s.quit:
+			stop = true
+		}
+		s.mu.Lock()
+		b := s.out
+		s.out = spare[:0]
+		s.mu.Unlock()
+		if len(b) > 0 {
+			n, err := c.nc.Write(b)
+			c.s.stats.netOut.Add(uint64(n))
+			if err != nil {
+				s.cut()
+			}
+		}
+		if cap(b) <= 1<<20 {
+			spare = b
+		} else {
+			spare = nil
+		}
+		if stop {
+			return
+		}
+	}
+}
+
+// queue adds the connection's output b to what the writer writes, and records the
+// protocol the connection speaks from there on (HELLO, RESET), for the messages queued
+// after it; false if the client was cut off.
+func (s *subscriber) queue(b []byte) bool {
+	return s.add(b, s.c.Proto == 3, true)
+}
+
+func (s *subscriber) add(b []byte, resp3, setProto bool) bool {
+	s.mu.Lock()
+	if s.failed {
+		s.mu.Unlock()
+		return false
+	}
+	if setProto {
+		s.resp3 = resp3
+	}
+	s.out = append(s.out, b...)
+	over := len(s.out) > pubsubOutLimit
+	s.mu.Unlock()
+	if over {
+		s.c.s.config().Logf("resp: closing client %s: pub/sub output over %d bytes", s.c.addr, pubsubOutLimit)
+		s.cut()
+		return false
+	}
+	select {
+	case s.wake <- struct{}{}:
+	default:
+	}
+	return true
+}
+
+// cut disconnects a subscriber that fell behind or failed: the connection's goroutine
+// then finds its socket closed.
+func (s *subscriber) cut() {
+	s.mu.Lock()
+	s.failed, s.out = true, nil
+	s.mu.Unlock()
+	s.c.nc.Close()
+}
+
+// deliver queues a message (the applier's, through hub.Publish), in the protocol the
+// connection spoke when it last queued output.
+func (s *subscriber) deliver(word, pattern string, channel, message []byte) {
+	s.mu.Lock()
+	resp3 := s.resp3
+	s.mu.Unlock()
+	w := Writer{Proto: 2}
+	if resp3 {
+		w.Proto = 3
+	}
+	n := 3
+	if pattern != "" {
+		n = 4
+	}
+	w.Push(n)
+	w.BulkString(word)
+	if pattern != "" {
+		w.BulkString(pattern)
+	}
+	w.Bulk(channel)
+	w.Bulk(message)
+	s.add(w.B, false, false)
+}
+
+// count is how many subscriptions a (P)SUBSCRIBE's reply reports: channels and patterns.
+func (s *subscriber) count() int { return len(s.names[kindChannel]) + len(s.names[kindPattern]) }
+
+// subscribed reports whether the connection holds any subscription (RESP2's subscribed
+// context).
+func (c *conn) subscribed() bool {
+	return c.sub != nil && c.sub.count()+len(c.sub.names[kindShard]) > 0
+}
+
+// replyCount is the count a (un)subscribe reply of kind k carries.
+func (s *subscriber) replyCount(k kind) int {
+	if k == kindShard {
+		return len(s.names[kindShard])
+	}
+	return s.count()
+}
+
+func subscribeCommand(k kind) func(c *conn, args [][]byte) {
+	return func(c *conn, args [][]byte) {
+		c.startSub()
+		for _, a := range args[1:] {
+			name := string(a)
+			fresh := !containsName(c.sub.names[k], name)
+			if fresh {
+				c.sub.names[k] = append(c.sub.names[k], name)
+			}
+			c.Push(3)
+			c.BulkString(subscribeWord[k])
+			c.Bulk(a)
+			c.Int(int64(c.sub.replyCount(k)))
+			if fresh {
+				// the confirmation is queued before the first message can be
+				c.flushOut()
+				c.s.ps.add(k, name, c)
+			}
+		}
+	}
+}
+
+func unsubscribeCommand(k kind) func(c *conn, args [][]byte) {
+	return func(c *conn, args [][]byte) {
+		var names []string
+		if len(args) > 1 {
+			for _, a := range args[1:] {
+				names = append(names, string(a))
+			}
+		} else if c.sub != nil {
+			names = append(names, c.sub.names[k]...)
+		}
+		if len(names) == 0 {
+			// nothing to leave: one reply with a null name
+			c.Push(3)
+			c.BulkString(unsubscribeWord[k])
+			c.Null()
+			c.Int(0)
+			return
+		}
+		for _, name := range names {
+			n := 0
+			if c.sub != nil {
+				c.leave(k, name)
+				n = c.sub.replyCount(k)
+			}
+			c.Push(3)
+			c.BulkString(unsubscribeWord[k])
+			c.BulkString(name)
+			c.Int(int64(n))
+		}
+	}
+}
+
+// leave drops one subscription.
+func (c *conn) leave(k kind, name string) {
+	names := c.sub.names[k]
+	for i, n := range names {
+		if n == name {
+			c.sub.names[k] = append(names[:i], names[i+1:]...)
+			c.s.ps.remove(k, name, c)
+			return
+		}
+	}
+}
+
+// leaveAll drops every subscription (RESET, and the connection's end).
+func (c *conn) leaveAll() {
+	if c.sub == nil {
+		return
+	}
+	for k := range c.sub.names {
+		for _, name := range c.sub.names[k] {
+			c.s.ps.remove(kind(k), name, c)
+		}
+		c.sub.names[k] = nil
+	}
+}
+
+// endSub, at the connection's end, leaves every subscription and lets the writer write
+// what is queued (QUIT's +OK, say) before the socket closes.
+func (c *conn) endSub() {
+	if c.sub == nil {
+		return
+	}
+	c.leaveAll()
+	close(c.sub.quit)
+	<-c.sub.done
+}
+
+func containsName(names []string, name string) bool {
+	for _, n := range names {
+		if n == name {
+			return true
+		}
+	}
+	return false
+}
+
+// subscribedOK reports whether a RESP2 connection in the subscribed context may run
+// name; RESP3 connections may run anything there.
+func subscribedOK(name []byte) bool {
+	switch strings.ToLower(string(name)) {
+	case "subscribe", "ssubscribe", "psubscribe", "unsubscribe", "sunsubscribe", "punsubscribe", "ping", "quit", "reset":
+		return true
+	}
+	return false
+}
+
+func pubsubCommand(c *conn, args [][]byte) {
+	sub := strings.ToLower(string(args[1]))
+	switch {
+	case (sub == "channels" || sub == "shardchannels") && len(args) <= 3:
+		k := kindChannel
+		if sub == "shardchannels" {
+			k = kindShard
+		}
+		var pattern []byte
+		if len(args) == 3 {
+			pattern = args[2]
+		}
+		names := c.s.ps.names(k, pattern)
+		c.Array(len(names))
+		for _, n := range names {
+			c.BulkString(n)
+		}
+	case sub == "numsub" || sub == "shardnumsub":
+		k := kindChannel
+		if sub == "shardnumsub" {
+			k = kindShard
+		}
+		c.Array(2 * (len(args) - 2))
+		for _, a := range args[2:] {
+			c.Bulk(a)
+			c.Int(int64(c.s.ps.count(k, string(a))))
+		}
+	case sub == "numpat" && len(args) == 2:
+		c.Int(int64(len(c.s.ps.names(kindPattern, nil))))
+	case sub == "help" && len(args) == 2:
+		lines := []string{
+			"PUBSUB <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+			"CHANNELS [<pattern>]",
+			"    Return the currently active channels matching a <pattern> (default: '*').",
+			"NUMPAT",
+			"    Return number of subscriptions to patterns.",
+			"NUMSUB [<channel> ...]",
+			"    Return the number of subscribers for the specified channels, excluding",
+			"    pattern subscriptions(default: no channels).",
+			"SHARDCHANNELS [<pattern>]",
+			"    Return the currently active shard level channels matching a <pattern> (default: '*').",
+			"SHARDNUMSUB [<shardchannel> ...]",
+			"    Return the number of subscribers for the specified shard level channel(s)",
+			"HELP",
+			"    Prints this help.",
+		}
+		c.Array(len(lines))
+		for _, l := range lines {
+			c.Status(l)
+		}
+	case sub == "channels" || sub == "shardchannels" || sub == "numpat" || sub == "help":
+		c.Error(kvstore.WrongArgs("pubsub|" + sub))
+	default:
+		c.Error("ERR unknown subcommand '" + string(args[1]) + "'. Try PUBSUB HELP.")
+	}
+}

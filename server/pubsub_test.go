@@ -1,0 +1,146 @@
+package server
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// go-redis's PubSub against one node: channel and pattern subscriptions, the counts
+// PUBLISH and PUBSUB report, and unsubscribing.
+func TestPubSubGoRedis(t *testing.T) {
+	s := startServer(t, Config{MemoryOnly: true})
+	defer s.Close()
+	ctx := context.Background()
+	c := client(t, s)
+	sub := c.Subscribe(ctx, "news")
+	defer sub.Close()
+	if _, err := sub.Receive(ctx); err != nil { // the subscription's confirmation
+		t.Fatal(err)
+	}
+	if err := sub.PSubscribe(ctx, "n*"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := sub.Receive(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := c.Publish(ctx, "news", "hello").Result(); err != nil || n != 2 {
+		t.Fatalf("PUBLISH to a channel and a pattern subscriber: %d %v", n, err)
+	}
+	for _, want := range []redis.Message{{Channel: "news", Payload: "hello"}, {Channel: "news", Pattern: "n*", Payload: "hello"}} {
+		m, err := sub.ReceiveMessage(ctx)
+		if err != nil || m.Channel != want.Channel || m.Pattern != want.Pattern || m.Payload != want.Payload {
+			t.Fatalf("message %+v %v, want %+v", m, err, want)
+		}
+	}
+	if v := c.PubSubNumSub(ctx, "news", "other").Val(); v["news"] != 1 || v["other"] != 0 {
+		t.Fatalf("NUMSUB: %v", v)
+	}
+	if n := c.PubSubNumPat(ctx).Val(); n != 1 {
+		t.Fatalf("NUMPAT: %d", n)
+	}
+	// a script sees 0: every member runs it, and its counts differ
+	if n, err := c.Eval(ctx, "return redis.call('publish', 'news', 'from a script')", nil).Int(); err != nil || n != 0 {
+		t.Fatalf("PUBLISH in a script: %d %v", n, err)
+	}
+	if m, err := sub.ReceiveMessage(ctx); err != nil || m.Payload != "from a script" {
+		t.Fatalf("message from a script: %+v %v", m, err)
+	}
+	sub.ReceiveMessage(ctx) // its pattern twin
+	if err := sub.Unsubscribe(ctx, "news"); err != nil {
+		t.Fatal(err)
+	}
+	if err := sub.PUnsubscribe(ctx, "n*"); err != nil {
+		t.Fatal(err)
+	}
+	pollFor(t, func() bool { return c.PubSubNumSub(ctx, "news").Val()["news"] == 0 && c.PubSubNumPat(ctx).Val() == 0 })
+	if n := c.Publish(ctx, "news", "nobody").Val(); n != 0 {
+		t.Fatalf("PUBLISH after unsubscribing: %d", n)
+	}
+}
+
+// pollFor polls cond until it holds, or fails the test after 10 s.
+func pollFor(t *testing.T, cond func() bool) {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(2 * time.Millisecond) {
+		if cond() {
+			return
+		}
+	}
+	t.Fatal("condition not reached in 10 s")
+}
+
+// RESP2's subscribed context, byte for byte as redis-server 7.0.15 answers it.
+func TestPubSubSubscribedContext(t *testing.T) {
+	s := startServer(t, Config{MemoryOnly: true})
+	defer s.Close()
+	r := rawConn(t, s)
+	r.expect(t, "*3\r\n$9\r\nsubscribe\r\n$1\r\na\r\n:1", "SUBSCRIBE", "a")
+	r.expect(t, "-ERR Can't execute 'get': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / PING / QUIT / RESET are allowed in this context", "GET", "k")
+	r.expect(t, "-ERR wrong number of arguments for 'get' command", "GET")
+	r.expect(t, "*2\r\n$4\r\npong\r\n$0\r\n", "PING")
+	r.expect(t, "*2\r\n$4\r\npong\r\n$1\r\nx", "PING", "x")
+	r.expect(t, "*3\r\n$12\r\npunsubscribe\r\n$1\r\np\r\n:1", "PUNSUBSCRIBE", "p")
+	r.expect(t, "*3\r\n$11\r\nunsubscribe\r\n$1\r\na\r\n:0", "UNSUBSCRIBE")
+	r.expect(t, "*3\r\n$11\r\nunsubscribe\r\n$-1\r\n:0", "UNSUBSCRIBE")
+	r.expect(t, "+PONG", "PING") // out of the context again
+	r.expect(t, "*3\r\n$10\r\nssubscribe\r\n$1\r\ns\r\n:1", "SSUBSCRIBE", "s")
+	r.expect(t, "+RESET", "RESET")
+	r.expect(t, "$-1", "GET", "k")
+	r.expect(t, "*3\r\n$9\r\nsubscribe\r\n$1\r\nb\r\n:1", "SUBSCRIBE", "b")
+	r.expect(t, "+OK", "QUIT")
+	if _, err := r.r.ReadByte(); err == nil {
+		t.Fatal("the connection is open after QUIT")
+	}
+}
+
+// A message published through any member reaches the subscribers of every member: the
+// PUBLISH goes through the log, and each member's applier hands it to its own clients.
+// PUBLISH counts the proposing member's subscribers only, as Redis Cluster does.
+func TestPubSubAcrossClusterMembers(t *testing.T) {
+	servers := startCluster(t, 3)
+	_, lead := leaderOf(t, servers, 0)
+	ctx := context.Background()
+	var subs []*redis.PubSub
+	for _, s := range servers {
+		sub := client(t, s).Subscribe(ctx, "events")
+		defer sub.Close()
+		if _, err := sub.Receive(ctx); err != nil {
+			t.Fatal(err)
+		}
+		subs = append(subs, sub)
+	}
+	if n, err := client(t, lead).Publish(ctx, "events", "e1").Result(); err != nil || n != 1 {
+		t.Fatalf("PUBLISH on the leader: %d %v (want its one subscriber)", n, err)
+	}
+	for i, sub := range subs {
+		if m, err := sub.ReceiveMessage(ctx); err != nil || m.Payload != "e1" {
+			t.Fatalf("member %d's subscriber: %+v %v", i, m, err)
+		}
+	}
+}
+
+// A subscriber that reads nothing while messages pile up is disconnected once its
+// queue passes the limit, and its subscriptions end with it; the publisher and the
+// node go on.
+func TestPubSubSlowSubscriberIsCut(t *testing.T) {
+	s := startServer(t, Config{MemoryOnly: true})
+	defer s.Close()
+	ctx := context.Background()
+	slow := rawConn(t, s)
+	slow.expect(t, "*3\r\n$9\r\nsubscribe\r\n$1\r\nc\r\n:1", "SUBSCRIBE", "c")
+	c := client(t, s)
+	msg := strings.Repeat("x", 1<<20)
+	for i := 0; i < 48; i++ { // past the 32 MiB limit and what the socket buffers hold
+		if err := c.Publish(ctx, "c", msg).Err(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	pollFor(t, func() bool { return c.PubSubNumSub(ctx, "c").Val()["c"] == 0 })
+	if err := c.Set(ctx, "k", "v", 0).Err(); err != nil {
+		t.Fatal(err)
+	}
+}
