@@ -78,29 +78,40 @@ func (c *Ctx) timeoutOK(b []byte) bool {
 	return true
 }
 
-// BlockingKeys returns the keys a blocking command (spec.Flags has FlagBlocking) waits
-// on, and its timeout argument; ok is false for a call so malformed that it can only be
-// refused, which the applier then does.
-func BlockingKeys(args [][]byte) (keys [][]byte, timeout []byte, ok bool) {
+// BlockingCall returns the keys a call of a blocking command (spec.Flags has
+// FlagBlocking) waits on and its timeout in milliseconds (0: for ever). ok is false for
+// a call that does not wait (XREAD without BLOCK) or is malformed: it runs once, and
+// the store replies (a malformed call with Redis's error, in the order of its checks).
+func BlockingCall(args [][]byte) (keys [][]byte, ms int64, ok bool) {
 	spec := Lookup(args[0])
 	if spec == nil {
-		return nil, nil, false
+		return nil, 0, false
 	}
+	var timeout []byte
 	switch spec.Name {
+	case "xread":
+		a, msg := ParseXRead(args)
+		if msg != "" || a.BlockMS < 0 {
+			return nil, 0, false
+		}
+		return a.Keys, a.BlockMS, true
 	case "blpop", "brpop", "bzpopmin", "bzpopmax":
-		return args[1 : len(args)-1], args[len(args)-1], true
+		keys, timeout = args[1:len(args)-1], args[len(args)-1]
 	case "brpoplpush":
-		return args[1:2], args[3], true
+		keys, timeout = args[1:2], args[3]
 	case "blmove":
-		return args[1:2], args[5], true
+		keys, timeout = args[1:2], args[5]
 	case "blmpop", "bzmpop":
 		n, ok := ParseInt(args[2])
 		if !ok || n < 1 || n > int64(len(args)-4) {
-			return nil, nil, false
+			return nil, 0, false
 		}
-		return args[3 : 3+n], args[1], true
+		keys, timeout = args[3:3+n], args[1]
+	default:
+		return nil, 0, false
 	}
-	return nil, nil, false
+	ms, msg := ParseBlockTimeout(timeout)
+	return keys, ms, msg == ""
 }
 
 // blockingPopCmd is BLPOP / BRPOP key [key ...] timeout: [key, element] from the first

@@ -298,7 +298,7 @@ func (c *Ctx) parseScanOptions(args [][]byte, allowType bool) (scanOptions, bool
 }
 
 func typeByName(b []byte) Type {
-	for t := TypeString; t <= TypeZSet; t++ {
+	for t := TypeString; t <= TypeStream; t++ {
 		if eq(b, t.String()) {
 			return t
 		}

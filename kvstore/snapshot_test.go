@@ -79,6 +79,7 @@ func populate(h *harness, n int) {
 			h.db = (h.db + 1) % 3
 		case 8:
 			h.do("INCR", "counter")
+			h.do("XADD", "x"+k, "MAXLEN", "5", fmt.Sprintf("%d-*", i), "f", fmt.Sprint(i))
 		}
 	}
 }

@@ -42,6 +42,7 @@ const (
 	TypeHash
 	TypeSet
 	TypeZSet
+	TypeStream
 )
 
 func (t Type) String() string {
@@ -56,6 +57,8 @@ func (t Type) String() string {
 		return "set"
 	case TypeZSet:
 		return "zset"
+	case TypeStream:
+		return "stream"
 	}
 	return "none"
 }

@@ -2,6 +2,7 @@ package resp
 
 import (
 	"bytes"
+	"slices"
 	"time"
 
 	"github.com/nanokv/nanokv/kvstore"
@@ -13,28 +14,40 @@ import (
 const blockedCheck = 500 * time.Millisecond
 
 // block runs a blocking command (BLPOP, BRPOP, BRPOPLPUSH, BLMOVE, BLMPOP, BZPOPMIN,
-// BZPOPMAX, BZMPOP) outside MULTI, on the connection's own goroutine. It proposes the
-// command, which pops through the log like its non-blocking self; when that found every
-// key empty it waits until one of them is created (kvstore.Store.AwaitKeys) and proposes
-// it again, until the timeout, which gets the nil array Redis replies then.
+// BZPOPMAX, BZMPOP, XREAD ... BLOCK) outside MULTI, on the connection's own goroutine.
+// It runs the command (a pop is proposed, an XREAD read after the barrier), and when
+// that found nothing it waits until one of the keys is created, or a stream added to
+// (kvstore.Store.AwaitKeys), and runs it again, until the timeout, which gets the nil
+// array Redis replies then.
 //
 // An element is only ever popped by a proposal, and a proposal is only made for a
 // client that is still connected (peerGone just before it), so a client that leaves
 // while it waits takes nothing with it. Clients woken by the same key race for it with
 // their proposals: the first one applied gets the element, the others wait again, where
 // Redis serves them in the order they blocked.
-func (c *conn) block(args [][]byte) {
-	keys, timeout, ok := kvstore.BlockingKeys(args)
-	var ms int64
-	if ok {
-		var msg string
-		ms, msg = kvstore.ParseBlockTimeout(timeout)
-		ok = msg == ""
+func (c *conn) block(spec *kvstore.Spec, args [][]byte) {
+	keys, ms, ok := kvstore.BlockingCall(args)
+	write := spec.Writes(args)
+	run := func() {
+		if write {
+			c.propose(kvstore.AppendCommand(nil, c.db, args), 1, false)
+		} else {
+			c.read(spec, args)
+		}
 	}
 	if !ok {
-		// malformed: the applier refuses it (in the order of Redis's checks)
-		c.propose(kvstore.AppendCommand(nil, c.db, args), 1, false)
+		run() // it does not wait: malformed, or XREAD without BLOCK
 		return
+	}
+	if spec.Name == "xread" {
+		// every attempt reads after the stream's last ID as the first saw it: "$" is
+		// resolved once, after the read barrier
+		args = slices.Clone(args)
+		a, _ := kvstore.ParseXRead(args)
+		if !c.readBarrier() {
+			return
+		}
+		c.s.b.Store().XReadResolve(c.db, c.clock.Now(), a)
 	}
 	var expired <-chan time.Time
 	if ms > 0 {
@@ -54,7 +67,8 @@ func (c *conn) block(args [][]byte) {
 		// wakes this client
 		w := store.AwaitKeys(c.db, keys)
 		start := len(c.B)
-		c.propose(kvstore.AppendCommand(nil, c.db, args), 1, false)
+		c.barrierOK = false // an attempt after a wait reads what was written meanwhile
+		run()
 		if !nothingPopped(c.B[start:]) {
 			w.Cancel()
 			return

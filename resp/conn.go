@@ -287,7 +287,7 @@ func (c *conn) handle(args [][]byte, spec *kvstore.Spec) {
 	}
 	if spec.Flags&kvstore.FlagBlocking != 0 {
 		c.flushBatch()
-		c.block(args)
+		c.block(spec, args)
 		return
 	}
 	if spec.Writes(args) {

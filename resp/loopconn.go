@@ -47,7 +47,7 @@ func (c *conn) mustWait(args [][]byte, spec *kvstore.Spec) bool {
 		if c.batchOps > 0 { // NOAUTH goes behind the open batch's replies
 			c.loop.stall = stallBatch
 		}
-	case plain && spec.Flags&kvstore.FlagBlocking != 0 && spec.CheckArity(args):
+	case plain && spec.Flags&kvstore.FlagBlocking != 0 && spec.CheckArity(args) && mayBlock(args):
 		// it may wait: on a goroutine of its own, once the open batch is answered
 		c.loop.stall = stallRelease
 		if c.batchOps > 0 {
@@ -182,4 +182,11 @@ func (c *conn) Closed() {
 	c.s.mu.Lock()
 	delete(c.s.conns, c)
 	c.s.mu.Unlock()
+}
+
+// mayBlock reports whether a call of a blocking command may wait (XREAD only with
+// BLOCK; a malformed call is refused at once).
+func mayBlock(args [][]byte) bool {
+	_, _, ok := kvstore.BlockingCall(args)
+	return ok
 }

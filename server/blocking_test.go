@@ -203,3 +203,45 @@ func TestClusterBlockingPop(t *testing.T) {
 	r.expect(t, "*-1", "BLPOP", "q", "0.01")
 	r.expect(t, "+PONG", "PING")
 }
+
+// XREAD BLOCK waits for an XADD to one of its streams, created or not yet; "$" means
+// the entries added after the call, however long it waits.
+func TestXReadBlocks(t *testing.T) {
+	s := startServer(t, Config{MemoryOnly: true})
+	defer s.Close()
+	ctx := context.Background()
+	admin, c := client(t, s), client(t, s)
+	admin.XAdd(ctx, &redis.XAddArgs{Stream: "events", ID: "1-0", Values: []string{"old", "1"}})
+
+	got := make(chan []redis.XStream, 1)
+	go func() {
+		v, err := c.XRead(ctx, &redis.XReadArgs{Streams: []string{"events", "other", "$", "0"}, Block: 10 * time.Second}).Result()
+		if err != nil {
+			t.Errorf("XREAD BLOCK: %v", err)
+		}
+		got <- v
+	}()
+	waitBlockedClients(t, admin, 1)
+	admin.XAdd(ctx, &redis.XAddArgs{Stream: "events", ID: "2-0", Values: []string{"new", "2"}})
+	v := <-got
+	if len(v) != 1 || v[0].Stream != "events" || len(v[0].Messages) != 1 || v[0].Messages[0].ID != "2-0" {
+		t.Fatalf("XREAD BLOCK with $: %+v", v)
+	}
+
+	go func() {
+		v, err := c.XRead(ctx, &redis.XReadArgs{Streams: []string{"fresh", "0"}, Block: 10 * time.Second}).Result()
+		if err != nil {
+			t.Errorf("XREAD BLOCK: %v", err)
+		}
+		got <- v
+	}()
+	waitBlockedClients(t, admin, 1)
+	admin.XAdd(ctx, &redis.XAddArgs{Stream: "fresh", ID: "5-1", Values: []string{"k", "v"}})
+	if v := <-got; len(v) != 1 || v[0].Stream != "fresh" || v[0].Messages[0].ID != "5-1" {
+		t.Fatalf("XREAD BLOCK on a stream it creates: %+v", v)
+	}
+
+	r := rawConn(t, s)
+	r.expect(t, "*-1", "XREAD", "BLOCK", "20", "STREAMS", "events", "$")
+	r.expect(t, "*1\r\n*2\r\n$6\r\nevents\r\n*1\r\n*2\r\n$3\r\n2-0\r\n*2\r\n$3\r\nnew\r\n$1\r\n2", "XREAD", "BLOCK", "0", "STREAMS", "events", "1-0")
+}

@@ -23,7 +23,7 @@ import (
 )
 
 const (
-	diffKeys    = 23 // k20..k22 are the HyperLogLog family's
+	diffKeys    = 26 // k20..k22 are the HyperLogLog family's, k23..k25 the streams'
 	diffMembers = 10
 )
 
@@ -112,6 +112,7 @@ func mainFamilies() []family {
 		{"bitmaps", 8, (*gen).fBitmaps, true, 0, 5},
 		{"geo", 8, (*gen).fGeo, true, 15, 5},
 		{"hyperloglog", 6, (*gen).fHLL, true, 20, 3},
+		{"streams", 8, (*gen).fStreams, true, 23, 3},
 		{"scripting", 6, (*gen).fScripts, true, 0, 0},
 		{"tx", 7, (*gen).fTx, false, 0, 0},
 		{"pipeline", 4, (*gen).fPipeline, false, 0, 0},
@@ -131,6 +132,7 @@ func resp3Families() []family {
 		{"bitmaps", 2, (*gen).fBitmaps, true, 0, 5},
 		{"geo", 2, (*gen).fGeo, true, 15, 5},
 		{"hyperloglog", 1, (*gen).fHLL, true, 20, 3},
+		{"streams", 2, (*gen).fStreams, true, 23, 3},
 		{"scripting", 2, (*gen).fScripts, true, 0, 0},
 		{"lists", 2, (*gen).fLists, true, 9, 4},
 		{"keys", 2, (*gen).fKeys, true, 0, 0},
@@ -1235,6 +1237,122 @@ func (g *gen) fLists() []item {
 	default:
 		return one(nExact, g.name("LRANGE"), k, "0", "-1")
 	}
+}
+
+// --- streams -------------------------------------------------------------------------------
+
+// fStreams draws the stream commands with explicit IDs (an automatic one is each
+// server's clock), over a small range of milliseconds so that IDs collide, go backwards
+// and get trimmed. No "~": nanokv trims exactly where Redis trims whole nodes (README).
+func (g *gen) fStreams() []item {
+	k := g.key()
+	ms := func() string { return strconv.Itoa(g.r.Intn(40)) }
+	id := func() string {
+		switch x := g.r.Float64(); {
+		case x < 0.6:
+			return ms() + "-" + strconv.Itoa(g.r.Intn(4))
+		case x < 0.9:
+			return ms()
+		}
+		return g.pick("0-0", "-", "+", "abc", "1-x", "+3", "5-", "18446744073709551615-18446744073709551615", "(5")
+	}
+	bound := func(low bool) string {
+		switch x := g.r.Float64(); {
+		case x < 0.3 && low:
+			return "-"
+		case x < 0.3:
+			return "+"
+		case x < 0.5:
+			return "(" + id()
+		}
+		return id()
+	}
+	trim := func() []string {
+		if g.chance(0.5) {
+			return []string{g.name("MAXLEN"), g.pick("0", "1", "3", "5", "-1", "x")}
+		}
+		return []string{g.name("MINID"), id()}
+	}
+	switch g.r.Intn(16) {
+	case 0, 1, 2, 3, 4:
+		args := []string{g.name("XADD"), k}
+		if g.chance(0.1) {
+			args = append(args, g.name("NOMKSTREAM"))
+		}
+		if g.chance(0.2) {
+			t := trim()
+			if g.chance(0.3) {
+				t = []string{t[0], "=", t[1]}
+			}
+			args = append(args, t...)
+			if g.chance(0.1) {
+				args = append(args, g.name("LIMIT"), g.pick("0", "5"))
+			}
+		}
+		switch x := g.r.Float64(); {
+		case x < 0.3:
+			args = append(args, ms()+"-*")
+		default:
+			args = append(args, id())
+		}
+		for range 1 + g.r.Intn(3) {
+			args = append(args, g.pick("f", "g", "name", ""), g.value())
+		}
+		if g.chance(0.05) {
+			args = args[:len(args)-1] // a field without its value
+		}
+		return one(nExact, args...)
+	case 5:
+		return one(nExact, g.name("XLEN"), k)
+	case 6, 7, 8:
+		cmd, a, b := g.name("XRANGE"), bound(true), bound(false)
+		if g.chance(0.4) {
+			cmd, a, b = g.name("XREVRANGE"), bound(false), bound(true)
+		}
+		args := []string{cmd, k, a, b}
+		if g.chance(0.4) {
+			args = append(args, g.name("COUNT"), g.count())
+		}
+		return one(nExact, args...)
+	case 9:
+		return one(nExact, cat([]string{g.name("XDEL"), k}, id(), id())[:3+g.r.Intn(2)]...)
+	case 10:
+		return one(nExact, cat([]string{g.name("XTRIM"), k}, trim()...)...)
+	case 11, 12:
+		keys := g.keys(1, 2)
+		args := []string{g.name("XREAD")}
+		if g.chance(0.4) {
+			args = append(args, g.name("COUNT"), g.count())
+		}
+		args = append(args, g.name("STREAMS"))
+		args = append(args, keys...)
+		for range keys {
+			args = append(args, g.pick(id(), "0", "$", "0-0", "10"))
+		}
+		if g.chance(0.05) {
+			args = args[:len(args)-1]
+		}
+		return one(nExact, args...)
+	case 13:
+		args := []string{g.name("XSETID"), k, id()}
+		if g.chance(0.3) {
+			args = append(args, g.name("ENTRIESADDED"), g.pick("0", "3", "100", "-1"))
+		}
+		if g.chance(0.3) {
+			args = append(args, g.name("MAXDELETEDID"), id())
+		}
+		return one(nExact, args...)
+	case 14:
+		args := []string{g.name("XINFO"), g.name("STREAM"), k}
+		if g.chance(0.4) {
+			args = append(args, g.name("FULL"))
+			if g.chance(0.5) {
+				args = append(args, g.name("COUNT"), g.count())
+			}
+		}
+		return one(nExact, args...)
+	}
+	return one(nExact, g.name("XRANGE"), k, "-", "+")
 }
 
 // --- sets ----------------------------------------------------------------------------------

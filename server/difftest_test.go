@@ -1122,7 +1122,10 @@ func dump(c *rconn, dbs []int) (map[string]string, error) {
 // readsScores reports whether a reply may carry sorted-set scores: a Z command, alone,
 // queued in a transaction, or run by a script (fScripts passes the command in ARGV).
 func readsScores(it item) bool {
-	isZ := func(name string) bool { return strings.HasPrefix(strings.ToUpper(name), "Z") }
+	isZ := func(name string) bool {
+		n := strings.ToUpper(name)
+		return strings.HasPrefix(n, "Z") || strings.HasPrefix(n, "BZ")
+	}
 	if isZ(it.args[0]) || slices.ContainsFunc(it.subArgs, func(a []string) bool { return len(a) > 0 && isZ(a[0]) }) {
 		return true
 	}
