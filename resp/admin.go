@@ -380,7 +380,7 @@ func validClientName(b []byte) bool {
 }
 
 // clientArity is the arity of each CLIENT subcommand, Redis-style (name included).
-var clientArity = map[string]int{"id": 2, "getname": 2, "setname": 3, "info": 2, "list": -2, "help": 2, "no-evict": 3, "setinfo": 4}
+var clientArity = map[string]int{"id": 2, "getname": 2, "setname": 3, "info": 2, "list": -2, "help": 2, "no-evict": 3, "setinfo": 4, "kill": -3, "unblock": -3}
 
 func clientCommand(c *conn, args [][]byte) {
 	sub := strings.ToLower(string(args[1]))
@@ -412,22 +412,11 @@ func clientCommand(c *conn, args [][]byte) {
 	case "info":
 		c.Verbatim(c.describe("client|info"))
 	case "list":
-		var b strings.Builder
-		c.s.mu.Lock()
-		all := make([]*conn, 0, len(c.s.conns))
-		for o := range c.s.conns {
-			all = append(all, o)
-		}
-		c.s.mu.Unlock()
-		sort.Slice(all, func(i, j int) bool { return all[i].id < all[j].id })
-		for _, o := range all {
-			if o == c {
-				b.WriteString(c.describe("client|list"))
-			} else {
-				b.WriteString(o.describeOther())
-			}
-		}
-		c.Verbatim(b.String())
+		clientList(c, args)
+	case "kill":
+		clientKill(c, args)
+	case "unblock":
+		clientUnblock(c, args)
 	case "no-evict":
 		c.Status("OK")
 	case "setinfo":
@@ -438,8 +427,17 @@ func clientCommand(c *conn, args [][]byte) {
 			"GETNAME", "    Return the name of the current connection.",
 			"ID", "    Return the ID of the current connection.",
 			"INFO", "    Return information about the current client connection.",
-			"LIST", "    Return information about client connections.",
+			"KILL <ip:port>", "    Kill connection made from <ip:port>.",
+			"KILL <option> <value> [<option> <value> [...]]", "    Kill connections. Options are:",
+			"    * ADDR (<ip:port>|<unixsocket>:0)", "      Kill connections made from the specified address",
+			"    * LADDR (<ip:port>|<unixsocket>:0)", "      Kill connections made to specified local address",
+			"    * TYPE (NORMAL|MASTER|REPLICA|PUBSUB)", "      Kill connections by type.",
+			"    * USER <username>", "      Kill connections authenticated by <username>.",
+			"    * SKIPME (YES|NO)", "      Skip killing current connection (default: yes).",
+			"LIST [options ...]", "    Return information about client connections. Options:",
+			"    * TYPE (NORMAL|MASTER|REPLICA|PUBSUB)", "      Return clients of specified type.",
 			"SETNAME <name>", "    Assign the name <name> to the current connection.",
+			"UNBLOCK <clientid> [TIMEOUT|ERROR]", "    Unblock the specified blocked client.",
 			"HELP", "    Print this help.",
 		}
 		c.Array(len(lines))
@@ -447,6 +445,194 @@ func clientCommand(c *conn, args [][]byte) {
 			c.Status(l)
 		}
 	}
+}
+
+// clients returns the connections, by id.
+func (s *Server) clients() []*conn {
+	s.mu.Lock()
+	all := make([]*conn, 0, len(s.conns))
+	for o := range s.conns {
+		all = append(all, o)
+	}
+	s.mu.Unlock()
+	sort.Slice(all, func(i, j int) bool { return all[i].id < all[j].id })
+	return all
+}
+
+// clientType is a connection's type for CLIENT LIST and KILL's TYPE: "pubsub" while it
+// holds a subscription, else "normal" (nanokv's replicas are not clients).
+func (c *conn) clientType() string {
+	if c.shared.subs[kindChannel].Load()+c.shared.subs[kindPattern].Load()+c.shared.subs[kindShard].Load() > 0 {
+		return "pubsub"
+	}
+	return "normal"
+}
+
+// parseClientType checks a TYPE argument; "" with the error replied.
+func parseClientType(c *conn, b []byte) string {
+	t := strings.ToLower(string(b))
+	switch t {
+	case "normal", "pubsub", "master", "replica":
+		return t
+	case "slave":
+		return "replica"
+	}
+	c.Error("ERR Unknown client type '" + string(b) + "'")
+	return ""
+}
+
+// clientList is CLIENT LIST [TYPE type] [ID id [id ...]].
+func clientList(c *conn, args [][]byte) {
+	typ, ids := "", map[int64]bool(nil)
+	for i := 2; i < len(args); i++ {
+		switch {
+		case strings.EqualFold(string(args[i]), "type") && i+1 < len(args):
+			if typ = parseClientType(c, args[i+1]); typ == "" {
+				return
+			}
+			i++
+		case strings.EqualFold(string(args[i]), "id") && i+1 < len(args):
+			ids = map[int64]bool{}
+			for i++; i < len(args); i++ {
+				id, ok := kvstore.ParseInt(args[i])
+				if !ok {
+					c.Error("ERR Invalid client ID")
+					return
+				}
+				ids[id] = true
+			}
+		default:
+			c.Error(kvstore.ErrSyntax)
+			return
+		}
+	}
+	var b strings.Builder
+	for _, o := range c.s.clients() {
+		if typ != "" && o.clientType() != typ || ids != nil && !ids[o.id] {
+			continue
+		}
+		if o == c {
+			b.WriteString(c.describe("client|list"))
+		} else {
+			b.WriteString(o.describeOther())
+		}
+	}
+	c.Verbatim(b.String())
+}
+
+// clientKill is CLIENT KILL ip:port (+OK, or no such client) and CLIENT KILL with
+// filters (how many it killed). A connection that kills itself closes once the reply is
+// out.
+func clientKill(c *conn, args [][]byte) {
+	if len(args) == 3 {
+		for _, o := range c.s.clients() {
+			if o.addr != string(args[2]) {
+				continue
+			}
+			c.Status("OK")
+			if o == c {
+				c.closeNext = true
+			} else {
+				o.kill()
+			}
+			return
+		}
+		c.Error("ERR No such client")
+		return
+	}
+	if len(args)%2 != 0 {
+		c.Error(kvstore.ErrSyntax)
+		return
+	}
+	var id int64
+	var typ, addr, laddr string
+	skipMe := true
+	for i := 2; i < len(args); i += 2 {
+		opt, v := strings.ToLower(string(args[i])), args[i+1]
+		switch opt {
+		case "id":
+			n, ok := kvstore.ParseInt(v)
+			if !ok || n <= 0 {
+				c.Error("ERR client-id should be greater than 0")
+				return
+			}
+			id = n
+		case "type":
+			if typ = parseClientType(c, v); typ == "" {
+				return
+			}
+		case "addr":
+			addr = string(v)
+		case "laddr":
+			laddr = string(v)
+		case "user":
+			if string(v) != "default" {
+				c.Error("ERR No such user '" + string(v) + "'")
+				return
+			}
+		case "skipme":
+			switch strings.ToLower(string(v)) {
+			case "yes":
+				skipMe = true
+			case "no":
+				skipMe = false
+			default:
+				c.Error(kvstore.ErrSyntax)
+				return
+			}
+		default:
+			c.Error(kvstore.ErrSyntax)
+			return
+		}
+	}
+	n := 0
+	var self bool
+	for _, o := range c.s.clients() {
+		if id != 0 && o.id != id || typ != "" && o.clientType() != typ ||
+			addr != "" && o.addr != addr || laddr != "" && o.laddr != laddr || skipMe && o == c {
+			continue
+		}
+		n++
+		if o == c {
+			self = true
+			continue
+		}
+		o.kill()
+	}
+	c.Int(int64(n))
+	if self {
+		c.closeNext = true
+	}
+}
+
+// clientUnblock is CLIENT UNBLOCK id [TIMEOUT|ERROR]: 1 if the client was blocked.
+func clientUnblock(c *conn, args [][]byte) {
+	id, ok := kvstore.ParseInt(args[2])
+	if !ok {
+		c.Error(kvstore.ErrNotInteger)
+		return
+	}
+	asError := false
+	switch {
+	case len(args) == 4 && strings.EqualFold(string(args[3]), "error"):
+		asError = true
+	case len(args) == 4 && strings.EqualFold(string(args[3]), "timeout"):
+	case len(args) > 3:
+		c.Error("ERR CLIENT UNBLOCK reason should be TIMEOUT or ERROR")
+		return
+	}
+	for _, o := range c.s.clients() {
+		if o.id == id && o.shared.blocked.Load() {
+			select {
+			case o.shared.unblock <- asError:
+				c.Int(1)
+			default:
+				c.Int(0) // already being unblocked
+			}
+			return
+		}
+	}
+	c.Int(0)
 }
 
 // describe is this connection's CLIENT LIST line (read by its own goroutine); cmd is the
@@ -457,22 +643,41 @@ func (c *conn) describe(cmd string) string {
 		multi = len(c.queued)
 	}
 	now := time.Now()
-	return fmt.Sprintf("id=%d addr=%s laddr=%s fd=0 name=%s age=%d idle=%d flags=%s db=%d sub=0 psub=0 ssub=0 multi=%d qbuf=0 qbuf-free=0 argv-mem=0 multi-mem=0 rbs=%d rbp=0 obl=0 oll=0 omem=0 tot-mem=0 events=r cmd=%s user=default redir=-1 resp=%d\n",
-		c.id, c.addr, c.laddr, c.name, int(now.Sub(c.created).Seconds()), int(now.Sub(c.lastCmd).Seconds()), c.flagString(), c.db, multi, readBufSize, cmd, c.Proto)
+	return fmt.Sprintf("id=%d addr=%s laddr=%s fd=0 name=%s age=%d idle=%d flags=%s db=%d sub=%d psub=%d ssub=%d multi=%d qbuf=0 qbuf-free=0 argv-mem=0 multi-mem=0 rbs=%d rbp=0 obl=0 oll=0 omem=0 tot-mem=0 events=r cmd=%s user=default redir=-1 resp=%d\n",
+		c.id, c.addr, c.laddr, c.name, int(now.Sub(c.created).Seconds()), int(now.Sub(c.lastCmd).Seconds()), c.flagString(), c.db,
+		c.shared.subs[kindChannel].Load(), c.shared.subs[kindPattern].Load(), c.shared.subs[kindShard].Load(), multi, readBufSize, cmd, c.Proto)
 }
 
-// describeOther reports another connection; only fields fixed at accept are safe to read
-// from here, so the rest are shown as their defaults.
+// describeOther reports another connection; only fields fixed at accept and its shared
+// state are safe to read from here, so the rest are shown as their defaults.
 func (c *conn) describeOther() string {
-	return fmt.Sprintf("id=%d addr=%s laddr=%s fd=0 name= age=%d idle=0 flags=N db=0 sub=0 psub=0 ssub=0 multi=-1 qbuf=0 qbuf-free=0 argv-mem=0 multi-mem=0 rbs=%d rbp=0 obl=0 oll=0 omem=0 tot-mem=0 events=r cmd=NULL user=default redir=-1 resp=2\n",
-		c.id, c.addr, c.laddr, int(time.Since(c.created).Seconds()), readBufSize)
+	flags := ""
+	if c.clientType() == "pubsub" {
+		flags += "P"
+	}
+	if c.shared.blocked.Load() {
+		flags += "b"
+	}
+	if flags == "" {
+		flags = "N"
+	}
+	return fmt.Sprintf("id=%d addr=%s laddr=%s fd=0 name= age=%d idle=0 flags=%s db=0 sub=%d psub=%d ssub=%d multi=-1 qbuf=0 qbuf-free=0 argv-mem=0 multi-mem=0 rbs=%d rbp=0 obl=0 oll=0 omem=0 tot-mem=0 events=r cmd=NULL user=default redir=-1 resp=2\n",
+		c.id, c.addr, c.laddr, int(time.Since(c.created).Seconds()), flags,
+		c.shared.subs[kindChannel].Load(), c.shared.subs[kindPattern].Load(), c.shared.subs[kindShard].Load(), readBufSize)
 }
 
 func (c *conn) flagString() string {
-	if c.inMulti {
-		return "x"
+	flags := ""
+	if c.clientType() == "pubsub" {
+		flags += "P"
 	}
-	return "N"
+	if c.inMulti {
+		flags += "x"
+	}
+	if flags == "" {
+		flags = "N"
+	}
+	return flags
 }
 
 func multiCommand(c *conn, _ [][]byte) {

@@ -77,7 +77,15 @@ func (c *conn) block(spec *kvstore.Spec, args [][]byte) {
 		if check == nil {
 			check = time.NewTicker(blockedCheck)
 			c.s.stats.blocked.Add(1)
-			defer c.s.stats.blocked.Add(-1)
+			c.shared.blocked.Store(true)
+			defer func() {
+				c.s.stats.blocked.Add(-1)
+				c.shared.blocked.Store(false)
+				select { // an unblock that came too late is not the next wait's
+				case <-c.shared.unblock:
+				default:
+				}
+			}()
 			if !c.flushOut() { // the replies before this command are not held back
 				w.Cancel()
 				c.closeNext = true
@@ -96,6 +104,18 @@ func (c *conn) block(spec *kvstore.Spec, args [][]byte) {
 			case <-c.s.done:
 				w.Cancel()
 				c.NullArray()
+				return
+			case asError := <-c.shared.unblock:
+				w.Cancel()
+				if asError {
+					c.Error("UNBLOCKED client unblocked via CLIENT UNBLOCK")
+				} else {
+					c.NullArray() // as if it timed out
+				}
+				return
+			case <-c.shared.killed:
+				w.Cancel()
+				c.closeNext = true
 				return
 			case <-check.C:
 				if c.peerGone() {

@@ -6,6 +6,8 @@ import (
 	"errors"
 	"net"
 	"runtime"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/nanokv/nanokv/internal/netserve"
@@ -71,6 +73,49 @@ type conn struct {
 	watches []kvstore.Watch
 	// sub is the connection's pub/sub state, from its first subscription on
 	sub *subscriber
+
+	// what other connections see of this one (CLIENT LIST, KILL, UNBLOCK)
+	shared connShared
+}
+
+// connShared is the part of a connection other connections' goroutines read and act on.
+type connShared struct {
+	blocked atomic.Bool     // waiting in a blocking command
+	unblock chan bool       // CLIENT UNBLOCK: true for ERROR, false for TIMEOUT
+	subs    [3]atomic.Int32 // subscriptions by kind (pubsub.go)
+
+	mu     sync.Mutex
+	killed chan struct{} // closed by CLIENT KILL
+	close  func()        // shuts the connection down: its socket, or the loop's
+}
+
+// kill shuts the connection down (CLIENT KILL); its goroutine, or the loop, then finds
+// the socket closed.
+func (c *conn) kill() {
+	c.shared.mu.Lock()
+	defer c.shared.mu.Unlock()
+	select {
+	case <-c.shared.killed:
+		return
+	default:
+	}
+	close(c.shared.killed)
+	if c.shared.close != nil {
+		c.shared.close()
+	}
+}
+
+// setCloser records how to shut the connection down from here on (a socket handed from
+// the loop to a goroutine changes it), and applies a kill that came meanwhile.
+func (c *conn) setCloser(f func()) {
+	c.shared.mu.Lock()
+	defer c.shared.mu.Unlock()
+	c.shared.close = f
+	select {
+	case <-c.shared.killed:
+		f()
+	default:
+	}
 }
 
 func newConn(s *Server, nc net.Conn) *conn {
@@ -81,6 +126,8 @@ func newConn(s *Server, nc net.Conn) *conn {
 	}
 	c.Proto = 2
 	c.authed = s.config().RequirePass == ""
+	c.shared.unblock = make(chan bool, 1)
+	c.shared.killed = make(chan struct{})
 	return c
 }
 

@@ -168,6 +168,7 @@ func (c *conn) Released(fd int) {
 	}
 	c.async, c.loop.stall = false, stallNone
 	c.nc = nc
+	c.setCloser(func() { shutdown(nc) })
 	c.s.handler.Add(1)
 	c.s.mu.Unlock()
 	go func() {

@@ -3,6 +3,7 @@
 package resp
 
 import (
+	"net"
 	"syscall"
 	"unsafe"
 )
@@ -32,4 +33,21 @@ func (c *conn) peerGone() bool {
 		}
 	})
 	return gone
+}
+
+// shutdown shuts a connection's socket down without closing it (CLIENT KILL): closing
+// would wait for a goroutine that is inside a read callback (a blocked command), and
+// shutting down wakes that goroutine's next read with an end of file instead.
+func shutdown(nc net.Conn) {
+	sc, ok := nc.(syscall.Conn)
+	if !ok {
+		nc.Close()
+		return
+	}
+	rc, err := sc.SyscallConn()
+	if err != nil {
+		nc.Close()
+		return
+	}
+	_ = rc.Control(func(fd uintptr) { syscall.Shutdown(int(fd), syscall.SHUT_RDWR) })
 }

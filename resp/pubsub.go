@@ -226,12 +226,13 @@ func (s *subscriber) add(b []byte, resp3, setProto bool) bool {
 }
 
 // cut disconnects a subscriber that fell behind or failed: the connection's goroutine
-// then finds its socket closed.
+// then finds its socket shut down. (Closing it could wait for that goroutine, and the
+// applier calls this.)
 func (s *subscriber) cut() {
 	s.mu.Lock()
 	s.failed, s.out = true, nil
 	s.mu.Unlock()
-	s.c.nc.Close()
+	shutdown(s.c.nc)
 }
 
 // deliver queues a message (the applier's, through hub.Publish), in the protocol the
@@ -283,6 +284,7 @@ func subscribeCommand(k kind) func(c *conn, args [][]byte) {
 			fresh := !containsName(c.sub.names[k], name)
 			if fresh {
 				c.sub.names[k] = append(c.sub.names[k], name)
+				c.shared.subs[k].Store(int32(len(c.sub.names[k])))
 			}
 			c.Push(3)
 			c.BulkString(subscribeWord[k])
@@ -335,6 +337,7 @@ func (c *conn) leave(k kind, name string) {
 	for i, n := range names {
 		if n == name {
 			c.sub.names[k] = append(names[:i], names[i+1:]...)
+			c.shared.subs[k].Store(int32(len(c.sub.names[k])))
 			c.s.ps.remove(k, name, c)
 			return
 		}
@@ -351,6 +354,7 @@ func (c *conn) leaveAll() {
 			c.s.ps.remove(kind(k), name, c)
 		}
 		c.sub.names[k] = nil
+		c.shared.subs[k].Store(0)
 	}
 }
 

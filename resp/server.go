@@ -162,6 +162,7 @@ func (s *Server) Serve(ln net.Listener) error {
 		s.conns[c] = struct{}{}
 		if sc, ok := nc.(syscall.Conn); ok && s.loop != nil {
 			c.nc, c.async = nil, true
+			c.setCloser(func() { s.loop.Kill(c) })
 			err := s.loop.Add(c, sc)
 			if err == nil {
 				s.mu.Unlock()
@@ -170,6 +171,9 @@ func (s *Server) Serve(ln net.Listener) error {
 			}
 			s.config().Logf("resp: a goroutine for client %s: %v", c.addr, err)
 			c.nc, c.async = nc, false
+		}
+		if !c.async {
+			c.setCloser(func() { shutdown(nc) })
 		}
 		s.handler.Add(1)
 		s.mu.Unlock()

@@ -245,3 +245,91 @@ func TestXReadBlocks(t *testing.T) {
 	r.expect(t, "*-1", "XREAD", "BLOCK", "20", "STREAMS", "events", "$")
 	r.expect(t, "*1\r\n*2\r\n$6\r\nevents\r\n*1\r\n*2\r\n$3\r\n2-0\r\n*2\r\n$3\r\nnew\r\n$1\r\n2", "XREAD", "BLOCK", "0", "STREAMS", "events", "1-0")
 }
+
+// CLIENT UNBLOCK ends a wait as a timeout or as an error; CLIENT KILL closes a blocked
+// client, which then pops nothing; CLIENT LIST shows who is blocked.
+func TestClientUnblockAndKill(t *testing.T) {
+	s := startServer(t, Config{MemoryOnly: true})
+	defer s.Close()
+	ctx := context.Background()
+	admin := client(t, s)
+
+	r := rawConn(t, s)
+	id := fmt.Sprint(connID(t, r))
+	for _, c := range []struct{ reason, want string }{
+		{"TIMEOUT", "*-1"},
+		{"ERROR", "-UNBLOCKED client unblocked via CLIENT UNBLOCK"},
+	} {
+		r.send("BLPOP", "q", "0")
+		waitBlockedClients(t, admin, 1)
+		if l := admin.ClientList(ctx).Val(); !strings.Contains(l, "id="+id+" ") || !strings.Contains(l, "flags=b ") {
+			t.Fatalf("CLIENT LIST while blocked: %q", l)
+		}
+		if n := admin.Do(ctx, "CLIENT", "UNBLOCK", id, c.reason).Val(); n != int64(1) {
+			t.Fatalf("CLIENT UNBLOCK %s: %v", c.reason, n)
+		}
+		if got := r.readReply(t); got != c.want {
+			t.Fatalf("unblocked with %s: %q, want %q", c.reason, got, c.want)
+		}
+	}
+	if n := admin.Do(ctx, "CLIENT", "UNBLOCK", id).Val(); n != int64(0) {
+		t.Fatalf("CLIENT UNBLOCK of a client that is not blocked: %v", n)
+	}
+
+	r.send("BRPOPLPUSH", "q", "dst", "0")
+	waitBlockedClients(t, admin, 1)
+	if n := admin.Do(ctx, "CLIENT", "KILL", "ID", id).Val(); n != int64(1) {
+		t.Fatalf("CLIENT KILL ID: %v", n)
+	}
+	if _, err := r.r.ReadByte(); err == nil {
+		t.Fatal("the killed client's connection is open")
+	}
+	waitBlockedClients(t, admin, 0)
+	admin.RPush(ctx, "q", "kept")
+	if v := admin.LRange(ctx, "q", 0, -1).Val(); len(v) != 1 {
+		t.Fatalf("q after a killed client's BRPOPLPUSH: %q", v)
+	}
+}
+
+// connID asks a raw connection for its CLIENT ID.
+func connID(t *testing.T, r *raw) int64 {
+	t.Helper()
+	r.send("CLIENT", "ID")
+	var id int64
+	fmt.Sscanf(r.readReply(t), ":%d", &id)
+	return id
+}
+
+// CLIENT KILL TYPE pubsub closes the subscribers, on a cluster member's event loop too
+// (a connection still on the loop is shut down there).
+func TestClientKillOnAClusterMember(t *testing.T) {
+	servers := startCluster(t, 3)
+	_, lead := leaderOf(t, servers, 0)
+	ctx := context.Background()
+	admin := client(t, lead)
+	onLoop := rawConn(t, lead)
+	onLoop.expect(t, "+PONG", "PING")
+	sub := rawConn(t, lead)
+	sub.expect(t, "*3\r\n$9\r\nsubscribe\r\n$1\r\nc\r\n:1", "SUBSCRIBE", "c")
+	if l := admin.Do(ctx, "CLIENT", "LIST", "TYPE", "pubsub").Val(); !strings.Contains(fmt.Sprint(l), "flags=P ") || !strings.Contains(fmt.Sprint(l), "sub=1 ") {
+		t.Fatalf("CLIENT LIST TYPE pubsub: %q", l)
+	}
+	if n := admin.Do(ctx, "CLIENT", "KILL", "TYPE", "pubsub").Val(); n != int64(1) {
+		t.Fatalf("CLIENT KILL TYPE pubsub: %v", n)
+	}
+	if _, err := sub.r.ReadByte(); err == nil {
+		t.Fatal("the subscriber's connection is open")
+	}
+	if n := lead.redis.LoopClients(); n < 1 {
+		t.Fatalf("%d connections on the event loop", n)
+	}
+	if n := admin.Do(ctx, "CLIENT", "KILL", "LADDR", lead.RedisAddr(), "SKIPME", "yes").Val(); n.(int64) < 1 {
+		t.Fatalf("CLIENT KILL LADDR: %v", n)
+	}
+	if _, err := onLoop.r.ReadByte(); err == nil {
+		t.Fatal("a killed connection on the event loop is open")
+	}
+	if err := admin.Ping(ctx).Err(); err != nil {
+		t.Fatalf("the killer was killed: %v", err)
+	}
+}

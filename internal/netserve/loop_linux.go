@@ -261,6 +261,20 @@ func (l *Loop) Close() {
 	}
 }
 
+// Kill shuts the socket of c down (CLIENT KILL, from any goroutine): the loop then finds
+// it closed and drops it, as it does a connection whose peer left. Under mu the
+// descriptor cannot be closed (drop and release forget it under mu first), so it is
+// still c's.
+func (l *Loop) Kill(c LoopConn) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for fd, lc := range l.conns {
+		if lc.c == c {
+			syscall.Shutdown(int(fd), syscall.SHUT_RDWR)
+		}
+	}
+}
+
 // serveRound serves the connections of one epoll_wait.
 func (l *Loop) serveRound(evs []syscall.EpollEvent) {
 	now := time.Now().UnixMilli()

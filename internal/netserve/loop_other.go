@@ -25,3 +25,4 @@ func NewAsyncLoop(AsyncBackend, func(string, ...any)) (*Loop, error) {
 func (*Loop) Add(LoopConn, syscall.Conn) error { return errors.ErrUnsupported }
 func (*Loop) Run()                             {}
 func (*Loop) Close()                           {}
+func (*Loop) Kill(LoopConn)                    {}
