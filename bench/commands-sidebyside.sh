@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # Side by side, command by command: one nanokv node (WAL with --fsync everysec) against
 # redis-server (no persistence), with redis-benchmark -c 50 -P 1, on the bitmap, geo,
-# HyperLogLog and scripting commands and on cases that show their costs (a BITFIELD on a
-# 1 MB string copies it; a PFCOUNT of one key goes through the log; a script holds the
-# whole store).
+# HyperLogLog, scripting, stream, pub/sub and blocking commands and on cases that show
+# their costs (a BITFIELD on a 1 MB string copies it; a PFCOUNT of one key goes through
+# the log; a script holds the whole store; XREAD takes every shard's lock; PUBLISH goes
+# through the log).
 #
 #   bench/commands-sidebyside.sh          about two minutes
 #   N=20000 bench/commands-sidebyside.sh  quicker, noisier
@@ -71,3 +72,12 @@ sha=$(redis-cli -p "$rport" SCRIPT LOAD "$set_script")
 row "EVAL (SET through redis.call)" "$N" 100000 EVAL "$set_script" 1 key:__rand_int__ v
 row "EVALSHA (the same, loaded)" "$N" 100000 EVALSHA "$sha" 1 key:__rand_int__ v
 row "EVAL_RO (GET through redis.call)" "$N" 100000 EVAL_RO "return redis.call('get', KEYS[1])" 1 key:__rand_int__
+
+row "XADD stream * f v (one stream)" "$N" 1 XADD stream '*' f v
+row "XADD s:__rand_int__ * f v (many streams)" "$N" 100000 XADD s:__rand_int__ '*' f v
+row "XLEN stream" "$N" 1 XLEN stream
+row "XRANGE stream - + COUNT 10" "$N" 1 XRANGE stream - + COUNT 10
+row "XREAD COUNT 10 STREAMS stream 0" "$N" 1 XREAD COUNT 10 STREAMS stream 0
+row "PUBLISH news hello (no subscriber)" "$N" 1 PUBLISH news hello
+row "RPUSH jobs x" "$N" 1 RPUSH jobs x
+row "BLPOP jobs 1 (the list holds elements)" "$N" 1 BLPOP jobs 1

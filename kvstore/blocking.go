@@ -191,13 +191,7 @@ func bzpopCmd(max bool) func(c *Ctx, args [][]byte) {
 			if z == nil {
 				continue
 			}
-			var e zentry
-			if max {
-				e, _ = z.tree.PopMax()
-			} else {
-				e, _ = z.tree.PopMin()
-			}
-			delete(z.dict, e.member)
+			e := z.popEdge(max)
 			c.touched(key, it)
 			c.W.Array(3)
 			c.W.Bulk(key)

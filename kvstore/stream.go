@@ -293,6 +293,16 @@ func (c *Ctx) streamAt(key []byte) (it item, s *stream, wrong bool) {
 	return it, it.coll.(*stream), false
 }
 
+// existingStream is streamAt for the commands that refuse a missing key (XSETID, XINFO):
+// false with WRONGTYPE or "no such key" replied.
+func (c *Ctx) existingStream(key []byte) (item, *stream, bool) {
+	it, s, wrong := c.streamAt(key)
+	if s == nil && !wrong {
+		c.W.Error(errNoSuchKey)
+	}
+	return it, s, s != nil
+}
+
 // trimArgs are XADD's and XTRIM's trimming options.
 type trimArgs struct {
 	strategy byte // 0, 'm' (MAXLEN), 'i' (MINID)
@@ -700,12 +710,8 @@ func xsetidCmd(c *Ctx, args [][]byte) {
 			return
 		}
 	}
-	it, s, wrong := c.streamAt(args[1])
-	switch {
-	case wrong:
-		return
-	case s == nil:
-		c.W.Error(errNoSuchKey)
+	it, s, ok := c.existingStream(args[1])
+	if !ok {
 		return
 	}
 	if s.Len() > 0 {
@@ -903,12 +909,8 @@ func xinfoCmd(c *Ctx, args [][]byte) {
 		return
 	}
 	// the key first, for every subcommand but HELP, then STREAM's options
-	_, s, wrong := c.streamAt(args[2])
-	switch {
-	case wrong:
-		return
-	case s == nil:
-		c.W.Error(errNoSuchKey)
+	_, s, ok := c.existingStream(args[2])
+	if !ok {
 		return
 	}
 	full, count := false, int64(10)

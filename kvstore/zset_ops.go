@@ -72,13 +72,7 @@ func zpopGeneric(c *Ctx, keys [][]byte, max, emitKey bool, count int64, nested b
 		c.W.Array(2 * n)
 	}
 	for i := 0; i < n; i++ {
-		var e zentry
-		if max {
-			e, _ = z.tree.PopMax()
-		} else {
-			e, _ = z.tree.PopMin()
-		}
-		delete(z.dict, e.member)
+		e := z.popEdge(max)
 		if nested {
 			c.W.Array(2)
 		}
@@ -86,6 +80,19 @@ func zpopGeneric(c *Ctx, keys [][]byte, max, emitKey bool, count int64, nested b
 		c.W.Double(e.score)
 	}
 	c.touched(key, it)
+}
+
+// popEdge removes and returns the member with the lowest score (the highest with max)
+// of a non-empty set.
+func (z *zset) popEdge(max bool) zentry {
+	var e zentry
+	if max {
+		e, _ = z.tree.PopMax()
+	} else {
+		e, _ = z.tree.PopMin()
+	}
+	delete(z.dict, e.member)
+	return e
 }
 
 // zmpopCmd is ZMPOP numkeys key [key ...] MIN|MAX [COUNT count].
