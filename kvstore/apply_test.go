@@ -69,6 +69,12 @@ func FuzzApplyBatch(f *testing.F) {
 	f.Add(AppendCommand(nil, 0, [][]byte{[]byte("SETBIT"), []byte("b"), []byte("77"), []byte("1")}))
 	f.Add(AppendCommand(nil, 1, [][]byte{[]byte("BLMPOP"), []byte("0x1p-3"), []byte("2"), []byte("l"), []byte("m"), []byte("RIGHT"), []byte("COUNT"), []byte("2")}))
 	f.Add(AppendTx(nil, nil, []TxCommand{{Args: [][]byte{[]byte("BZPOPMIN"), []byte("z"), []byte("y"), []byte("1e-3")}}}))
+	f.Add(AppendTx(nil, nil, []TxCommand{
+		{Args: [][]byte{[]byte("XGROUP"), []byte("CREATE"), []byte("s"), []byte("g"), []byte("$"), []byte("MKSTREAM")}},
+		{Args: [][]byte{[]byte("XADD"), []byte("s"), []byte("MAXLEN"), []byte("3"), []byte("*"), []byte("f"), []byte("v")}},
+		{Args: [][]byte{[]byte("XREADGROUP"), []byte("GROUP"), []byte("g"), []byte("c"), []byte("STREAMS"), []byte("s"), []byte(">")}},
+		{Args: [][]byte{[]byte("XAUTOCLAIM"), []byte("s"), []byte("g"), []byte("d"), []byte("0"), []byte("0-0")}},
+	}))
 	f.Add(AppendCommand(nil, 0, [][]byte{[]byte("BITFIELD"), []byte("b"), []byte("OVERFLOW"), []byte("SAT"),
 		[]byte("INCRBY"), []byte("i5"), []byte("#3"), []byte("-40"), []byte("GET"), []byte("u63"), []byte("9")}))
 	f.Add(AppendTx(nil, nil, []TxCommand{{Args: [][]byte{[]byte("BITOP"), []byte("XOR"), []byte("d"), []byte("b"), []byte("c")}}}))

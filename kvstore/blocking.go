@@ -89,7 +89,7 @@ func BlockingCall(args [][]byte) (keys [][]byte, ms int64, ok bool) {
 	}
 	var timeout []byte
 	switch spec.Name {
-	case "xread":
+	case "xread", "xreadgroup":
 		a, msg := ParseXRead(args)
 		if msg != "" || a.BlockMS < 0 {
 			return nil, 0, false

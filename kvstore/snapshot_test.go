@@ -80,6 +80,8 @@ func populate(h *harness, n int) {
 		case 8:
 			h.do("INCR", "counter")
 			h.do("XADD", "x"+k, "MAXLEN", "5", fmt.Sprintf("%d-*", i), "f", fmt.Sprint(i))
+			h.do("XGROUP", "CREATE", "x"+k, "g", "0")
+			h.do("XREADGROUP", "GROUP", "g", fmt.Sprint("c", i%3), "COUNT", "2", "STREAMS", "x"+k, ">")
 		}
 	}
 }

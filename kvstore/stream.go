@@ -9,14 +9,15 @@ import (
 	"github.com/tidwall/btree"
 )
 
-// Streams (Redis 7.0 t_stream.c semantics), without consumer groups: XADD XLEN XRANGE
-// XREVRANGE XDEL XTRIM XREAD XSETID XINFO STREAM.
+// Streams (Redis 7.0 t_stream.c semantics): XADD XLEN XRANGE XREVRANGE XDEL XTRIM XREAD
+// XSETID XINFO here, the consumer groups in stream_groups.go.
 //
 // A stream is a B-tree of entries ordered by ID, plus the counters Redis keeps beside
-// them (the last generated ID, entries added, the largest deleted ID, the first ID). An
-// ID that XADD generates comes from the entry's clock, like every other time here, so
-// every replica generates the same one. Unlike the other collections, a stream stays
-// when its last entry goes (XDEL, XTRIM): its counters are state.
+// them (the last generated ID, entries added, the largest deleted ID, the first ID) and
+// its consumer groups. An ID that XADD generates comes from the entry's clock, like
+// every other time here, so every replica generates the same one. Unlike the other
+// collections, a stream stays when its last entry goes (XDEL, XTRIM): its counters and
+// groups are state.
 
 func init() {
 	collectionDecoders[TypeStream] = decodeStream
@@ -95,6 +96,7 @@ type stream struct {
 	first      streamID // recorded-first-entry-id (0-0 when empty)
 	maxDeleted streamID // max-deleted-entry-id: the largest ID XDEL removed
 	added      uint64   // entries-added
+	groups     map[string]*streamGroup // consumer groups (stream_groups.go), by name
 }
 
 func newStream() *stream {
@@ -106,11 +108,15 @@ func (s *stream) Len() int { return s.entries.Len() }
 func (s *stream) clone() collection {
 	n := *s
 	n.entries = s.entries.Copy()
+	n.groups = cloneGroups(s.groups)
 	return &n
 }
 
 func (s *stream) memUsage() int {
 	n := 160
+	for _, g := range s.groups {
+		n += 128 + 64*g.pel.Len() + 96*len(g.consumers)
+	}
 	s.entries.Scan(func(e streamEntry) bool {
 		n += 64 + 16*len(e.fields)
 		for _, f := range e.fields {
@@ -123,7 +129,7 @@ func (s *stream) memUsage() int {
 
 // appendTo writes the counters (last, first, maxDeleted as pairs of uvarints, added),
 // the entry count, then per entry in ID order its ID, its field count and its fields
-// (len:uvarint bytes).
+// (len:uvarint bytes), then the consumer groups (appendGroups).
 func (s *stream) appendTo(dst []byte) []byte {
 	for _, id := range []streamID{s.last, s.first, s.maxDeleted} {
 		dst = binary.AppendUvarint(dst, id.ms)
@@ -141,7 +147,7 @@ func (s *stream) appendTo(dst []byte) []byte {
 		}
 		return true
 	})
-	return dst
+	return appendGroups(dst, s)
 }
 
 // decodeStream rebuilds a stream from appendTo's bytes; it refuses what appendTo cannot
@@ -175,7 +181,7 @@ func decodeStream(b []byte) (collection, error) {
 		s.entries.Load(e)
 		prev = e.id
 	}
-	if len(d.b) != 0 || uint64(s.Len()) > s.added {
+	if !decodeGroups(d, s) || len(d.b) != 0 || uint64(s.Len()) > s.added {
 		return nil, ErrCorrupt
 	}
 	return s, nil
@@ -742,11 +748,15 @@ type XReadArgs struct {
 	Count     int64
 	BlockMS   int64
 	Keys, IDs [][]byte
+	// XREADGROUP's
+	Group, Consumer []byte
+	NoAck           bool
 }
 
 // ParseXRead parses XREAD's options as Redis does, stopping at STREAMS; errMsg is the
 // reply for a malformed call.
 func ParseXRead(args [][]byte) (a XReadArgs, errMsg string) {
+	group := eq(args[0], "xreadgroup")
 	a.BlockMS = -1
 	streams := 0
 	for i := 1; i < len(args) && streams == 0; i++ {
@@ -771,6 +781,17 @@ func ParseXRead(args [][]byte) (a XReadArgs, errMsg string) {
 			a.Count = max(v, 0)
 		case eq(args[i], "streams") && more > 0:
 			streams = i + 1
+		case eq(args[i], "group") && more >= 2:
+			if !group {
+				return a, "ERR The GROUP option is only supported by XREADGROUP. You called XREAD instead."
+			}
+			a.Group, a.Consumer = args[i+1], args[i+2]
+			i += 2
+		case eq(args[i], "noack"):
+			if !group {
+				return a, "ERR The NOACK option is only supported by XREADGROUP. You called XREAD instead."
+			}
+			a.NoAck = true
 		default:
 			return a, ErrSyntax
 		}
@@ -780,11 +801,20 @@ func ParseXRead(args [][]byte) (a XReadArgs, errMsg string) {
 	}
 	n := len(args) - streams
 	if n%2 != 0 {
+		if group {
+			return a, "ERR Unbalanced XREADGROUP list of streams: for each stream key an ID or '>' must be specified."
+		}
 		return a, "ERR Unbalanced XREAD list of streams: for each stream key an ID or '$' must be specified."
+	}
+	if group && a.Group == nil {
+		return a, "ERR Missing GROUP option for XREADGROUP"
 	}
 	a.Keys, a.IDs = args[streams:streams+n/2], args[streams+n/2:]
 	return a, ""
 }
+
+// newEntries marks an XREADGROUP ">" ID (Redis uses the largest ID for it too).
+var newEntries = maxStreamID
 
 func xreadCmd(c *Ctx, args [][]byte) {
 	a, msg := ParseXRead(args)
@@ -792,24 +822,42 @@ func xreadCmd(c *Ctx, args [][]byte) {
 		c.W.Error(msg)
 		return
 	}
+	grouped := a.Group != nil
 	if _, inScript := c.W.(*luaWriter); inScript && a.BlockMS >= 0 {
-		c.W.Error("ERR xread command is not allowed with BLOCK option from scripts")
+		c.W.Error("ERR " + strings.ToLower(string(args[0])) + " command is not allowed with BLOCK option from scripts")
 		return
 	}
 	after := make([]streamID, len(a.Keys))
+	groups := make([]*streamGroup, len(a.Keys))
 	for i, key := range a.Keys {
 		_, s, wrong := c.streamAt(key)
 		if wrong {
 			return
 		}
+		if grouped {
+			if s != nil {
+				groups[i] = s.groups[string(a.Group)]
+			}
+			if groups[i] == nil {
+				c.W.Error("NOGROUP No such key '" + string(key) + "' or consumer group '" + string(a.Group) + "' in XREADGROUP with GROUP option")
+				return
+			}
+		}
 		switch id := a.IDs[i]; {
 		case len(id) == 1 && id[0] == '$':
+			if grouped {
+				c.W.Error("ERR The $ ID is meaningless in the context of XREADGROUP: you want to read the history of this consumer by specifying a proper ID, or use the > ID to get new messages. The $ ID would just return an empty result set.")
+				return
+			}
 			if s != nil {
 				after[i] = s.last
 			}
 		case len(id) == 1 && id[0] == '>':
-			c.W.Error("ERR The > ID can be specified only when calling XREADGROUP using the GROUP <group> <consumer> option.")
-			return
+			if !grouped {
+				c.W.Error("ERR The > ID can be specified only when calling XREADGROUP using the GROUP <group> <consumer> option.")
+				return
+			}
+			after[i] = newEntries
 		default:
 			v, ok := parseStreamID(id, 0, true, nil)
 			if !ok {
@@ -819,23 +867,30 @@ func xreadCmd(c *Ctx, args [][]byte) {
 			after[i] = v
 		}
 	}
-	type found struct {
-		key  []byte
-		s    *stream
-		from streamID
+	type serve struct {
+		key     []byte
+		s       *stream
+		from    streamID
+		history bool
 	}
-	var out []found
+	var out []serve
 	for i, key := range a.Keys {
 		_, s, _ := c.streamAt(key)
-		if s == nil || s.Len() == 0 {
+		if s == nil {
 			continue
 		}
-		top, _ := s.entries.Max()
-		if !after[i].less(top.id) {
-			continue
+		top, nonEmpty := s.entries.Max()
+		switch {
+		case grouped && after[i] != newEntries:
+			out = append(out, serve{key: key, s: s, from: after[i], history: true})
+		case grouped:
+			if nonEmpty && groups[i].last.less(top.id) {
+				out = append(out, serve{key: key, s: s})
+			}
+		case nonEmpty && after[i].less(top.id):
+			from, _ := after[i].incr()
+			out = append(out, serve{key: key, s: s, from: from})
 		}
-		from, _ := after[i].incr()
-		out = append(out, found{key, s, from})
 	}
 	if len(out) == 0 {
 		c.W.NullArray()
@@ -851,7 +906,18 @@ func xreadCmd(c *Ctx, args [][]byte) {
 			c.W.Array(2)
 		}
 		c.W.Bulk(f.key)
-		c.streamRange(f.s, f.from, maxStreamID, a.Count, false)
+		if !grouped {
+			c.streamRange(f.s, f.from, maxStreamID, a.Count, false)
+			continue
+		}
+		g := f.s.groups[string(a.Group)]
+		cn := g.consumerAt(string(a.Consumer), c.Now)
+		if f.history {
+			from, _ := f.from.incr()
+			c.deliverHistory(f.s, cn, from, a.Count)
+		} else {
+			c.deliver(f.s, g, cn, a.Count, a.NoAck)
+		}
 	}
 }
 
@@ -937,9 +1003,11 @@ func xinfoCmd(c *Ctx, args [][]byte) {
 	case sub == "stream":
 		c.xinfoStream(s, full, count)
 	case sub == "groups":
-		c.W.Array(0) // no consumer groups here
-	default:
+		c.xinfoGroups(s)
+	case s.groups[string(args[3])] == nil:
 		c.W.Error("NOGROUP No such consumer group '" + string(args[3]) + "' for key name '" + string(args[2]) + "'")
+	default:
+		c.xinfoConsumers(s.groups[string(args[3])])
 	}
 }
 
@@ -972,11 +1040,11 @@ func (c *Ctx) xinfoStream(s *stream, full bool, count int64) {
 		c.W.BulkString("entries")
 		c.streamRange(s, streamID{}, maxStreamID, count, false)
 		c.W.BulkString("groups")
-		c.W.Array(0)
+		c.xinfoFullGroups(s, count)
 		return
 	}
 	c.W.BulkString("groups")
-	c.W.Int(0)
+	c.W.Int(int64(len(s.groups)))
 	for _, which := range []string{"first-entry", "last-entry"} {
 		c.W.BulkString(which)
 		var e streamEntry

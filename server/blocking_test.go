@@ -333,3 +333,48 @@ func TestClientKillOnAClusterMember(t *testing.T) {
 		t.Fatalf("the killer was killed: %v", err)
 	}
 }
+
+// A consumer group through go-redis: XREADGROUP BLOCK waits for an XADD, the entry is
+// pending until XACK, and another consumer claims what the first left pending.
+func TestStreamConsumerGroup(t *testing.T) {
+	s := startServer(t, Config{MemoryOnly: true})
+	defer s.Close()
+	ctx := context.Background()
+	admin, c := client(t, s), client(t, s)
+	if err := admin.XGroupCreateMkStream(ctx, "jobs", "workers", "$").Err(); err != nil {
+		t.Fatal(err)
+	}
+	got := make(chan []redis.XStream, 1)
+	go func() {
+		v, err := c.XReadGroup(ctx, &redis.XReadGroupArgs{Group: "workers", Consumer: "w1", Streams: []string{"jobs", ">"}, Block: 10 * time.Second}).Result()
+		if err != nil {
+			t.Errorf("XREADGROUP BLOCK: %v", err)
+		}
+		got <- v
+	}()
+	waitBlockedClients(t, admin, 1)
+	admin.XAdd(ctx, &redis.XAddArgs{Stream: "jobs", ID: "1-0", Values: []string{"task", "a"}})
+	admin.XAdd(ctx, &redis.XAddArgs{Stream: "jobs", ID: "2-0", Values: []string{"task", "b"}})
+	v := <-got
+	if len(v) != 1 || len(v[0].Messages) == 0 || v[0].Messages[0].ID != "1-0" {
+		t.Fatalf("XREADGROUP BLOCK: %+v", v)
+	}
+	pending := admin.XPending(ctx, "jobs", "workers").Val()
+	if pending == nil || pending.Count != int64(len(v[0].Messages)) || pending.Consumers["w1"] != pending.Count {
+		t.Fatalf("XPENDING after the read: %+v", pending)
+	}
+	if n := admin.XAck(ctx, "jobs", "workers", "1-0").Val(); n != 1 {
+		t.Fatalf("XACK: %d", n)
+	}
+	if len(v[0].Messages) == 1 { // 2-0 came after the wake: read it now
+		c.XReadGroup(ctx, &redis.XReadGroupArgs{Group: "workers", Consumer: "w1", Streams: []string{"jobs", ">"}})
+	}
+	ids, _, err := admin.XAutoClaimJustID(ctx, &redis.XAutoClaimArgs{Stream: "jobs", Group: "workers", Consumer: "w2", Start: "0"}).Result()
+	if err != nil || len(ids) != 1 || ids[0] != "2-0" {
+		t.Fatalf("XAUTOCLAIM: %q %v", ids, err)
+	}
+	groups := admin.XInfoGroups(ctx, "jobs").Val()
+	if len(groups) != 1 || groups[0].Pending != 1 || groups[0].LastDeliveredID != "2-0" || groups[0].Lag != 0 {
+		t.Fatalf("XINFO GROUPS: %+v", groups)
+	}
+}

@@ -1273,7 +1273,7 @@ func (g *gen) fStreams() []item {
 		}
 		return []string{g.name("MINID"), id()}
 	}
-	switch g.r.Intn(16) {
+	switch g.r.Intn(24) {
 	case 0, 1, 2, 3, 4:
 		args := []string{g.name("XADD"), k}
 		if g.chance(0.1) {
@@ -1343,12 +1343,72 @@ func (g *gen) fStreams() []item {
 		}
 		return one(nExact, args...)
 	case 14:
-		args := []string{g.name("XINFO"), g.name("STREAM"), k}
-		if g.chance(0.4) {
-			args = append(args, g.name("FULL"))
-			if g.chance(0.5) {
-				args = append(args, g.name("COUNT"), g.count())
+		// not FULL: it shows delivery and seen times, each server's clock
+		if g.chance(0.5) {
+			return one(nExact, g.name("XINFO"), g.name("GROUPS"), k)
+		}
+		return one(nExact, g.name("XINFO"), g.name("STREAM"), k)
+	}
+	// consumer groups, with a minimum idle time of 0 (the rest depends on the clocks)
+	grp := func() string { return g.pick("g1", "g1", "g2", "nog") }
+	consumer := func() string { return g.pick("alice", "bob", "carol") }
+	ids := func() []string {
+		out := []string{id()}
+		for g.chance(0.5) {
+			out = append(out, id())
+		}
+		return out
+	}
+	switch g.r.Intn(9) {
+	case 0, 1:
+		switch g.r.Intn(5) {
+		case 0, 1:
+			args := []string{g.name("XGROUP"), g.name("CREATE"), k, grp(), g.pick("0", "$", id())}
+			if g.chance(0.3) {
+				args = append(args, g.name("MKSTREAM"))
 			}
+			if g.chance(0.2) {
+				args = append(args, g.name("ENTRIESREAD"), g.pick("0", "3", "-1", "-2"))
+			}
+			return one(nExact, args...)
+		case 2:
+			args := []string{g.name("XGROUP"), g.name("SETID"), k, grp(), g.pick("0", "$", "-", "+", id())}
+			if g.chance(0.3) {
+				args = append(args, g.name("ENTRIESREAD"), g.pick("0", "5", "-1"))
+			}
+			return one(nExact, args...)
+		case 3:
+			return one(nExact, g.name("XGROUP"), g.name(g.pick("CREATECONSUMER", "DELCONSUMER")), k, grp(), consumer())
+		}
+		return one(nExact, g.name("XGROUP"), g.name("DESTROY"), k, grp())
+	case 2, 3:
+		args := []string{g.name("XREADGROUP"), g.name("GROUP"), grp(), consumer()}
+		if g.chance(0.4) {
+			args = append(args, g.name("COUNT"), g.count())
+		}
+		if g.chance(0.2) {
+			args = append(args, g.name("NOACK"))
+		}
+		return one(nExact, append(args, g.name("STREAMS"), k, g.pick(">", ">", "0", id()))...)
+	case 4:
+		return one(nExact, cat([]string{g.name("XACK"), k, grp()}, ids()...)...)
+	case 5:
+		return one(nExact, g.name("XPENDING"), k, grp())
+	case 6:
+		args := cat([]string{g.name("XCLAIM"), k, grp(), consumer(), "0"}, ids()...)
+		for _, opt := range [][]string{{"JUSTID"}, {"FORCE"}, {"RETRYCOUNT", "3"}, {"LASTID", id()}, {"IDLE", "5"}} {
+			if g.chance(0.25) {
+				args = append(args, opt...)
+			}
+		}
+		return one(nExact, args...)
+	case 7:
+		args := []string{g.name("XAUTOCLAIM"), k, grp(), consumer(), "0", g.pick("0", "-", id())}
+		if g.chance(0.4) {
+			args = append(args, g.name("COUNT"), g.pick("1", "2", "0"))
+		}
+		if g.chance(0.5) {
+			args = append(args, g.name("JUSTID"))
 		}
 		return one(nExact, args...)
 	}
