@@ -92,10 +92,10 @@ type streamEntry struct {
 
 type stream struct {
 	entries    *btree.BTreeG[streamEntry]
-	last       streamID // last-generated-id
-	first      streamID // recorded-first-entry-id (0-0 when empty)
-	maxDeleted streamID // max-deleted-entry-id: the largest ID XDEL removed
-	added      uint64   // entries-added
+	last       streamID                // last-generated-id
+	first      streamID                // recorded-first-entry-id (0-0 when empty)
+	maxDeleted streamID                // max-deleted-entry-id: the largest ID XDEL removed
+	added      uint64                  // entries-added
 	groups     map[string]*streamGroup // consumer groups (stream_groups.go), by name
 }
 

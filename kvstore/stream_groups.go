@@ -323,7 +323,9 @@ func xgroupCmd(c *Ctx, args [][]byte) {
 		c.W.Error(WrongArgs("xgroup|" + sub))
 		return
 	}
-	syntax := func() { c.W.Error("ERR unknown subcommand or wrong number of arguments for '" + string(args[1]) + "'. Try XGROUP HELP.") }
+	syntax := func() {
+		c.W.Error("ERR unknown subcommand or wrong number of arguments for '" + string(args[1]) + "'. Try XGROUP HELP.")
+	}
 	if sub == "help" {
 		lines := []string{
 			"XGROUP <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
