@@ -502,14 +502,7 @@ func noGroup(key []byte, group string) string {
 // noack), the group's last ID and entries-read advanced.
 func (c *Ctx) deliver(s *stream, g *streamGroup, cn *consumer, count int64, noack bool) {
 	from, _ := g.last.incr()
-	var out []streamEntry
-	s.entries.Ascend(streamEntry{id: from}, func(e streamEntry) bool {
-		if count > 0 && int64(len(out)) >= count {
-			return false
-		}
-		out = append(out, e)
-		return true
-	})
+	out := ascendN(s.entries, streamEntry{id: from}, count)
 	c.W.Array(len(out))
 	for _, e := range out {
 		if g.last.less(e.id) {
@@ -541,14 +534,7 @@ func (c *Ctx) deliver(s *stream, g *streamGroup, cn *consumer, count int64, noac
 // from start on, each delivered once more; an entry deleted meanwhile comes as its ID
 // with a nil.
 func (c *Ctx) deliverHistory(s *stream, cn *consumer, start streamID, count int64) {
-	var out []pelEntry
-	cn.pel.Ascend(pelEntry{id: start}, func(e pelEntry) bool {
-		if count > 0 && int64(len(out)) >= count {
-			return false
-		}
-		out = append(out, e)
-		return true
-	})
+	out := ascendN(cn.pel, pelEntry{id: start}, count)
 	c.W.Array(len(out))
 	for _, p := range out {
 		if e, ok := s.entries.Get(streamEntry{id: p.id}); ok {
@@ -945,15 +931,25 @@ func xautoclaimCmd(c *Ctx, args [][]byte) {
 	}
 }
 
+// ascendN returns up to n items of t from pivot on (n 0: all of them).
+func ascendN[T any](t *btree.BTreeG[T], pivot T, n int64) []T {
+	var out []T
+	t.Ascend(pivot, func(v T) bool {
+		if n > 0 && int64(len(out)) >= n {
+			return false
+		}
+		out = append(out, v)
+		return true
+	})
+	return out
+}
+
 // pelFrom is the first pending entry at or after id.
 func pelFrom(pel *btree.BTreeG[pelEntry], id streamID) (pelEntry, bool) {
-	var out pelEntry
-	found := false
-	pel.Ascend(pelEntry{id: id}, func(p pelEntry) bool {
-		out, found = p, true
-		return false
-	})
-	return out, found
+	if out := ascendN(pel, pelEntry{id: id}, 1); len(out) > 0 {
+		return out[0], true
+	}
+	return pelEntry{}, false
 }
 
 // xinfoGroups is XINFO GROUPS: each group, by name.
@@ -1033,14 +1029,7 @@ func (c *Ctx) xinfoFullGroups(s *stream, count int64) {
 }
 
 func (c *Ctx) writePEL(pel *btree.BTreeG[pelEntry], count int64, withConsumer bool) {
-	var out []pelEntry
-	pel.Scan(func(p pelEntry) bool {
-		if count > 0 && int64(len(out)) >= count {
-			return false
-		}
-		out = append(out, p)
-		return true
-	})
+	out := ascendN(pel, pelEntry{}, count)
 	c.W.Array(len(out))
 	for _, p := range out {
 		if withConsumer {
