@@ -62,18 +62,28 @@ func (c *conn) block(spec *kvstore.Spec, args [][]byte) {
 		}
 	}()
 	store := c.s.b.Store()
-	for {
-		// registered before the proposal: a key created by any entry applied after it
-		// wakes this client
-		w := store.AwaitKeys(c.db, keys)
+	for first := true; ; first = false {
+		// From the second attempt on, the wait is registered before the attempt, so a
+		// key created by any entry applied after it wakes this client. The first attempt
+		// goes without: it usually finds something, and one that does not is followed at
+		// once by a registered one, which sees what came between the two.
+		var w *kvstore.KeyWait
+		if !first {
+			w = store.AwaitKeys(c.db, keys)
+		}
 		start := len(c.B)
 		c.barrierOK = false // an attempt after a wait reads what was written meanwhile
 		run()
 		if !nothingPopped(c.B[start:]) {
-			w.Cancel()
+			if w != nil {
+				w.Cancel()
+			}
 			return
 		}
 		c.B = c.B[:start]
+		if w == nil {
+			continue
+		}
 		if check == nil {
 			check = time.NewTicker(blockedCheck)
 			c.s.stats.blocked.Add(1)
