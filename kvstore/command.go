@@ -190,15 +190,14 @@ func (s *Spec) CheckArity(args [][]byte) bool {
 
 // Keys appends the key arguments of args to dst (COMMAND GETKEYS, WATCH routing).
 func (s *Spec) Keys(dst [][]byte, args [][]byte) [][]byte {
-	if s.FirstKey <= 0 {
-		return dst
-	}
-	last := s.LastKey
-	if last < 0 {
-		last = len(args) + last
-	}
-	for i := s.FirstKey; i <= last && i < len(args); i += s.Step {
-		dst = append(dst, args[i])
+	if s.FirstKey > 0 {
+		last := s.LastKey
+		if last < 0 {
+			last = len(args) + last
+		}
+		for i := s.FirstKey; i <= last && i < len(args); i += s.Step {
+			dst = append(dst, args[i])
+		}
 	}
 	if s.MoreKeys != nil {
 		dst = append(dst, s.MoreKeys(args)...)
@@ -212,15 +211,14 @@ func (s *Spec) lockSet(args [][]byte, write bool) lockSet {
 		l.all = true
 		return l
 	}
-	if s.FirstKey <= 0 {
-		return l
-	}
-	last := s.LastKey
-	if last < 0 {
-		last = len(args) + last
-	}
-	for i := s.FirstKey; i <= last && i < len(args) && !l.all; i += s.Step {
-		l.add(shardOf(args[i]))
+	if s.FirstKey > 0 {
+		last := s.LastKey
+		if last < 0 {
+			last = len(args) + last
+		}
+		for i := s.FirstKey; i <= last && i < len(args) && !l.all; i += s.Step {
+			l.add(shardOf(args[i]))
+		}
 	}
 	if s.MoreKeys != nil {
 		for _, k := range s.MoreKeys(args) {

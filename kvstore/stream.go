@@ -35,7 +35,7 @@ func init() {
 		&Spec{Name: "xdel", Arity: -3, Flags: wf, FirstKey: 1, LastKey: 1, Step: 1, Group: "stream", Since: "5.0.0", Summary: "Removes the specified entries from the stream. Returns the number of items actually deleted, that may be different from the number of IDs passed in case certain IDs do not exist.", Run: xdelCmd},
 		&Spec{Name: "xtrim", Arity: -4, Flags: FlagWrite, FirstKey: 1, LastKey: 1, Step: 1, Group: "stream", Since: "5.0.0", Summary: "Trims the stream to (approximately if '~' is passed) a certain size", Run: xtrimCmd},
 		&Spec{Name: "xsetid", Arity: -3, Flags: w, FirstKey: 1, LastKey: 1, Step: 1, Group: "stream", Since: "5.0.0", Summary: "An internal command for replicating stream values", Run: xsetidCmd},
-		&Spec{Name: "xread", Arity: -4, Flags: r | FlagBlocking | FlagAllKeys, Group: "stream", Since: "5.0.0", Summary: "Return never seen elements in multiple streams, with IDs greater than the ones reported by the caller for each stream. Can block.", Run: xreadCmd},
+		&Spec{Name: "xread", Arity: -4, Flags: r | FlagBlocking, Group: "stream", Since: "5.0.0", Summary: "Return never seen elements in multiple streams, with IDs greater than the ones reported by the caller for each stream. Can block.", Run: xreadCmd, MoreKeys: xreadKeys},
 		&Spec{Name: "xinfo", Arity: -2, Flags: r, FirstKey: 2, LastKey: 2, Step: 1, Group: "stream", Since: "5.0.0", Summary: "A container for stream introspection commands", Run: xinfoCmd},
 	)
 }
@@ -811,6 +811,13 @@ func ParseXRead(args [][]byte) (a XReadArgs, errMsg string) {
 	}
 	a.Keys, a.IDs = args[streams:streams+n/2], args[streams+n/2:]
 	return a, ""
+}
+
+// xreadKeys is MoreKeys for XREAD and XREADGROUP: the keys after STREAMS (none for a
+// call the command refuses before it reads a key).
+func xreadKeys(args [][]byte) [][]byte {
+	a, _ := ParseXRead(args)
+	return a.Keys
 }
 
 // newEntries marks an XREADGROUP ">" ID (Redis uses the largest ID for it too).
