@@ -29,10 +29,10 @@ func init() {
 		&Spec{Name: "brpop", Arity: -3, Flags: w, FirstKey: 1, LastKey: -2, Step: 1, Group: "list", Since: "2.0.0", Summary: "Remove and get the last element in a list, or block until one is available", Run: blockingPopCmd(false)},
 		&Spec{Name: "brpoplpush", Arity: 4, Flags: wd, FirstKey: 1, LastKey: 2, Step: 1, Group: "list", Since: "2.2.0", Summary: "Pop an element from a list, push it to another list and return it; or block until one is available", Run: brpoplpushCmd},
 		&Spec{Name: "blmove", Arity: 6, Flags: wd, FirstKey: 1, LastKey: 2, Step: 1, Group: "list", Since: "6.2.0", Summary: "Pop an element from a list, push it to another list and return it; or block until one is available", Run: blmoveCmd},
-		&Spec{Name: "blmpop", Arity: -5, Flags: w | FlagAllKeys, Group: "list", Since: "7.0.0", Summary: "Pop elements from a list, or block until one is available", Run: blmpopCmd},
+		&Spec{Name: "blmpop", Arity: -5, Flags: w, Group: "list", Since: "7.0.0", Summary: "Pop elements from a list, or block until one is available", Run: blmpopCmd, MoreKeys: numkeysKeys(2)},
 		&Spec{Name: "bzpopmin", Arity: -3, Flags: w | FlagFast, FirstKey: 1, LastKey: -2, Step: 1, Group: "sorted-set", Since: "5.0.0", Summary: "Remove and return the member with the lowest score from one or more sorted sets, or block until one is available", Run: bzpopCmd(false)},
 		&Spec{Name: "bzpopmax", Arity: -3, Flags: w | FlagFast, FirstKey: 1, LastKey: -2, Step: 1, Group: "sorted-set", Since: "5.0.0", Summary: "Remove and return the member with the highest score from one or more sorted sets, or block until one is available", Run: bzpopCmd(true)},
-		&Spec{Name: "bzmpop", Arity: -5, Flags: w | FlagAllKeys, Group: "sorted-set", Since: "7.0.0", Summary: "Remove and return members with scores in a sorted set or block until one is available", Run: bzmpopCmd},
+		&Spec{Name: "bzmpop", Arity: -5, Flags: w, Group: "sorted-set", Since: "7.0.0", Summary: "Remove and return members with scores in a sorted set or block until one is available", Run: bzmpopCmd, MoreKeys: numkeysKeys(2)},
 	)
 }
 
@@ -102,11 +102,10 @@ func BlockingCall(args [][]byte) (keys [][]byte, ms int64, ok bool) {
 	case "blmove":
 		keys, timeout = args[1:2], args[5]
 	case "blmpop", "bzmpop":
-		n, ok := ParseInt(args[2])
-		if !ok || n < 1 || n > int64(len(args)-4) {
+		if keys = spec.MoreKeys(args); keys == nil {
 			return nil, 0, false
 		}
-		keys, timeout = args[3:3+n], args[1]
+		timeout = args[1]
 	default:
 		return nil, 0, false
 	}

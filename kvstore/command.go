@@ -70,6 +70,19 @@ func (s *Spec) Writes(args [][]byte) bool {
 	return s.Flags&FlagWrite != 0 && (s.ReadOnlyCall == nil || !s.ReadOnlyCall(args))
 }
 
+// numkeysKeys is MoreKeys for the commands whose keys follow a numkeys argument at
+// index at and come before at least one more argument (LMPOP, ZMPOP, BLMPOP, BZMPOP).
+// A numkeys the command refuses yields nil: it is refused before any key is read.
+func numkeysKeys(at int) func(args [][]byte) [][]byte {
+	return func(args [][]byte) [][]byte {
+		n, ok := ParseInt(args[at])
+		if !ok || n < 1 || n > int64(len(args)-at-2) {
+			return nil
+		}
+		return args[at+1 : at+1+int(n)]
+	}
+}
+
 // storeKeys is MoreKeys for the commands whose STORE or STOREDIST option names a key:
 // the argument after every argument so spelled (a superset: locking more is safe).
 func storeKeys(args [][]byte) [][]byte {

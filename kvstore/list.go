@@ -32,7 +32,7 @@ func init() {
 		&Spec{Name: "lmove", Arity: 5, Flags: FlagWrite | FlagDenyOOM, FirstKey: 1, LastKey: 2, Step: 1, Group: "list", Since: "6.2.0", Summary: "Pop an element from a list, push it to another list and return it", Run: lmoveCmd},
 		&Spec{Name: "rpoplpush", Arity: 3, Flags: FlagWrite | FlagDenyOOM, FirstKey: 1, LastKey: 2, Step: 1, Group: "list", Since: "1.2.0", Summary: "Remove the last element in a list, prepend it to another list and return it", Run: rpoplpushCmd},
 		// LMPOP's keys follow numkeys, which FirstKey/LastKey/Step cannot describe.
-		&Spec{Name: "lmpop", Arity: -4, Flags: FlagWrite | FlagAllKeys, FirstKey: 0, Group: "list", Since: "7.0.0", Summary: "Pop elements from a list", Run: lmpopCmd},
+		&Spec{Name: "lmpop", Arity: -4, Flags: FlagWrite, Group: "list", Since: "7.0.0", Summary: "Pop elements from a list", Run: lmpopCmd, MoreKeys: numkeysKeys(1)},
 	)
 }
 

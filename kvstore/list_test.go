@@ -50,7 +50,7 @@ func TestListSpecs(t *testing.T) {
 		{"lpos", -3, FlagReadOnly, 1, 1, 1},
 		{"lmove", 5, FlagWrite | FlagDenyOOM, 1, 2, 1},
 		{"rpoplpush", 3, FlagWrite | FlagDenyOOM, 1, 2, 1},
-		{"lmpop", -4, FlagWrite | FlagAllKeys, 0, 0, 0},
+		{"lmpop", -4, FlagWrite, 0, 0, 0}, // its keys: MoreKeys
 	}
 	for _, w := range want {
 		s := Lookup([]byte(strings.ToUpper(w.name)))

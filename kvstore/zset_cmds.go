@@ -37,7 +37,7 @@ func init() {
 		&Spec{Name: "zremrangebylex", Arity: 4, Flags: ws, FirstKey: 1, LastKey: 1, Step: 1, Group: grp, Since: "2.8.9", Summary: "Remove all members in a sorted set between the given lexicographical range", Run: zremrangeCmd(zbyLex)},
 		&Spec{Name: "zpopmin", Arity: -2, Flags: wf, FirstKey: 1, LastKey: 1, Step: 1, Group: grp, Since: "5.0.0", Summary: "Remove and return members with the lowest scores in a sorted set", Run: zpopCmd(false)},
 		&Spec{Name: "zpopmax", Arity: -2, Flags: wf, FirstKey: 1, LastKey: 1, Step: 1, Group: grp, Since: "5.0.0", Summary: "Remove and return members with the highest scores in a sorted set", Run: zpopCmd(true)},
-		&Spec{Name: "zmpop", Arity: -4, Flags: ws | FlagAllKeys, Group: grp, Since: "7.0.0", Summary: "Remove and return members with scores in a sorted set", Run: zmpopCmd},
+		&Spec{Name: "zmpop", Arity: -4, Flags: ws, Group: grp, Since: "7.0.0", Summary: "Remove and return members with scores in a sorted set", Run: zmpopCmd, MoreKeys: numkeysKeys(1)},
 		&Spec{Name: "zrandmember", Arity: -2, Flags: r, FirstKey: 1, LastKey: 1, Step: 1, Group: grp, Since: "6.2.0", Summary: "Get one or multiple random elements from a sorted set", Run: zrandmemberCmd},
 		&Spec{Name: "zunion", Arity: -3, Flags: r | FlagAllKeys, Group: grp, Since: "6.2.0", Summary: "Add multiple sorted sets", Run: zsetopCmd(zopUnion, false, false)},
 		&Spec{Name: "zinter", Arity: -3, Flags: r | FlagAllKeys, Group: grp, Since: "6.2.0", Summary: "Intersect multiple sorted sets", Run: zsetopCmd(zopInter, false, false)},

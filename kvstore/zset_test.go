@@ -756,7 +756,8 @@ func TestZSetSpecs(t *testing.T) {
 		movable := slices.Contains([]string{"zmpop", "zunion", "zinter", "zdiff", "zunionstore", "zinterstore", "zdiffstore", "zintercard"}, name)
 		// the *STORE commands report their destination as Redis's COMMAND INFO does (1 1 1)
 		store := strings.HasSuffix(name, "store") && movable
-		if movable != (s.Flags&FlagAllKeys != 0) || (movable && !store) != (s.FirstKey == 0) || (store && (s.FirstKey != 1 || s.LastKey != 1)) {
+		// a movable command names its keys (MoreKeys) or locks every shard (FlagAllKeys)
+		if movable != (s.Flags&FlagAllKeys != 0 || s.MoreKeys != nil) || (movable && !store) != (s.FirstKey == 0) || (store && (s.FirstKey != 1 || s.LastKey != 1)) {
 			t.Errorf("%s: key spec %+v", name, s)
 		}
 	}

@@ -292,7 +292,14 @@ func commandCommand(c *conn, args [][]byte) {
 			return
 		}
 		keys := s.Keys(nil, args[2:])
-		if len(keys) == 0 {
+		if s.FirstKey <= 0 && s.MoreKeys != nil {
+			// keys found by parsing (EVAL, XREAD, LMPOP...): none is an answer, a call
+			// the command would refuse is not
+			if keys = s.MoreKeys(args[2:]); keys == nil {
+				c.Error("ERR Invalid arguments specified for command")
+				return
+			}
+		} else if len(keys) == 0 {
 			c.Error("ERR The command has no key arguments")
 			return
 		}
