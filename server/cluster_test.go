@@ -413,6 +413,26 @@ func (lc *laggingCluster) start(id uint64) {
 
 func (lc *laggingCluster) rejoin(keys int64) *redis.Client {
 	t := lc.t
+	// Members write their snapshots in the background and compact their logs when one is
+	// done. Rejoining before that, the member catches up from a log (seen in CI, under
+	// load, where leadership may also move to the other member): wait until both running
+	// members took a second snapshot, which starts only after the first compacted.
+	for id, s := range lc.servers {
+		if id == lc.lagger {
+			continue
+		}
+		c := client(t, s)
+		for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(5 * time.Millisecond) {
+			var n int
+			fmt.Sscanf(infoField(c.Info(context.Background(), "raft").Val(), "raft_snapshots"), "%d", &n)
+			if n >= 2 {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("member %d took %d snapshots", id, n)
+			}
+		}
+	}
 	ln, err := net.Listen("tcp", lc.peers[lc.lagger])
 	if err != nil {
 		t.Fatal(err)
@@ -431,6 +451,16 @@ func (lc *laggingCluster) rejoin(keys int64) *redis.Client {
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
+}
+
+// infoField returns the value of one "name:value" line of an INFO reply.
+func infoField(info, name string) string {
+	for _, line := range strings.Split(info, "\r\n") {
+		if v, ok := strings.CutPrefix(line, name+":"); ok {
+			return v
+		}
+	}
+	return ""
 }
 
 // caughtUpBySnapshot fails the test unless the member installed a snapshot.
