@@ -154,28 +154,28 @@ func (s *stream) appendTo(dst []byte) []byte {
 // produce: entries out of order or past the last ID, an odd or zero field count,
 // truncated or trailing bytes.
 func decodeStream(b []byte) (collection, error) {
-	d := &byteReader{b: b}
+	d := &decoder{b: b}
 	s := newStream()
 	for _, id := range []*streamID{&s.last, &s.first, &s.maxDeleted} {
-		id.ms, id.seq = d.uvarint(), d.uvarint()
+		id.ms, id.seq = d.uvarint(math.MaxUint64), d.uvarint(math.MaxUint64)
 	}
-	s.added = d.uvarint()
-	n := d.uvarint()
-	if d.bad || n > uint64(len(d.b)) {
+	s.added = d.uvarint(math.MaxUint64)
+	n := d.uvarint(math.MaxUint64)
+	if d.err != nil || n > uint64(len(d.b)) {
 		return nil, ErrCorrupt
 	}
 	var prev streamID
 	for i := uint64(0); i < n; i++ {
-		e := streamEntry{id: streamID{d.uvarint(), d.uvarint()}}
-		nf := d.uvarint()
-		if d.bad || nf == 0 || nf%2 != 0 || nf > uint64(len(d.b)) || (i > 0 && !prev.less(e.id)) || s.last.less(e.id) {
+		e := streamEntry{id: streamID{d.uvarint(math.MaxUint64), d.uvarint(math.MaxUint64)}}
+		nf := d.uvarint(math.MaxUint64)
+		if d.err != nil || nf == 0 || nf%2 != 0 || nf > uint64(len(d.b)) || (i > 0 && !prev.less(e.id)) || s.last.less(e.id) {
 			return nil, ErrCorrupt
 		}
 		e.fields = make([]string, nf)
 		for j := range e.fields {
 			e.fields[j] = string(d.bytes())
 		}
-		if d.bad {
+		if d.err != nil {
 			return nil, ErrCorrupt
 		}
 		s.entries.Load(e)
@@ -185,33 +185,6 @@ func decodeStream(b []byte) (collection, error) {
 		return nil, ErrCorrupt
 	}
 	return s, nil
-}
-
-// byteReader reads uvarints and length-prefixed byte strings, remembering a failure.
-type byteReader struct {
-	b   []byte
-	bad bool
-}
-
-func (r *byteReader) uvarint() uint64 {
-	v, k := binary.Uvarint(r.b)
-	if k <= 0 {
-		r.bad = true
-		return 0
-	}
-	r.b = r.b[k:]
-	return v
-}
-
-func (r *byteReader) bytes() []byte {
-	l := r.uvarint()
-	if r.bad || l > uint64(len(r.b)) {
-		r.bad = true
-		return nil
-	}
-	v := r.b[:l]
-	r.b = r.b[l:]
-	return v
 }
 
 // parseStreamUint is Redis's string2ull: a strict decimal long long that must not be
@@ -342,13 +315,8 @@ func (c *Ctx) parseAddOrTrim(args [][]byte, xadd bool, t *trimArgs, noMk *bool, 
 				i++
 			}
 			if eq(opt, "maxlen") {
-				v, ok := ParseInt(args[i+1])
+				v, ok := c.nonNegative(args[i+1], "ERR The MAXLEN argument must be >= 0.")
 				if !ok {
-					c.W.Error(ErrNotInteger)
-					return -1
-				}
-				if v < 0 {
-					c.W.Error("ERR The MAXLEN argument must be >= 0.")
 					return -1
 				}
 				t.strategy, t.maxlen = 'm', v
@@ -362,13 +330,8 @@ func (c *Ctx) parseAddOrTrim(args [][]byte, xadd bool, t *trimArgs, noMk *bool, 
 			}
 			i++
 		case eq(opt, "limit") && more > 0:
-			v, ok := ParseInt(args[i+1])
+			v, ok := c.nonNegative(args[i+1], "ERR The LIMIT argument must be >= 0.")
 			if !ok {
-				c.W.Error(ErrNotInteger)
-				return -1
-			}
-			if v < 0 {
-				c.W.Error("ERR The LIMIT argument must be >= 0.")
 				return -1
 			}
 			t.limit, limitGiven = v, true
@@ -408,6 +371,19 @@ parsed:
 		t.limit = 0
 	}
 	return i
+}
+
+// nonNegative parses an integer argument that must not be negative; false with the
+// error replied (errNeg for a negative one).
+func (c *Ctx) nonNegative(b []byte, errNeg string) (int64, bool) {
+	v, ok := ParseInt(b)
+	switch {
+	case !ok:
+		c.W.Error(ErrNotInteger)
+	case v < 0:
+		c.W.Error(errNeg)
+	}
+	return v, ok && v >= 0
 }
 
 // trim removes entries from the head as t says and returns how many. Redis's "~" trims

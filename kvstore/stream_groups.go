@@ -182,44 +182,44 @@ func appendString(dst []byte, s string) []byte {
 }
 
 // decodeGroups reads appendGroups' bytes into s; false on anything it cannot produce.
-func decodeGroups(d *byteReader, s *stream) bool {
-	n := d.uvarint()
-	if d.bad || n > uint64(len(d.b)) {
+func decodeGroups(d *decoder, s *stream) bool {
+	n := d.uvarint(math.MaxUint64)
+	if d.err != nil || n > uint64(len(d.b)) {
 		return false
 	}
 	prevName := ""
 	for i := uint64(0); i < n; i++ {
 		g := &streamGroup{name: string(d.bytes()), pel: newPEL(), consumers: map[string]*consumer{}}
-		g.last = streamID{d.uvarint(), d.uvarint()}
-		g.entriesRead = d.varint()
-		if d.bad || (i > 0 && g.name <= prevName) || g.entriesRead < invalidEntriesRead {
+		g.last = streamID{d.uvarint(math.MaxUint64), d.uvarint(math.MaxUint64)}
+		g.entriesRead = d.varint(math.MinInt64, math.MaxInt64)
+		if d.err != nil || (i > 0 && g.name <= prevName) || g.entriesRead < invalidEntriesRead {
 			return false
 		}
 		prevName = g.name
-		nc := d.uvarint()
-		if d.bad || nc > uint64(len(d.b)) {
+		nc := d.uvarint(math.MaxUint64)
+		if d.err != nil || nc > uint64(len(d.b)) {
 			return false
 		}
 		prevC := ""
 		for j := uint64(0); j < nc; j++ {
 			cname := string(d.bytes())
-			seen := d.varint()
-			if d.bad || (j > 0 && cname <= prevC) {
+			seen := d.varint(math.MinInt64, math.MaxInt64)
+			if d.err != nil || (j > 0 && cname <= prevC) {
 				return false
 			}
 			prevC = cname
 			g.createConsumer(cname, seen)
 		}
-		np := d.uvarint()
-		if d.bad || np > uint64(len(d.b)) {
+		np := d.uvarint(math.MaxUint64)
+		if d.err != nil || np > uint64(len(d.b)) {
 			return false
 		}
 		var prev streamID
 		for j := uint64(0); j < np; j++ {
-			id := streamID{d.uvarint(), d.uvarint()}
+			id := streamID{d.uvarint(math.MaxUint64), d.uvarint(math.MaxUint64)}
 			cn := g.consumers[string(d.bytes())]
-			e := pelEntry{id, &nack{consumer: cn, time: d.varint(), count: d.uvarint()}}
-			if d.bad || cn == nil || (j > 0 && !prev.less(id)) {
+			e := pelEntry{id, &nack{consumer: cn, time: d.varint(math.MinInt64, math.MaxInt64), count: d.uvarint(math.MaxUint64)}}
+			if d.err != nil || cn == nil || (j > 0 && !prev.less(id)) {
 				return false
 			}
 			prev = id
@@ -232,16 +232,6 @@ func decodeGroups(d *byteReader, s *stream) bool {
 		s.groups[g.name] = g
 	}
 	return true
-}
-
-func (r *byteReader) varint() int64 {
-	v, k := binary.Varint(r.b)
-	if k <= 0 {
-		r.bad = true
-		return 0
-	}
-	r.b = r.b[k:]
-	return v
 }
 
 // hasTombstones is Redis's streamRangeHasTombstones: whether an entry XDEL removed may
