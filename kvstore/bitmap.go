@@ -199,6 +199,7 @@ func setbitCmd(c *Ctx, args [][]byte) {
 	copy(b, s)
 	setBits(b, off, 1, uint64(on))
 	c.setString(args[1], newString(b), exists)
+	c.notify(notifyString, "setbit", args[1])
 }
 
 func bitcountCmd(c *Ctx, args [][]byte) {
@@ -363,6 +364,7 @@ func bitopCmd(c *Ctx, args [][]byte) {
 		}
 	}
 	c.setString(args[2], newString(out), false) // a new value: any TTL goes, as SET's
+	c.notify(notifyString, "set", args[2])
 	c.W.Int(int64(n))
 }
 
@@ -468,6 +470,7 @@ func (c *Ctx) bitfield(args [][]byte, readOnly bool) {
 	b := make([]byte, max(uint64(len(s)), highest>>3+1))
 	copy(b, s)
 	c.W.Array(len(ops))
+	changed := false // a write changed some bits: Redis's "setbit" event
 	for _, o := range ops {
 		if o.op == 'g' {
 			c.W.Int(bitfieldGet(b, o))
@@ -479,10 +482,14 @@ func (c *Ctx) bitfield(args [][]byte, readOnly bool) {
 			continue
 		}
 		c.W.Int(reply)
+		changed = changed || bitsAt(b, o.off, o.width) != v
 		setBits(b, o.off, o.width, v)
 	}
 	if !exists || newString(b) != s {
 		c.setString(args[1], newString(b), exists)
+	}
+	if changed {
+		c.notify(notifyString, "setbit", args[1])
 	}
 }
 

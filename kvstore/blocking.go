@@ -129,6 +129,7 @@ func blockingPopCmd(front bool) func(c *Ctx, args [][]byte) {
 				continue
 			}
 			v := l.pop(front)
+			c.notify(notifyList, popEvent(front), key)
 			c.touched(key, it)
 			c.W.Array(2)
 			c.W.Bulk(key)
@@ -191,6 +192,7 @@ func bzpopCmd(max bool) func(c *Ctx, args [][]byte) {
 				continue
 			}
 			e := z.popEdge(max)
+			c.notify(notifyZSet, zpopEvent(max), key)
 			c.touched(key, it)
 			c.W.Array(3)
 			c.W.Bulk(key)

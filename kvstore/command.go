@@ -348,12 +348,18 @@ func (c *Ctx) lookup(key []byte) (item, bool) {
 	}
 	if it.hasTTL && d.ttl[string(key)] <= c.Now {
 		if c.writing {
-			c.removeKey(d, key)
-			c.s.stats.ExpiredKeys.Add(1)
+			c.expire(d, key)
 		}
 		return item{}, false
 	}
 	return it, true
+}
+
+// expire deletes key, whose deadline has passed at the entry's time.
+func (c *Ctx) expire(d *dbShard, key []byte) {
+	c.removeKey(d, key)
+	c.s.stats.ExpiredKeys.Add(1)
+	c.notify(notifyExpired, "expired", key)
 }
 
 // lookupType returns the item at key if it has type t. When a key of another type is
@@ -394,8 +400,7 @@ func (c *Ctx) storeAt(key []byte, it item, kv string, keepTTL bool) {
 	if existed && old.meta&metaHasTTL != 0 {
 		switch {
 		case d.ttl[string(key)] <= c.Now:
-			c.removeKey(d, key)
-			c.s.stats.ExpiredKeys.Add(1)
+			c.expire(d, key)
 			existed = false
 		case keepTTL:
 			it.hasTTL = true
@@ -405,8 +410,11 @@ func (c *Ctx) storeAt(key []byte, it item, kv string, keepTTL bool) {
 	}
 	it.ver = c.nextVer()
 	d.putOver(h, key, old, existed, it, kv)
-	if !existed && (it.typ == TypeList || it.typ == TypeZSet) && c.s.ready.n.Load() > 0 {
-		c.s.keyReady(c.DB, key)
+	if !existed {
+		if (it.typ == TypeList || it.typ == TypeZSet) && c.s.ready.n.Load() > 0 {
+			c.s.keyReady(c.DB, key)
+		}
+		c.notify(notifyNew, "new", key)
 	}
 }
 
@@ -433,21 +441,24 @@ func (c *Ctx) setStringBytes(key, val []byte, flags uint32, keepTTL bool) {
 }
 
 // touched records an in-place change to the collection at key: it bumps the version and
-// deletes the key when the collection became empty (Redis never keeps empty aggregates).
+// deletes the key when the collection became empty (Redis never keeps empty aggregates),
+// with the "del" event that follows the command's own.
 func (c *Ctx) touched(key []byte, it item) {
 	if it.coll != nil && it.coll.Len() == 0 {
 		c.removeKey(c.db(key), key)
+		c.notify(notifyGeneric, "del", key)
 		return
 	}
 	c.store(key, it, true)
 }
 
-// del deletes key; it reports whether a live key was there.
+// del deletes key, with a "del" event; it reports whether a live key was there.
 func (c *Ctx) del(key []byte) bool {
 	if _, ok := c.lookup(key); !ok {
 		return false
 	}
 	c.removeKey(c.db(key), key)
+	c.notify(notifyGeneric, "del", key)
 	return true
 }
 

@@ -599,7 +599,11 @@ func (c *Ctx) geoSearch(args [][]byte, src, flags int) {
 			es = append(es, zentry{member: p.member, score: zstoredScore(score)})
 		}
 		slices.SortFunc(es, zentryCompare)
-		c.zstoreResult(store, es)
+		event := "georadiusstore"
+		if flags&geoSearch != 0 {
+			event = "geosearchstore"
+		}
+		c.zstoreResult(store, es, event)
 		return
 	}
 	opts := 0

@@ -240,6 +240,7 @@ func hsetCmd(c *Ctx, args [][]byte) {
 		}
 	}
 	c.touched(args[1], it)
+	c.notify(notifyHash, "hset", args[1])
 	if eq(args[0], "hmset") {
 		c.W.Status("OK")
 	} else {
@@ -258,6 +259,7 @@ func hsetnxCmd(c *Ctx, args [][]byte) {
 	}
 	h.set(string(args[2]), string(args[3]))
 	c.touched(args[1], it)
+	c.notify(notifyHash, "hset", args[1])
 	c.W.Int(1)
 }
 
@@ -311,6 +313,7 @@ func hdelCmd(c *Ctx, args [][]byte) {
 		}
 	}
 	if n > 0 {
+		c.notify(notifyHash, "hdel", args[1])
 		c.touched(args[1], it)
 	}
 	c.W.Int(int64(n))
@@ -409,6 +412,7 @@ func hincrbyCmd(c *Ctx, args [][]byte) {
 	cur += incr
 	h.set(string(args[2]), strconv.FormatInt(cur, 10))
 	c.touched(args[1], it)
+	c.notify(notifyHash, "hincrby", args[1])
 	c.W.Int(cur)
 }
 
@@ -444,6 +448,7 @@ func hincrbyfloatCmd(c *Ctx, args [][]byte) {
 	}
 	h.set(string(args[2]), out)
 	c.touched(args[1], it)
+	c.notify(notifyHash, "hincrbyfloat", args[1])
 	c.W.BulkString(out)
 }
 

@@ -595,6 +595,7 @@ func pfaddCmd(c *Ctx, args [][]byte) {
 	if updated > 0 {
 		b[hllCardStaleByte] |= hllCardStaleBit
 		c.storeHLL(args[1], b)
+		c.notify(notifyString, "pfadd", args[1])
 		c.W.Int(1)
 		return
 	}
@@ -695,6 +696,7 @@ func pfmergeCmd(c *Ctx, args [][]byte) {
 	}
 	b[hllCardStaleByte] |= hllCardStaleBit
 	c.storeHLL(args[1], b)
+	c.notify(notifyString, "pfadd", args[1])
 	c.W.Status("OK")
 }
 

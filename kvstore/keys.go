@@ -139,6 +139,7 @@ func expireCmd(seconds, absolute bool) func(c *Ctx, args [][]byte) {
 			c.del(key)
 		} else {
 			c.setExpire(key, when)
+			c.notify(notifyGeneric, "expire", key)
 		}
 		c.W.Int(1)
 	}
@@ -179,6 +180,7 @@ func persistCmd(c *Ctx, args [][]byte) {
 		return
 	}
 	if c.persist(args[1]) {
+		c.notify(notifyGeneric, "persist", args[1])
 		c.W.Int(1)
 	} else {
 		c.W.Int(0)
@@ -201,16 +203,23 @@ func renameCmd(nx bool) func(c *Ctx, args [][]byte) {
 			}
 			return
 		}
-		if _, exists := c.lookup(dst); exists && nx {
+		_, exists := c.lookup(dst)
+		if exists && nx {
 			c.W.Int(0)
 			return
 		}
 		at, hasTTL := c.expireAt(src)
 		c.removeKey(c.db(src), src)
 		c.store(dst, it, false)
+		if exists {
+			// Redis deletes the old dst and adds the key anew
+			c.notify(notifyNew, "new", dst)
+		}
 		if hasTTL {
 			c.setExpire(dst, at)
 		}
+		c.notify(notifyGeneric, "rename_from", src)
+		c.notify(notifyGeneric, "rename_to", dst)
 		if nx {
 			c.W.Int(1)
 		} else {
@@ -477,6 +486,7 @@ func copyCmd(c *Ctx, args [][]byte) {
 	if hasTTL {
 		dc.setExpire(dst, at)
 	}
+	dc.notify(notifyGeneric, "copy_to", dst)
 	c.W.Int(1)
 }
 
@@ -507,6 +517,8 @@ func moveCmd(c *Ctx, args [][]byte) {
 	if hasTTL {
 		dc.setExpire(key, at)
 	}
+	c.notify(notifyGeneric, "move_from", key)
+	dc.notify(notifyGeneric, "move_to", key)
 	c.W.Int(1)
 }
 

@@ -397,6 +397,21 @@ func (c *Ctx) popReply(l *listColl, front bool, count int64) {
 	}
 }
 
+// pushEvent and popEvent name a push's and a pop's keyspace event.
+func pushEvent(front bool) string {
+	if front {
+		return "lpush"
+	}
+	return "rpush"
+}
+
+func popEvent(front bool) string {
+	if front {
+		return "lpop"
+	}
+	return "rpop"
+}
+
 // --- commands ----------------------------------------------------------------------------
 
 func listPushCmd(front, onlyExisting bool) func(c *Ctx, args [][]byte) {
@@ -422,6 +437,7 @@ func listPushCmd(front, onlyExisting bool) func(c *Ctx, args [][]byte) {
 		} else {
 			c.storeNewList(key, l)
 		}
+		c.notify(notifyList, pushEvent(front), key)
 		c.W.Int(int64(l.n))
 	}
 }
@@ -455,6 +471,7 @@ func listPopCmd(name string, front bool) func(c *Ctx, args [][]byte) {
 			return
 		case !hasCount:
 			v := l.pop(front)
+			c.notify(notifyList, popEvent(front), key)
 			c.touched(key, it)
 			c.W.BulkString(v)
 			return
@@ -463,6 +480,7 @@ func listPopCmd(name string, front bool) func(c *Ctx, args [][]byte) {
 			return
 		}
 		c.popReply(l, front, count)
+		c.notify(notifyList, popEvent(front), key)
 		c.touched(key, it)
 	}
 }
@@ -521,6 +539,7 @@ func lsetCmd(c *Ctx, args [][]byte) {
 	l.bytes += len(v) - len(l.at(i))
 	l.set(i, v)
 	c.touched(key, it)
+	c.notify(notifyList, "lset", key)
 	c.W.Status("OK")
 }
 
@@ -561,6 +580,7 @@ func ltrimCmd(c *Ctx, args [][]byte) {
 	lo, hi := rangeIndex(start, stop, l.n)
 	l.trim(lo, hi)
 	// Redis signals the key as modified even when nothing was trimmed
+	c.notify(notifyList, "ltrim", key)
 	c.touched(key, it)
 	c.W.Status("OK")
 }
@@ -592,6 +612,7 @@ func linsertCmd(c *Ctx, args [][]byte) {
 			}
 			l.insert(i, string(args[4]))
 			c.touched(key, it)
+			c.notify(notifyList, "linsert", key)
 			c.W.Int(int64(l.n))
 			return
 		}
@@ -621,6 +642,7 @@ func lremCmd(c *Ctx, args [][]byte) {
 	}
 	n := l.remove(string(args[3]), limit, fromTail)
 	if n > 0 {
+		c.notify(notifyList, "lrem", key)
 		c.touched(key, it)
 	}
 	c.W.Int(int64(n))
@@ -733,7 +755,8 @@ func rpoplpushCmd(c *Ctx, args [][]byte) {
 }
 
 // listMove pops an element from one end of src and pushes it at one end of dst, replying
-// with the element (LMOVE, RPOPLPUSH). With src == dst the list rotates.
+// with the element (LMOVE, RPOPLPUSH). With src == dst the list rotates. As in Redis, dst
+// changes (and its events are published) before src.
 func (c *Ctx) listMove(src, dst []byte, fromFront, toFront bool) {
 	sl, sit, ok, wrong := c.getList(src)
 	switch {
@@ -747,6 +770,8 @@ func (c *Ctx) listMove(src, dst []byte, fromFront, toFront bool) {
 		v := sl.pop(fromFront)
 		sl.push(v, toFront)
 		c.touched(src, sit)
+		c.notify(notifyList, pushEvent(toFront), src)
+		c.notify(notifyList, popEvent(fromFront), src)
 		c.W.BulkString(v)
 		return
 	}
@@ -755,7 +780,6 @@ func (c *Ctx) listMove(src, dst []byte, fromFront, toFront bool) {
 		return
 	}
 	v := sl.pop(fromFront)
-	c.touched(src, sit)
 	if dok {
 		dl.push(v, toFront)
 		c.touched(dst, dit)
@@ -764,6 +788,9 @@ func (c *Ctx) listMove(src, dst []byte, fromFront, toFront bool) {
 		dl.push(v, toFront)
 		c.storeNewList(dst, dl)
 	}
+	c.notify(notifyList, pushEvent(toFront), dst)
+	c.notify(notifyList, popEvent(fromFront), src)
+	c.touched(src, sit)
 	c.W.BulkString(v)
 }
 
@@ -812,6 +839,7 @@ func lmpopCmd(c *Ctx, args [][]byte) {
 		c.W.Array(2)
 		c.W.Bulk(key)
 		c.popReply(l, front, count)
+		c.notify(notifyList, popEvent(front), key)
 		c.touched(key, it)
 		return
 	}

@@ -233,8 +233,10 @@ func (c *Ctx) mcPut(key, val []byte, flags uint32, exp mcExpiry) {
 		return
 	}
 	c.setStringBytes(key, val, flags, false)
+	c.notify(notifyString, "set", key)
 	if exp.at != 0 {
 		c.setExpire(key, exp.at)
+		c.notify(notifyGeneric, "expire", key)
 	}
 }
 
@@ -367,6 +369,7 @@ func mcStoreCmd(c *Ctx, args [][]byte) {
 		}
 		old.str = b.String()
 		c.store(key, old, true)
+		c.notify(notifyString, string(mode), key) // "append" or "prepend"
 	default:
 		c.W.Error("SERVER_ERROR bad internal command")
 		return
@@ -484,6 +487,7 @@ func mcIncrCmd(c *Ctx, args [][]byte) {
 	}
 	it.str = strconv.FormatUint(cur, 10)
 	c.store(key, it, true)
+	c.notify(notifyString, "incrby", key)
 	c.mcTouchReply(MCOK, key, touch, hasTouch)
 }
 
@@ -510,9 +514,12 @@ func (c *Ctx) mcTouch(key []byte, exptime int64) bool {
 		c.del(key)
 		return false
 	case exp.at == 0:
-		c.persist(key)
+		if c.persist(key) {
+			c.notify(notifyGeneric, "persist", key)
+		}
 	default:
 		c.setExpire(key, exp.at)
+		c.notify(notifyGeneric, "expire", key)
 	}
 	return true
 }

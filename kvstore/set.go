@@ -201,6 +201,7 @@ func saddCmd(c *Ctx, args [][]byte) {
 	}
 	if n > 0 {
 		c.touched(args[1], it)
+		c.notify(notifySet, "sadd", args[1])
 	}
 	c.W.Int(int64(n))
 }
@@ -224,6 +225,7 @@ func sremCmd(c *Ctx, args [][]byte) {
 		}
 	}
 	if n > 0 {
+		c.notify(notifySet, "srem", args[1])
 		c.touched(args[1], it)
 	}
 	c.W.Int(int64(n))
@@ -304,6 +306,7 @@ func spopCmd(c *Ctx, args [][]byte) {
 			i := c.rnd.intn(s.Len())
 			m := s.members[i]
 			s.removeAt(i)
+			c.notify(notifySet, "spop", key)
 			c.touched(key, it)
 			c.W.BulkString(m)
 		}
@@ -325,6 +328,7 @@ func spopCmd(c *Ctx, args [][]byte) {
 	if count >= int64(s.Len()) {
 		// the whole set goes: reply with it and delete the key
 		setsReply(c, s.members)
+		c.notify(notifySet, "spop", key)
 		c.del(key)
 		return
 	}
@@ -334,6 +338,7 @@ func spopCmd(c *Ctx, args [][]byte) {
 		c.W.BulkString(s.members[j])
 		s.removeAt(j)
 	}
+	c.notify(notifySet, "spop", key)
 	c.touched(key, it)
 }
 
@@ -416,12 +421,15 @@ func smoveCmd(c *Ctx, args [][]byte) {
 		c.W.Int(0)
 		return
 	}
+	c.notify(notifySet, "srem", src)
 	c.touched(src, srcIt)
 	if !dstOK {
 		dstIt = item{typ: TypeSet, coll: newSetColl(1)}
 	}
-	dstIt.coll.(*setColl).add(string(m))
-	c.touched(dst, dstIt)
+	if dstIt.coll.(*setColl).add(string(m)) {
+		c.touched(dst, dstIt)
+		c.notify(notifySet, "sadd", dst)
+	}
 	c.W.Int(1)
 }
 
@@ -503,14 +511,16 @@ func setsDiff(sets []*setColl) []string {
 }
 
 // setsStore stores members (distinct) as a new set at dst, replacing whatever is there and
-// its TTL; an empty result deletes dst. It replies with the cardinality.
-func setsStore(c *Ctx, dst []byte, res *setColl) {
+// its TTL; an empty result deletes dst. It replies with the cardinality. event is the
+// command's keyspace event.
+func setsStore(c *Ctx, dst []byte, res *setColl, event string) {
 	if res.Len() == 0 {
 		c.del(dst)
 		c.W.Int(0)
 		return
 	}
 	c.store(dst, item{typ: TypeSet, coll: res}, false)
+	c.notify(notifySet, event, dst)
 	c.W.Int(int64(res.Len()))
 }
 
@@ -532,7 +542,7 @@ func sinterCmd(c *Ctx, args [][]byte) {
 func sinterstoreCmd(c *Ctx, args [][]byte) {
 	sets, ok := c.setsLookupAll(args[2:])
 	if ok {
-		setsStore(c, args[1], setsFromMembers(setsInter(sets, 0)))
+		setsStore(c, args[1], setsFromMembers(setsInter(sets, 0)), "sinterstore")
 	}
 }
 
@@ -579,7 +589,7 @@ func sunionCmd(c *Ctx, args [][]byte) {
 func sunionstoreCmd(c *Ctx, args [][]byte) {
 	sets, ok := c.setsLookupAll(args[2:])
 	if ok {
-		setsStore(c, args[1], setsUnion(sets))
+		setsStore(c, args[1], setsUnion(sets), "sunionstore")
 	}
 }
 
@@ -593,7 +603,7 @@ func sdiffCmd(c *Ctx, args [][]byte) {
 func sdiffstoreCmd(c *Ctx, args [][]byte) {
 	sets, ok := c.setsLookupAll(args[2:])
 	if ok {
-		setsStore(c, args[1], setsFromMembers(setsDiff(sets)))
+		setsStore(c, args[1], setsFromMembers(setsDiff(sets)), "sdiffstore")
 	}
 }
 

@@ -202,6 +202,7 @@ func sortCmd(readonly bool) func(c *Ctx, args [][]byte) {
 			l.pushBack(v)
 		}
 		c.store(store, item{typ: TypeList, coll: l}, false)
+		c.notify(notifyList, "sortstore", store)
 		c.W.Int(int64(len(out)))
 	}
 }

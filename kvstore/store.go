@@ -149,6 +149,8 @@ type Store struct {
 	ready readyKeys
 	// publisher hands PUBLISH's messages to this member's subscribers (pubsub.go).
 	publisher atomic.Pointer[publisherBox]
+	// notifyFlags: the keyspace events this member publishes (notify.go).
+	notifyFlags atomic.Uint32
 }
 
 // Stats are counters the applier keeps for INFO.

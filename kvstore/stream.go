@@ -477,10 +477,15 @@ func xaddCmd(c *Ctx, args [][]byte) {
 		s.first = id
 	}
 	c.W.BulkString(id.String())
+	trimmed := int64(0)
 	if t.strategy != 0 {
-		s.trim(&t)
+		trimmed = s.trim(&t)
 	}
 	c.store(args[1], it, true)
+	c.notify(notifyStream, "xadd", args[1])
+	if trimmed > 0 {
+		c.notify(notifyStream, "xtrim", args[1])
+	}
 	if c.s.ready.n.Load() > 0 {
 		c.s.keyReady(c.DB, args[1]) // XREAD BLOCK waits on streams that exist too
 	}
@@ -628,6 +633,7 @@ func xdelCmd(c *Ctx, args [][]byte) {
 		}
 		if n > 0 {
 			c.store(args[1], it, true)
+			c.notify(notifyStream, "xdel", args[1])
 		}
 	}
 	c.W.Int(int64(n))
@@ -650,6 +656,7 @@ func xtrimCmd(c *Ctx, args [][]byte) {
 	n := s.trim(&t)
 	if n > 0 {
 		c.store(args[1], it, true)
+		c.notify(notifyStream, "xtrim", args[1])
 	}
 	c.W.Int(n)
 }
@@ -715,6 +722,7 @@ func xsetidCmd(c *Ctx, args [][]byte) {
 		s.maxDeleted = maxDel
 	}
 	c.store(args[1], it, true)
+	c.notify(notifyStream, "xsetid", args[1])
 	c.W.Status("OK")
 }
 
@@ -894,7 +902,7 @@ func xreadCmd(c *Ctx, args [][]byte) {
 			continue
 		}
 		g := f.s.groups[string(a.Group)]
-		cn := g.consumerAt(string(a.Consumer), c.Now)
+		cn := c.consumerAt(f.key, g, string(a.Consumer), c.Now)
 		if f.history {
 			from, _ := f.from.incr()
 			c.deliverHistory(f.s, cn, from, a.Count)

@@ -94,12 +94,15 @@ func (g *streamGroup) createConsumer(name string, now int64) *consumer {
 	return cn
 }
 
-// consumerAt finds or creates a consumer, marking it seen.
-func (g *streamGroup) consumerAt(name string, now int64) *consumer {
+// consumerAt finds or creates a consumer of the group g of the stream at key, marking it
+// seen. A consumer created is announced, as Redis's streamCreateConsumer does.
+func (c *Ctx) consumerAt(key []byte, g *streamGroup, name string, now int64) *consumer {
 	if cn := g.lookupConsumer(name, true, now); cn != nil {
 		return cn
 	}
-	return g.createConsumer(name, now)
+	cn := g.createConsumer(name, now)
+	c.notify(notifyStream, "xgroup-createconsumer", key)
+	return cn
 }
 
 // deleteConsumer drops a consumer and its pending entries from the group's PEL.
@@ -434,6 +437,7 @@ func xgroupCmd(c *Ctx, args [][]byte) {
 			s.groups = map[string]*streamGroup{}
 		}
 		s.groups[gname] = &streamGroup{name: gname, last: id, entriesRead: entriesRead, pel: newPEL(), consumers: map[string]*consumer{}}
+		c.notify(notifyStream, "xgroup-create", key)
 		c.W.Status("OK")
 	case "setid":
 		id := s.last
@@ -446,6 +450,7 @@ func xgroupCmd(c *Ctx, args [][]byte) {
 			id = v
 		}
 		g.last, g.entriesRead = id, entriesRead
+		c.notify(notifyStream, "xgroup-setid", key)
 		c.W.Status("OK")
 	case "destroy":
 		if g == nil {
@@ -453,6 +458,7 @@ func xgroupCmd(c *Ctx, args [][]byte) {
 			return
 		}
 		delete(s.groups, gname)
+		c.notify(notifyStream, "xgroup-destroy", key)
 		c.W.Int(1)
 	case "createconsumer":
 		if g.lookupConsumer(string(args[4]), false, 0) != nil {
@@ -460,6 +466,7 @@ func xgroupCmd(c *Ctx, args [][]byte) {
 			return
 		}
 		g.createConsumer(string(args[4]), c.Now)
+		c.notify(notifyStream, "xgroup-createconsumer", key)
 		c.W.Int(1)
 	case "delconsumer":
 		cn := g.lookupConsumer(string(args[4]), false, 0)
@@ -469,6 +476,7 @@ func xgroupCmd(c *Ctx, args [][]byte) {
 		}
 		pending := cn.pel.Len()
 		g.deleteConsumer(cn)
+		c.notify(notifyStream, "xgroup-delconsumer", key)
 		c.W.Int(int64(pending))
 	}
 }
@@ -792,7 +800,7 @@ func xclaimCmd(c *Ctx, args [][]byte) {
 			continue
 		}
 		if cn == nil {
-			cn = g.consumerAt(string(args[3]), now)
+			cn = c.consumerAt(args[1], g, string(args[3]), now)
 		}
 		if p.n.consumer != cn && p.n.consumer != nil {
 			p.n.consumer.pel.Delete(p)
@@ -888,7 +896,7 @@ func xautoclaimCmd(c *Ctx, args [][]byte) {
 			deleted = append(deleted, p.id)
 			count--
 		} else if minIdle == 0 || now-p.n.time >= minIdle {
-			cn := g.consumerAt(string(args[3]), now)
+			cn := c.consumerAt(args[1], g, string(args[3]), now)
 			if p.n.consumer != cn {
 				p.n.consumer.pel.Delete(p)
 				cn.pel.Set(p)

@@ -169,6 +169,7 @@ func setCmd(c *Ctx, args [][]byte) {
 	if flags == 0 && expire == nil {
 		// the common case overwrites whatever is there: store expires and replaces it
 		c.setStringBytes(key, args[2], 0, false)
+		c.notify(notifyString, "set", key)
 		c.W.Status("OK")
 		return
 	}
@@ -186,8 +187,10 @@ func setCmd(c *Ctx, args [][]byte) {
 		return
 	}
 	c.setStringBytes(key, args[2], 0, flags&setKeepTTL != 0)
+	c.notify(notifyString, "set", key)
 	if expire != nil {
 		c.setExpire(key, deadline)
+		c.notify(notifyGeneric, "expire", key)
 	}
 	if flags&setGet != 0 {
 		replyOld(c, old, exists)
@@ -210,6 +213,7 @@ func setnxCmd(c *Ctx, args [][]byte) {
 		return
 	}
 	c.setString(args[1], string(args[2]), false)
+	c.notify(notifyString, "set", args[1])
 	c.W.Int(1)
 }
 
@@ -226,7 +230,9 @@ func setexCmd(unit int64) func(c *Ctx, args [][]byte) {
 			return
 		}
 		c.setString(args[1], string(args[3]), false)
+		c.notify(notifyString, "set", args[1])
 		c.setExpire(args[1], deadline)
+		c.notify(notifyGeneric, "expire", args[1])
 		c.W.Status("OK")
 	}
 }
@@ -248,6 +254,7 @@ func getsetCmd(c *Ctx, args [][]byte) {
 		return
 	}
 	c.setString(args[1], string(args[2]), false)
+	c.notify(notifyString, "set", args[1])
 	if exists {
 		c.W.BulkString(old)
 	} else {
@@ -292,9 +299,10 @@ func getexCmd(c *Ctx, args [][]byte) {
 			c.del(args[1])
 		} else {
 			c.setExpire(args[1], deadline)
+			c.notify(notifyGeneric, "expire", args[1])
 		}
-	} else if flags&setPersist != 0 {
-		c.persist(args[1])
+	} else if flags&setPersist != 0 && c.persist(args[1]) {
+		c.notify(notifyGeneric, "persist", args[1])
 	}
 	c.W.BulkString(s)
 }
@@ -320,6 +328,7 @@ func msetCmd(c *Ctx, args [][]byte) {
 	}
 	for i := 1; i < len(args); i += 2 {
 		c.setString(args[i], string(args[i+1]), false)
+		c.notify(notifyString, "set", args[i])
 	}
 	c.W.Status("OK")
 }
@@ -337,6 +346,7 @@ func msetnxCmd(c *Ctx, args [][]byte) {
 	}
 	for i := 1; i < len(args); i += 2 {
 		c.setString(args[i], string(args[i+1]), false)
+		c.notify(notifyString, "set", args[i])
 	}
 	c.W.Int(1)
 }
@@ -348,6 +358,7 @@ func appendCmd(c *Ctx, args [][]byte) {
 	}
 	if !ok {
 		c.setString(args[1], string(args[2]), false)
+		c.notify(notifyString, "append", args[1])
 		c.W.Int(int64(len(args[2])))
 		return
 	}
@@ -357,6 +368,7 @@ func appendCmd(c *Ctx, args [][]byte) {
 	}
 	ns := s + string(args[2])
 	c.setString(args[1], ns, true)
+	c.notify(notifyString, "append", args[1])
 	c.W.Int(int64(len(ns)))
 }
 
@@ -402,6 +414,7 @@ func incrCmd(sign int64, withArg bool) func(c *Ctx, args [][]byte) {
 		}
 		cur += delta
 		c.setString(args[1], formatInt(cur), true)
+		c.notify(notifyString, "incrby", args[1])
 		c.W.Int(cur)
 	}
 }
@@ -437,6 +450,7 @@ func incrbyfloatCmd(c *Ctx, args [][]byte) {
 		return
 	}
 	c.setString(args[1], out, true)
+	c.notify(notifyString, "incrbyfloat", args[1])
 	c.W.BulkString(out)
 }
 
@@ -503,5 +517,6 @@ func setrangeCmd(c *Ctx, args [][]byte) {
 	copy(b, s)
 	copy(b[offset:], val)
 	c.setString(args[1], string(b), exists)
+	c.notify(notifyString, "setrange", args[1])
 	c.W.Int(int64(len(b)))
 }

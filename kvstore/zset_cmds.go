@@ -64,13 +64,15 @@ func (c *Ctx) zsetAt(key []byte) (it item, z *zset, wrong bool) {
 
 // zstoreResult replaces dst with a sorted set of es (in zset order, distinct members) and
 // replies its size; an empty result deletes dst and replies 0 (the *STORE commands).
-func (c *Ctx) zstoreResult(dst []byte, es []zentry) {
+// event is the command's keyspace event.
+func (c *Ctx) zstoreResult(dst []byte, es []zentry, event string) {
 	if len(es) == 0 {
 		c.del(dst)
 		c.W.Int(0)
 		return
 	}
 	c.store(dst, item{typ: TypeZSet, coll: zsetFromSorted(es)}, false)
+	c.notify(notifyZSet, event, dst)
 	c.W.Int(int64(len(es)))
 }
 
@@ -238,6 +240,11 @@ options:
 	}
 	if added+updated > 0 {
 		c.touched(key, it)
+		event := "zadd"
+		if incr {
+			event = "zincr"
+		}
+		c.notify(notifyZSet, event, key)
 	}
 	switch {
 	case incr && processed > 0:
@@ -270,6 +277,7 @@ func zremCmd(c *Ctx, args [][]byte) {
 		}
 	}
 	if deleted > 0 {
+		c.notify(notifyZSet, "zrem", args[1])
 		c.touched(args[1], it)
 	}
 	c.W.Int(int64(deleted))
@@ -491,7 +499,7 @@ func zrangeGeneric(c *Ctx, args [][]byte, src int, dst []byte, by zrangeBy, dir 
 		}
 	}
 	if store {
-		c.zstoreResult(dst, es)
+		c.zstoreResult(dst, es, "zrangestore")
 		return
 	}
 	c.zreplyEntries(es, withScores)
@@ -544,6 +552,7 @@ func zremrangeCmd(by zrangeBy) func(c *Ctx, args [][]byte) {
 			z.removeEntry(e)
 		}
 		if len(es) > 0 {
+			c.notify(notifyZSet, [...]string{zbyRank: "zremrangebyrank", zbyScore: "zremrangebyscore", zbyLex: "zremrangebylex"}[by], args[1])
 			c.touched(args[1], it)
 		}
 		c.W.Int(int64(len(es)))

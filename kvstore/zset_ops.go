@@ -79,7 +79,16 @@ func zpopGeneric(c *Ctx, keys [][]byte, max, emitKey bool, count int64, nested b
 		c.W.BulkString(e.member)
 		c.W.Double(e.score)
 	}
+	c.notify(notifyZSet, zpopEvent(max), key)
 	c.touched(key, it)
+}
+
+// zpopEvent names a pop's keyspace event.
+func zpopEvent(max bool) string {
+	if max {
+		return "zpopmax"
+	}
+	return "zpopmin"
 }
 
 // popEdge removes and returns the member with the lowest score (the highest with max)
@@ -544,7 +553,7 @@ func zsetopGeneric(c *Ctx, args [][]byte, dst []byte, numkeysIdx int, op zsetOp,
 	// order in which the inputs were walked
 	slices.SortFunc(es, zentryCompare)
 	if dst != nil {
-		c.zstoreResult(dst, es)
+		c.zstoreResult(dst, es, [...]string{zopUnion: "zunionstore", zopInter: "zinterstore", zopDiff: "zdiffstore"}[op])
 		return
 	}
 	c.zreplyEntries(es, withScores)

@@ -12,6 +12,8 @@ import (
 type configParam struct {
 	get func(cfg *Config) string
 	set func(cfg *Config, v string) bool // nil: read-only
+	// bad is why a value set refuses is refused, if not for being no integer
+	bad string
 }
 
 var configParams = map[string]configParam{
@@ -40,6 +42,15 @@ var configParams = map[string]configParam{
 			c.QueryBufMax = int(n)
 			return true
 		},
+	},
+	"notify-keyspace-events": {
+		get: func(c *Config) string { return kvstore.FormatNotifyFlags(c.NotifyKeyspaceEvents) },
+		set: func(c *Config, v string) bool {
+			flags, ok := kvstore.ParseNotifyFlags(v)
+			c.NotifyKeyspaceEvents = flags
+			return ok
+		},
+		bad: "Invalid event class character. Use 'Ag$lshzxeKEtmdn'.",
 	},
 	"maxclients": {
 		get: func(c *Config) string { return strconv.Itoa(c.MaxClients) },
@@ -169,7 +180,11 @@ func configSet(c *conn, pairs [][]byte) {
 			}
 			if !p.set(&next, val) {
 				c.s.cfgMu.Unlock()
-				c.Error("ERR CONFIG SET failed (possibly related to argument '" + name + "') - argument couldn't be parsed into an integer")
+				why := p.bad
+				if why == "" {
+					why = "argument couldn't be parsed into an integer"
+				}
+				c.Error("ERR CONFIG SET failed (possibly related to argument '" + name + "') - " + why)
 				return
 			}
 			continue
@@ -189,6 +204,7 @@ func configSet(c *conn, pairs [][]byte) {
 		}
 	}
 	c.s.cfg = next
+	c.s.b.Store().SetNotifyFlags(next.NotifyKeyspaceEvents)
 	c.s.cfgMu.Unlock()
 	c.Status("OK")
 }

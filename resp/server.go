@@ -49,15 +49,18 @@ type AsyncBackend interface {
 
 // Config are the frontend's settings, changeable with CONFIG SET.
 type Config struct {
-	RequirePass  string
-	MaxBulk      int64 // proto-max-bulk-len
-	QueryBufMax  int   // client-query-buffer-limit
-	MaxClients   int
-	Port         int
-	Bind         string
-	Version      string // nanokv's version, for INFO
-	RedisVersion string // the Redis version we answer as
-	Logf         func(format string, args ...any)
+	RequirePass string
+	MaxBulk     int64 // proto-max-bulk-len
+	QueryBufMax int   // client-query-buffer-limit
+	MaxClients  int
+	// NotifyKeyspaceEvents: the keyspace events the store publishes (kvstore's
+	// ParseNotifyFlags), notify-keyspace-events.
+	NotifyKeyspaceEvents uint32
+	Port                 int
+	Bind                 string
+	Version              string // nanokv's version, for INFO
+	RedisVersion         string // the Redis version we answer as
+	Logf                 func(format string, args ...any)
 	// Shutdown is called by SHUTDOWN; nil refuses the command.
 	Shutdown func()
 	// EventLoop serves connections from an asynchronous event loop (netserve.Loop, on
@@ -119,6 +122,7 @@ func NewServer(b Backend, cfg Config) *Server {
 	}
 	s := &Server{b: b, cfg: cfg, start: time.Now(), conns: map[*conn]struct{}{}, done: make(chan struct{})}
 	b.Store().SetPublisher(&s.ps)
+	b.Store().SetNotifyFlags(cfg.NotifyKeyspaceEvents)
 	if ab, ok := b.(AsyncBackend); ok && cfg.EventLoop {
 		l, err := netserve.NewAsyncLoop(ab, cfg.Logf)
 		if err != nil {
