@@ -470,7 +470,10 @@ func (c *Ctx) bitfield(args [][]byte, readOnly bool) {
 	b := make([]byte, max(uint64(len(s)), highest>>3+1))
 	copy(b, s)
 	c.W.Array(len(ops))
-	changed := false // a write changed some bits: Redis's "setbit" event
+	// Redis's "setbit" event follows a write that was not refused and either found the
+	// key created or grown for the call, or changed its bits.
+	grown := !exists || len(b) > len(s)
+	changed := false
 	for _, o := range ops {
 		if o.op == 'g' {
 			c.W.Int(bitfieldGet(b, o))
@@ -482,7 +485,7 @@ func (c *Ctx) bitfield(args [][]byte, readOnly bool) {
 			continue
 		}
 		c.W.Int(reply)
-		changed = changed || bitsAt(b, o.off, o.width) != v
+		changed = changed || grown || bitsAt(b, o.off, o.width) != v&(^uint64(0)>>(64-o.width))
 		setBits(b, o.off, o.width, v)
 	}
 	if !exists || newString(b) != s {

@@ -569,6 +569,70 @@ func normalize(v rval, n norm, sub []norm) rval {
 type diffSide struct {
 	name        string
 	main, other *rconn
+	events      *eventWatch
+}
+
+// eventWatch follows one server's keyspace notifications: sub is subscribed to every
+// keyspace and keyevent channel and to diffEventMark, on which pub publishes the marker
+// that ends the events of a step. On nanokv the marker goes through the log behind the
+// step's writes, so it arrives after their events there too.
+type eventWatch struct {
+	sub, pub *rconn
+	seq      int
+}
+
+const diffEventMark = "nanokv-difftest-mark"
+
+// diffNotifyFlags: every class Redis 7.0 publishes for writes, and new-key events.
+const diffNotifyFlags = "KEAn"
+
+func newEventWatch(addr string) (*eventWatch, error) {
+	w := &eventWatch{}
+	var err error
+	if w.sub, err = dialRESP(addr); err != nil {
+		return nil, err
+	}
+	if w.pub, err = dialRESP(addr); err != nil {
+		return nil, err
+	}
+	if _, err := w.pub.do("CONFIG", "SET", "notify-keyspace-events", diffNotifyFlags); err != nil {
+		return nil, err
+	}
+	for _, cmd := range [][]string{{"PSUBSCRIBE", "__key*__:*"}, {"SUBSCRIBE", diffEventMark}} {
+		if _, err := w.sub.do(cmd...); err != nil {
+			return nil, err
+		}
+	}
+	return w, nil
+}
+
+func (w *eventWatch) close() {
+	w.sub.close()
+	w.pub.close()
+}
+
+// next returns the events published since the last call, each as "channel message".
+func (w *eventWatch) next() ([]string, error) {
+	w.seq++
+	mark := strconv.Itoa(w.seq)
+	if _, err := w.pub.do("PUBLISH", diffEventMark, mark); err != nil {
+		return nil, err
+	}
+	var evs []string
+	for {
+		v, err := w.sub.recv()
+		if err != nil {
+			return nil, err
+		}
+		switch {
+		case len(v.elems) == 3 && v.elems[0].str == "message" && v.elems[1].str == diffEventMark:
+			if v.elems[2].str == mark {
+				return evs, nil
+			}
+		case len(v.elems) == 4 && v.elems[0].str == "pmessage":
+			evs = append(evs, v.elems[2].str+" "+v.elems[3].str)
+		}
+	}
 }
 
 type histEntry struct {
@@ -595,6 +659,7 @@ type runner struct {
 
 	relaxedLex   int
 	relaxedSort  int    // SORT replies that met Redis's stale errno (staleErrnoSort)
+	relaxedStep  bool   // a reply of this step was compared loosely: its events may differ
 	redisAddr    string // the reference redis-server, for staleErrnoSort
 	memberChecks int
 	dbs          []int  // databases of the current pass (checkpoints)
@@ -617,6 +682,9 @@ func newRunner(t *testing.T, pass string, proto int, targetName, targetAddr, red
 		}
 		if s.other, err = dialRESP(a.addr); err != nil {
 			t.Fatalf("dial %s: %v", a.name, err)
+		}
+		if s.events, err = newEventWatch(a.addr); err != nil {
+			t.Fatalf("subscribe to %s's keyspace events: %v", a.name, err)
 		}
 		r.sides[i] = s
 	}
@@ -641,6 +709,7 @@ func (r *runner) close() {
 	for _, s := range r.sides {
 		s.main.close()
 		s.other.close()
+		s.events.close()
 	}
 }
 
@@ -720,6 +789,7 @@ func (r *runner) stepGroup(its []item) bool {
 		r.hist = append(r.hist, histEntry{idx: r.idx, db: r.refDB, tag: tag, args: it.args})
 		norms[i] = it.norm
 		if len(it.lexKeys) > 0 && !r.lexUniform(it.lexKeys) {
+			r.relaxedStep = true // it may write differently on the two servers
 			norms[i] = nKind
 			r.relaxedLex++
 			r.schedule(it) // may have written differently-ordered ranges: drop the keys afterwards
@@ -793,7 +863,12 @@ func (r *runner) stepGroup(its []item) bool {
 		}
 	}
 	if !r.inTx {
+		// a step whose replies differ, or were compared loosely, may have written
+		// differently: its events are read, not compared
+		r.compareEvents(its, idxs[len(its)-1], !anyMismatch && !r.relaxedStep)
+		r.relaxedStep = false
 		r.resync()
+		r.compareEvents(nil, 0, false) // the resync's own deletions
 		if r.verify && r.dbs != nil && r.verifies < 200 {
 			r.verifies++
 			r.checkpoint(r.dbs, fmt.Sprintf("dump after the mismatch at #%d", r.idx))
@@ -818,11 +893,13 @@ func (r *runner) compare(it item, idx int, n norm, got, want rval, alone, after 
 	}
 	if gr != wr && r.staleErrnoSort(it, n, got, want, alone, gr) {
 		r.relaxedSort++
+		r.relaxedStep = true
 		gr = wr
 	}
 	if gr != wr && it.norm == nExec && alone {
 		if fixed, ok := r.staleErrnoSortsInExec(it, got, want); ok {
 			r.relaxedSort++
+			r.relaxedStep = true
 			wr = render(normalize(fixed, n, it.sub))
 		}
 	}
@@ -903,6 +980,38 @@ func (r *runner) schedule(it item) {
 			r.pendingKeys[db][k] = true
 		}
 	}
+}
+
+// compareEvents reads the keyspace events both servers published since the last call
+// and, if compare, records a mismatch when they differ. its are the commands that
+// produced them (for the report), the last at idx.
+func (r *runner) compareEvents(its []item, idx int, compare bool) {
+	var evs [2][]string
+	for i, s := range r.sides {
+		var err error
+		if evs[i], err = s.events.next(); err != nil {
+			if i == 1 {
+				r.t.Fatalf("redis-server's event connection failed: %v", err)
+			}
+			r.fatal = err
+			return
+		}
+	}
+	if !compare || slices.Equal(evs[0], evs[1]) {
+		return
+	}
+	asReply := func(evs []string) rval {
+		v := rval{kind: '*'}
+		for _, e := range evs {
+			v.elems = append(v.elems, rval{kind: '$', str: e})
+		}
+		return v
+	}
+	note := "keyspace events differ"
+	if len(its) > 1 {
+		note += fmt.Sprintf(" (after a pipeline of %d ending here)", len(its))
+	}
+	r.record(its[len(its)-1], idx, asReply(evs[0]), asReply(evs[1]), note)
 }
 
 // resync brings both servers back to the same state after a mismatch: the keys involved

@@ -144,3 +144,75 @@ func TestPubSubSlowSubscriberIsCut(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// Keyspace notifications on a cluster: each member publishes the events of every write
+// it applies to its own subscribers, in the order Redis publishes them, and only the
+// classes its own notify-keyspace-events names.
+func TestKeyspaceNotificationsOnClusterMembers(t *testing.T) {
+	servers := startCluster(t, 3)
+	_, lead := leaderOf(t, servers, 0)
+	ctx := context.Background()
+	var subs []*redis.PubSub
+	for _, s := range servers {
+		c := client(t, s)
+		if err := c.ConfigSet(ctx, "notify-keyspace-events", "KEA").Err(); err != nil {
+			t.Fatal(err)
+		}
+		if got := c.ConfigGet(ctx, "notify-keyspace-events").Val()["notify-keyspace-events"]; got != "AKE" {
+			t.Fatalf("CONFIG GET notify-keyspace-events: %q, redis answers AKE", got)
+		}
+		sub := c.PSubscribe(ctx, "__keyevent@0__:*")
+		defer sub.Close()
+		if _, err := sub.Receive(ctx); err != nil {
+			t.Fatal(err)
+		}
+		subs = append(subs, sub)
+	}
+	c := client(t, lead)
+	if err := c.Set(ctx, "k", "v", time.Hour).Err(); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.LPush(ctx, "l", "a").Err(); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Del(ctx, "l").Err(); err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"set k", "expire k", "lpush l", "del l"}
+	for i, sub := range subs {
+		for _, w := range want {
+			m, err := sub.ReceiveMessage(ctx)
+			if err != nil || m.Channel+" "+m.Payload != "__keyevent@0__:"+w {
+				t.Fatalf("member %d: %+v %v, want %s", i, m, err, w)
+			}
+		}
+	}
+	err := c.ConfigSet(ctx, "notify-keyspace-events", "KEQ").Err()
+	if err == nil || err.Error() != "ERR CONFIG SET failed (possibly related to argument 'notify-keyspace-events') - Invalid event class character. Use 'Ag$lshzxeKEtmdn'." {
+		t.Fatalf("a bad class: %v", err)
+	}
+}
+
+// notify-keyspace-events at start (--notify-keyspace-events), and a bad one refused.
+func TestNotifyKeyspaceEventsAtStart(t *testing.T) {
+	s := startServer(t, Config{MemoryOnly: true, NotifyKeyspaceEvents: "Kg"})
+	defer s.Close()
+	ctx := context.Background()
+	c := client(t, s)
+	if got := c.ConfigGet(ctx, "notify-keyspace-events").Val()["notify-keyspace-events"]; got != "gK" {
+		t.Fatalf("CONFIG GET notify-keyspace-events: %q, want gK", got)
+	}
+	sub := c.PSubscribe(ctx, "__keyspace@0__:*")
+	defer sub.Close()
+	if _, err := sub.Receive(ctx); err != nil {
+		t.Fatal(err)
+	}
+	c.Set(ctx, "s", "v", 0)       // a string event: not published
+	c.Expire(ctx, "s", time.Hour) // a generic one
+	if m, err := sub.ReceiveMessage(ctx); err != nil || m.Channel != "__keyspace@0__:s" || m.Payload != "expire" {
+		t.Fatalf("%+v %v, want expire on __keyspace@0__:s", m, err)
+	}
+	if _, err := Start(Config{MemoryOnly: true, NotifyKeyspaceEvents: "KEZ"}); err == nil {
+		t.Fatal("started with an unknown event class")
+	}
+}

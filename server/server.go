@@ -70,6 +70,9 @@ type Config struct {
 	MemoryOnly  bool
 	Fsync       consensus.FsyncPolicy
 	RequirePass string
+	// NotifyKeyspaceEvents is notify-keyspace-events at start (kvstore.ParseNotifyFlags);
+	// CONFIG SET changes it.
+	NotifyKeyspaceEvents string
 	// ExpireEvery is the period of the leader's sweep for keys past their TTL.
 	ExpireEvery time.Duration
 	Logger      *log.Logger
@@ -179,6 +182,10 @@ func Start(cfg Config) (*Server, error) {
 	if cfg.ExpireEvery <= 0 {
 		cfg.ExpireEvery = 100 * time.Millisecond
 	}
+	notify, ok := kvstore.ParseNotifyFlags(cfg.NotifyKeyspaceEvents)
+	if !ok {
+		return nil, fmt.Errorf("server: notify-keyspace-events %q: invalid event class character; use 'Ag$lshzxeKEtmdn'", cfg.NotifyKeyspaceEvents)
+	}
 	s := &Server{cfg: cfg, store: kvstore.New(), logf: cfg.Logger.Printf, stop: make(chan struct{}), shutdown: make(chan struct{})}
 	// The redis listener opens first: a cluster member tells the others its address.
 	if cfg.RedisAddr != "" {
@@ -198,7 +205,7 @@ func Start(cfg Config) (*Server, error) {
 		ln := s.ln
 		host, port, _ := net.SplitHostPort(ln.Addr().String())
 		p, _ := strconv.Atoi(port)
-		s.redis = resp.NewServer(s, resp.Config{RequirePass: cfg.RequirePass, Port: p, Bind: host, Version: Version, Logf: s.logf, Shutdown: s.requestShutdown,
+		s.redis = resp.NewServer(s, resp.Config{RequirePass: cfg.RequirePass, NotifyKeyspaceEvents: notify, Port: p, Bind: host, Version: Version, Logf: s.logf, Shutdown: s.requestShutdown,
 			EventLoop: s.node == nil && !cfg.RedisNoEventLoop})
 		s.wg.Add(1)
 		go func() {

@@ -73,6 +73,7 @@ type options struct {
 	memoryOnly  bool
 	readCons    string
 	requirepass string
+	notify      string
 	config      string
 	version     bool
 	cpuprofile  string
@@ -103,6 +104,7 @@ func newFlagSet(o *options, stderr io.Writer) *flag.FlagSet {
 	fs.BoolVar(&o.memoryOnly, "memory-only", false, "keep no WAL: nothing survives a restart")
 	fs.StringVar(&o.readCons, "read-consistency", "lease", "read consistency: lease|strict|stale")
 	fs.StringVar(&o.requirepass, "requirepass", "", "password clients must AUTH with")
+	fs.StringVar(&o.notify, "notify-keyspace-events", "", "keyspace events to publish, as Redis's setting (e.g. KEA); CONFIG SET changes it")
 	fs.StringVar(&o.config, "config", "", "config file: one 'flag value' per line, same names as the flags")
 	fs.BoolVar(&o.version, "version", false, "print the version and exit")
 	fs.StringVar(&o.cpuprofile, "cpuprofile", "", "write a Go CPU profile to this file until shutdown")
@@ -240,29 +242,30 @@ func run(args []string, stdout, stderr io.Writer) error {
 		}()
 	}
 	srv, err := server.Start(server.Config{
-		RedisAddr:           o.redis,
-		MemcacheAddr:        o.memcache,
-		MemcacheOptional:    !memcacheSet,
-		MemcacheItemSizeMax: itemMax,
-		MemcacheNoEventLoop: !o.mcLoop,
-		RedisNoEventLoop:    !o.redisLoop,
-		ZKNoEventLoop:       !o.zkLoop,
-		ZKAddr:              o.zk,
-		ZKOptional:          !zkSet,
-		ZKFourLetterWords:   words,
-		ZKExtendedTypes:     o.zkTTL,
-		DataDir:             o.dataDir,
-		MemoryOnly:          o.memoryOnly,
-		Fsync:               fsync,
-		RequirePass:         o.requirepass,
-		Logger:              logger,
-		NodeID:              uint64(o.id),
-		Peers:               peers,
-		ClusterAddr:         o.cluster,
-		JoinAddr:            o.join,
-		ReadConsistency:     o.readCons,
-		FollowerProxy:       o.proxy,
-		Offload:             o.mode == "offload",
+		RedisAddr:            o.redis,
+		MemcacheAddr:         o.memcache,
+		MemcacheOptional:     !memcacheSet,
+		MemcacheItemSizeMax:  itemMax,
+		MemcacheNoEventLoop:  !o.mcLoop,
+		RedisNoEventLoop:     !o.redisLoop,
+		ZKNoEventLoop:        !o.zkLoop,
+		ZKAddr:               o.zk,
+		ZKOptional:           !zkSet,
+		ZKFourLetterWords:    words,
+		ZKExtendedTypes:      o.zkTTL,
+		DataDir:              o.dataDir,
+		MemoryOnly:           o.memoryOnly,
+		Fsync:                fsync,
+		RequirePass:          o.requirepass,
+		NotifyKeyspaceEvents: o.notify,
+		Logger:               logger,
+		NodeID:               uint64(o.id),
+		Peers:                peers,
+		ClusterAddr:          o.cluster,
+		JoinAddr:             o.join,
+		ReadConsistency:      o.readCons,
+		FollowerProxy:        o.proxy,
+		Offload:              o.mode == "offload",
 		// GOMAXPROCS in the environment pins the number of Ps
 		AdaptiveProcs: os.Getenv("GOMAXPROCS") == "",
 	})
