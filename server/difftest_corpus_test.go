@@ -14,7 +14,10 @@ package server
 
 import (
 	"crypto/sha1"
+	"encoding/binary"
 	"encoding/hex"
+	"hash/crc64"
+	"math"
 	"math/rand"
 	"slices"
 	"strconv"
@@ -263,6 +266,66 @@ var diffValues = []string{
 }
 
 func (g *gen) value() string { return diffValues[g.r.Intn(len(diffValues))] }
+
+// restoreArgs is a RESTORE of a payload in the plain RDB encodings (as DUMP writes on
+// nanokv), now and then corrupt, of a newer RDB version, empty or with a duplicate,
+// with TTLs and options valid and not.
+func (g *gen) restoreArgs(k string) []string {
+	var b []byte
+	str := func(s string) { b = append(append(b, byte(len(s))), s...) } // values are < 64 bytes
+	n := 1 + g.r.Intn(4)
+	if g.chance(0.05) {
+		n = 0 // an empty collection: Redis refuses it
+	}
+	typ := g.r.Intn(5)
+	b = append(b, []byte{0, 1, 2, 5, 4}[typ])
+	if typ == 0 {
+		str(g.value())
+	} else {
+		b = append(b, byte(n))
+		for i := 0; i < n; i++ {
+			m := g.member()
+			if g.chance(0.05) {
+				m = "m0" // perhaps a duplicate, which Redis refuses in sets, hashes, zsets
+			}
+			str(m)
+			switch typ {
+			case 3: // ZSET_2: a little-endian double
+				b = binary.LittleEndian.AppendUint64(b, math.Float64bits(float64(g.r.Intn(5))-1.5))
+			case 4:
+				str(g.value())
+			}
+		}
+	}
+	ver := uint16(10)
+	if g.chance(0.03) {
+		ver = 11
+	}
+	b = binary.LittleEndian.AppendUint16(b, ver)
+	b = binary.LittleEndian.AppendUint64(b, ^crc64.Update(^uint64(0), crc64.MakeTable(0x95ac9329ac4bc9b5), b))
+	if g.chance(0.03) {
+		b[g.r.Intn(len(b))] ^= 0x10
+	}
+	// a relative TTL is 0 or long, so that nothing expires while the test runs; an
+	// absolute one is long past or far ahead
+	ttl := g.pick("0", "0", "5000000", "-1", "x")
+	opts := [][]string{}
+	if g.chance(0.15) {
+		opts = append(opts, []string{g.name("ABSTTL")})
+		ttl = g.pick("0", "1", "99999999999999")
+	}
+	if g.chance(0.5) {
+		opts = append(opts, []string{g.name("REPLACE")})
+	}
+	args := []string{g.name("RESTORE"), k, ttl, string(b)}
+	if g.chance(0.1) {
+		opts = append(opts, []string{g.name(g.pick("IDLETIME", "FREQ")), g.pick("0", "10", "-1", "300", "x")})
+	}
+	if g.chance(0.03) {
+		opts = append(opts, []string{g.pick("FOO", "IDLETIME")})
+	}
+	return append(args, g.shuffle(opts)...)
+}
 
 // elem is a list element: mostly members, so that LREM/LPOS/LINSERT find them.
 func (g *gen) elem() string {
@@ -895,7 +958,7 @@ func (g *gen) dbNum(s string) []int {
 
 func (g *gen) fKeys() []item {
 	k := g.key()
-	switch g.r.Intn(32) {
+	switch g.r.Intn(34) {
 	case 0, 1:
 		return one(nExact, cat([]string{g.name("DEL")}, g.keys(1, 3)...)...)
 	case 2:
@@ -996,6 +1059,12 @@ func (g *gen) fKeys() []item {
 		return one(nExact, g.name("EXISTS"), k)
 	case 29:
 		return one(nExact, g.name("TYPE"), k)
+	case 30:
+		// the payload's bytes differ by design (Redis writes compact encodings, nanokv
+		// plain ones, both loadable by either): its kind is compared
+		return one(nDump, g.name("DUMP"), k)
+	case 31:
+		return one(nExact, g.restoreArgs(k)...)
 	default:
 		return one(nExact, g.expireArgs(k)...)
 	}
