@@ -12,10 +12,11 @@ import (
 // and a CRC-64 (Jones) of both. RESTORE takes what Redis 7.0 and earlier DUMP: strings
 // (plain, integer-encoded, LZF-compressed), lists (quicklists of listpacks or ziplists,
 // plain nodes, ziplists, linked lists), sets (intsets, plain), sorted sets (listpacks,
-// ziplists, plain with binary or text scores) and hashes (listpacks, ziplists, plain).
-// Streams and module types are refused as "Bad data format". DUMP writes the plain
-// encodings, which every Redis loads: a payload from nanokv restores into redis-server
-// 7.0 and back. RESTORE is applied from the log, so every member parses the same bytes.
+// ziplists, plain with binary or text scores), hashes (listpacks, ziplists, plain) and
+// streams with their consumer groups (dump_stream.go). Module types are refused as "Bad
+// data format". DUMP writes the plain encodings, which every Redis loads: a payload from
+// nanokv restores into redis-server 7.0 and back. RESTORE is applied from the log, so
+// every member parses the same bytes.
 
 const rdbVersion = 10
 
@@ -65,13 +66,14 @@ func dumpCmd(c *Ctx, args [][]byte) {
 	}
 	p, ok := dumpPayload(it)
 	if !ok {
-		c.W.Error("ERR DUMP of a stream is not supported")
+		c.W.Error("ERR DUMP of a " + it.typ.String() + " is not supported")
 		return
 	}
 	c.W.Bulk(p)
 }
 
-// dumpPayload serializes it in the plain RDB encodings; false for a stream.
+// dumpPayload serializes it in the plain RDB encodings (a stream in its only one); false
+// for a type Redis does not know.
 func dumpPayload(it item) ([]byte, bool) {
 	var b []byte
 	switch it.typ {
@@ -102,6 +104,8 @@ func dumpPayload(it item) ([]byte, bool) {
 		for _, e := range h.entries {
 			b = rdbAppendString(rdbAppendString(b, e.field), e.value)
 		}
+	case TypeStream:
+		b = appendStream(append(b, rdbStreamListpacks2), it.coll.(*stream))
 	default:
 		return nil, false
 	}
@@ -462,8 +466,10 @@ func (r *rdbReader) object() (item, bool) {
 			return item{}, false
 		}
 		return hashItem(h)
+	case rdbStreamListpacks, rdbStreamListpacks2:
+		return r.streamObject(t[0] == rdbStreamListpacks2)
 	}
-	return item{}, false // streams, modules, the zipmap of Redis 2.4
+	return item{}, false // modules, the zipmap of Redis 2.4
 }
 
 // score reads a sorted set's score: 8 bytes of a little-endian double (ZSET_2), or a

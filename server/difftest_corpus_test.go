@@ -285,8 +285,13 @@ func (g *gen) restoreArgs(k string) []string {
 		b = append(b, byte(n))
 		for i := 0; i < n; i++ {
 			m := g.member()
-			if g.chance(0.05) {
-				m = "m0" // perhaps a duplicate, which Redis refuses in sets, hashes, zsets
+			switch {
+			case typ == 4:
+				// distinct fields: a small hash with a field twice Redis loads as it is
+				// (README)
+				m = "m" + strconv.Itoa(2*i+g.r.Intn(2))
+			case g.chance(0.05):
+				m = "m0" // perhaps a duplicate, which Redis refuses in a set or a zset
 			}
 			str(m)
 			switch typ {
@@ -1062,7 +1067,7 @@ func (g *gen) fKeys() []item {
 	case 30:
 		// the payload's bytes differ by design (Redis writes compact encodings, nanokv
 		// plain ones, both loadable by either): its kind is compared
-		return one(nDump, g.name("DUMP"), k)
+		return one(nKind, g.name("DUMP"), k)
 	case 31:
 		return one(nExact, g.restoreArgs(k)...)
 	default:

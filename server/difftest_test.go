@@ -481,7 +481,6 @@ const (
 	nExec        // EXEC: per-element normalisation from item.sub
 	nHello       // HELLO: mask id and version
 	nKind        // relaxed: RESP type only (and the error text for errors)
-	nDump        // DUMP: as nKind; nanokv's refusal to DUMP a stream counts as a payload
 )
 
 func isAggregate(v rval) bool {
@@ -558,13 +557,6 @@ func normalize(v rval, n norm, sub []norm) rval {
 			v.elems = el
 		}
 	case nKind:
-		if v.kind != '-' {
-			return rval{kind: v.kind, null: v.null}
-		}
-	case nDump:
-		if v.kind == '-' && v.str == "ERR DUMP of a stream is not supported" {
-			return rval{kind: '$'} // a documented difference: nanokv does not DUMP streams
-		}
 		if v.kind != '-' {
 			return rval{kind: v.kind, null: v.null}
 		}
