@@ -211,6 +211,12 @@ func allowedUnauthed(name []byte) bool {
 	return cs != nil && cs.noAuth
 }
 
+// runsInMulti: QUIT and RESET are run, not queued, inside MULTI, as in Redis (RESET
+// ends the transaction).
+func runsInMulti(name []byte) bool {
+	return strings.EqualFold(string(name), "quit") || strings.EqualFold(string(name), "reset")
+}
+
 func isTxControl(name []byte) bool {
 	cs := lookupConn(name)
 	return cs != nil && cs.txCtrl
@@ -259,6 +265,7 @@ func quitCommand(c *conn, _ [][]byte) {
 
 func resetCommand(c *conn, _ [][]byte) {
 	c.leaveAll()
+	c.stopMonitoring()
 	c.inMulti, c.multiErr, c.queued = false, false, nil
 	c.watches = nil
 	c.db = 0
@@ -716,6 +723,9 @@ func execCommand(c *conn, _ [][]byte) {
 	// run: a watched key changed (null reply) or it never reached the log (error).
 	if reply := string(c.B[start:]); reply != "*-1\r\n" && reply != "_\r\n" && !strings.HasPrefix(reply, "-") {
 		c.db = c.multiDB
+		for _, q := range queued { // they ran: monitors see them now, before EXEC
+			c.feedMonitors(q.DB, q.Args)
+		}
 	}
 }
 

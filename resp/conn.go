@@ -67,7 +67,9 @@ type conn struct {
 	inMulti  bool
 	multiErr bool
 	multiDB  int // db the next queued command runs in (SELECT inside MULTI)
-	queued   []kvstore.TxCommand
+	// monitoring: the connection sent MONITOR (monitor.go)
+	monitoring bool
+	queued     []kvstore.TxCommand
 	// watches are checked when EXEC applies: a write by anyone, this connection included,
 	// changes the key's version
 	watches []kvstore.Watch
@@ -136,6 +138,7 @@ func newConn(s *Server, nc net.Conn) *conn {
 func (c *conn) serve() {
 	defer c.nc.Close()
 	defer c.endSub()
+	defer c.stopMonitoring()
 	if c.buf == nil {
 		c.buf = make([]byte, readBufSize)
 	}
@@ -299,7 +302,7 @@ func (c *conn) handle(args [][]byte, spec *kvstore.Spec) {
 		c.Error("ERR Can't execute '" + name.Name + "': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / PING / QUIT / RESET are allowed in this context")
 		return
 	}
-	if c.inMulti && !isTxControl(args[0]) {
+	if c.inMulti && !isTxControl(args[0]) && !runsInMulti(args[0]) {
 		switch {
 		case spec != nil && !spec.CheckArity(args):
 			c.multiErr = true
@@ -320,6 +323,7 @@ func (c *conn) handle(args [][]byte, spec *kvstore.Spec) {
 	if fn != nil {
 		c.flushBatch()
 		fn(c, args)
+		c.feedMonitors(c.db, args) // after it ran: SELECT shows its new database
 		return
 	}
 	if spec == nil {
@@ -332,6 +336,13 @@ func (c *conn) handle(args [][]byte, spec *kvstore.Spec) {
 		c.Error(kvstore.WrongArgs(spec.Name))
 		return
 	}
+	if c.monitoring {
+		// Redis's monitor is a replica of sorts: the keyspace is not its to touch
+		c.flushBatch()
+		c.Error("ERR Replica can't interact with the keyspace")
+		return
+	}
+	c.feedMonitors(c.db, args)
 	if spec.Flags&kvstore.FlagBlocking != 0 {
 		c.flushBatch()
 		c.block(spec, args)

@@ -88,6 +88,8 @@ type Server struct {
 
 	// ps indexes the pub/sub subscriptions of this member's clients
 	ps hub
+	// mon is the member's MONITOR connections (monitor.go)
+	mon monitorSet
 
 	loop  *netserve.Loop // nil: a goroutine per connection
 	async AsyncBackend   // set with loop
