@@ -587,12 +587,7 @@ func eachListpack(lp []byte, fn func(string)) bool {
 			if len(p) < 1+width {
 				return false
 			}
-			var u uint64
-			for k := width - 1; k >= 0; k-- {
-				u = u<<8 | uint64(p[1+k])
-			}
-			shift := 64 - 8*width
-			size, v = 1+width, strconv.FormatInt(int64(u<<shift)>>shift, 10)
+			size, v = 1+width, leSigned(p[1:], width)
 		default:
 			return false
 		}
@@ -682,17 +677,23 @@ func eachZiplist(zl []byte, fn func(string)) bool {
 			if len(p) < 1+width {
 				return false
 			}
-			var u uint64
-			for k := width - 1; k >= 0; k-- {
-				u = u<<8 | uint64(p[1+k])
-			}
-			shift := 64 - 8*width
-			v = strconv.FormatInt(int64(u<<shift)>>shift, 10)
+			v = leSigned(p[1:], width)
 		}
 		fn(v)
 		p = p[1+width:]
 	}
 	return true
+}
+
+// leSigned is the little-endian two's complement integer of width bytes at p, in decimal
+// (listpacks and ziplists store integers of 1 to 8 bytes so).
+func leSigned(p []byte, width int) string {
+	var u uint64
+	for k := width - 1; k >= 0; k-- {
+		u = u<<8 | uint64(p[k])
+	}
+	shift := 64 - 8*width
+	return strconv.FormatInt(int64(u<<shift)>>shift, 10)
 }
 
 // eachIntset calls fn with every member of an intset, as decimal text; false if it is

@@ -158,14 +158,8 @@ func TestKeyspaceNotificationsOnClusterMembers(t *testing.T) {
 		if err := c.ConfigSet(ctx, "notify-keyspace-events", "KEA").Err(); err != nil {
 			t.Fatal(err)
 		}
-		if got := c.ConfigGet(ctx, "notify-keyspace-events").Val()["notify-keyspace-events"]; got != "AKE" {
-			t.Fatalf("CONFIG GET notify-keyspace-events: %q, redis answers AKE", got)
-		}
-		sub := c.PSubscribe(ctx, "__keyevent@0__:*")
+		sub := notifySubscriber(t, c, "AKE", "__keyevent@0__:*") // redis answers AKE for KEA
 		defer sub.Close()
-		if _, err := sub.Receive(ctx); err != nil {
-			t.Fatal(err)
-		}
 		subs = append(subs, sub)
 	}
 	c := client(t, lead)
@@ -193,20 +187,29 @@ func TestKeyspaceNotificationsOnClusterMembers(t *testing.T) {
 	}
 }
 
+// notifySubscriber checks that CONFIG GET notify-keyspace-events answers flags, and
+// returns a subscription to pattern, confirmed.
+func notifySubscriber(t *testing.T, c *redis.Client, flags, pattern string) *redis.PubSub {
+	t.Helper()
+	ctx := context.Background()
+	if got := c.ConfigGet(ctx, "notify-keyspace-events").Val()["notify-keyspace-events"]; got != flags {
+		t.Fatalf("CONFIG GET notify-keyspace-events: %q, want %q", got, flags)
+	}
+	sub := c.PSubscribe(ctx, pattern)
+	if _, err := sub.Receive(ctx); err != nil {
+		t.Fatal(err)
+	}
+	return sub
+}
+
 // notify-keyspace-events at start (--notify-keyspace-events), and a bad one refused.
 func TestNotifyKeyspaceEventsAtStart(t *testing.T) {
 	s := startServer(t, Config{MemoryOnly: true, NotifyKeyspaceEvents: "Kg"})
 	defer s.Close()
 	ctx := context.Background()
 	c := client(t, s)
-	if got := c.ConfigGet(ctx, "notify-keyspace-events").Val()["notify-keyspace-events"]; got != "gK" {
-		t.Fatalf("CONFIG GET notify-keyspace-events: %q, want gK", got)
-	}
-	sub := c.PSubscribe(ctx, "__keyspace@0__:*")
+	sub := notifySubscriber(t, c, "gK", "__keyspace@0__:*")
 	defer sub.Close()
-	if _, err := sub.Receive(ctx); err != nil {
-		t.Fatal(err)
-	}
 	c.Set(ctx, "s", "v", 0)       // a string event: not published
 	c.Expire(ctx, "s", time.Hour) // a generic one
 	if m, err := sub.ReceiveMessage(ctx); err != nil || m.Channel != "__keyspace@0__:s" || m.Payload != "expire" {
