@@ -387,7 +387,7 @@ func validClientName(b []byte) bool {
 }
 
 // clientArity is the arity of each CLIENT subcommand, Redis-style (name included).
-var clientArity = map[string]int{"id": 2, "getname": 2, "setname": 3, "info": 2, "list": -2, "help": 2, "no-evict": 3, "setinfo": 4, "kill": -3, "unblock": -3}
+var clientArity = map[string]int{"id": 2, "getname": 2, "setname": 3, "info": 2, "list": -2, "help": 2, "no-evict": 3, "setinfo": 4, "kill": -3, "unblock": -3, "getredir": 2, "trackinginfo": 2}
 
 func clientCommand(c *conn, args [][]byte) {
 	sub := strings.ToLower(string(args[1]))
@@ -426,12 +426,24 @@ func clientCommand(c *conn, args [][]byte) {
 		clientUnblock(c, args)
 	case "no-evict":
 		c.Status("OK")
+	case "getredir": // client-side caching (CLIENT TRACKING) is not supported: never on
+		c.Int(-1)
+	case "trackinginfo":
+		c.Map(3)
+		c.BulkString("flags")
+		c.Set(1)
+		c.BulkString("off")
+		c.BulkString("redirect")
+		c.Int(-1)
+		c.BulkString("prefixes")
+		c.Array(0)
 	case "setinfo":
 		c.Status("OK")
 	case "help":
 		lines := []string{
 			"CLIENT <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
 			"GETNAME", "    Return the name of the current connection.",
+			"GETREDIR", "    Return the client ID we are redirecting to when tracking is enabled.",
 			"ID", "    Return the ID of the current connection.",
 			"INFO", "    Return information about the current client connection.",
 			"KILL <ip:port>", "    Kill connection made from <ip:port>.",
@@ -444,6 +456,7 @@ func clientCommand(c *conn, args [][]byte) {
 			"LIST [options ...]", "    Return information about client connections. Options:",
 			"    * TYPE (NORMAL|MASTER|REPLICA|PUBSUB)", "      Return clients of specified type.",
 			"SETNAME <name>", "    Assign the name <name> to the current connection.",
+			"TRACKINGINFO", "    Return information about current client's tracking status.",
 			"UNBLOCK <clientid> [TIMEOUT|ERROR]", "    Unblock the specified blocked client.",
 			"HELP", "    Print this help.",
 		}

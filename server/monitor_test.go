@@ -56,3 +56,16 @@ func TestMonitor(t *testing.T) {
 		s.Close()
 	}
 }
+
+// Without client-side caching, CLIENT GETREDIR and TRACKINGINFO answer as Redis does for
+// a client that never turned tracking on (bytes from redis-server, RESP2 and RESP3).
+func TestClientTrackingOff(t *testing.T) {
+	s := startServer(t, Config{MemoryOnly: true})
+	defer s.Close()
+	r := rawConn(t, s)
+	r.expect(t, ":-1", "CLIENT", "GETREDIR")
+	r.expect(t, "*6\r\n$5\r\nflags\r\n*1\r\n$3\r\noff\r\n$8\r\nredirect\r\n:-1\r\n$8\r\nprefixes\r\n*0", "CLIENT", "TRACKINGINFO")
+	r.send("HELLO", "3")
+	r.readReply(t)
+	r.expect(t, "%3\r\n$5\r\nflags\r\n~1\r\n$3\r\noff\r\n$8\r\nredirect\r\n:-1\r\n$8\r\nprefixes\r\n*0", "CLIENT", "TRACKINGINFO")
+}
