@@ -970,8 +970,17 @@ func memoryCommand(c *conn, args [][]byte) {
 		}
 		debug.FreeOSMemory()
 		c.Status("OK")
+	case "usage":
+		if len(args) < 3 {
+			c.Error(kvstore.WrongArgs("memory|usage"))
+			return
+		}
+		c.read(kvstore.MemoryUsageSpec, args)
 	case "help":
-		lines := []string{"MEMORY <subcommand> [<arg> [value] [opt] ...]. Subcommands are:", "PURGE", "    Return free memory to the operating system.", "HELP", "    Print this help."}
+		lines := []string{"MEMORY <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+			"USAGE <key> [SAMPLES <count>]", "    Return memory in bytes used by <key> and its value. Nested values are",
+			"    sampled up to <count> times (default: 5, 0 means sample all).",
+			"PURGE", "    Return free memory to the operating system.", "HELP", "    Print this help."}
 		c.Array(len(lines))
 		for _, l := range lines {
 			c.Status(l)

@@ -69,3 +69,19 @@ func TestClientTrackingOff(t *testing.T) {
 	r.readReply(t)
 	r.expect(t, "%3\r\n$5\r\nflags\r\n~1\r\n$3\r\noff\r\n$8\r\nredirect\r\n:-1\r\n$8\r\nprefixes\r\n*0", "CLIENT", "TRACKINGINFO")
 }
+
+// MEMORY USAGE goes through the read path: nil for a missing key, bytes for a present
+// one, Redis's errors for its options.
+func TestMemoryUsageCommand(t *testing.T) {
+	s := startServer(t, Config{MemoryOnly: true})
+	defer s.Close()
+	r := rawConn(t, s)
+	r.expect(t, "+OK", "SET", "k", "hello")
+	r.expect(t, "$-1", "MEMORY", "USAGE", "nosuch")
+	r.send("MEMORY", "USAGE", "k")
+	if got := r.readReply(t); len(got) < 2 || got[0] != ':' || got == ":0" {
+		t.Fatalf("MEMORY USAGE k: %q", got)
+	}
+	r.expect(t, "-ERR syntax error", "MEMORY", "USAGE", "k", "SAMPLES", "-1")
+	r.expect(t, "-ERR wrong number of arguments for 'memory|usage' command", "MEMORY", "USAGE")
+}
