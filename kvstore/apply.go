@@ -202,7 +202,10 @@ func (s *Store) Apply(e Entry, w ReplyWriter) error {
 				break
 			}
 			c.DB = db
-			c.run(args, true)
+			spec := Lookup(args[0])
+			start := s.slowStart(spec, args)
+			c.runSpec(spec, args, true)
+			s.slowEnd(start, args, w)
 		case opTx:
 			s.applyTx(c, &d)
 		case opExpire:
@@ -269,7 +272,9 @@ func (s *Store) applyTx(c *Ctx, d *decoder) {
 		case !spec.CheckArity(args):
 			c.W.Error(WrongArgs(spec.Name))
 		default:
+			start := s.slowStart(spec, args)
 			spec.Run(c, args)
+			s.slowEnd(start, args, c.W)
 		}
 	}
 }

@@ -151,6 +151,8 @@ type Store struct {
 	publisher atomic.Pointer[publisherBox]
 	// notifyFlags: the keyspace events this member publishes (notify.go).
 	notifyFlags atomic.Uint32
+	// slow is the member's slow log (slowlog.go).
+	slow slowlog
 }
 
 // Stats are counters the applier keeps for INFO.
@@ -165,6 +167,7 @@ func (s *Store) ExpiredCount() uint64 { return s.stats.ExpiredKeys.Load() }
 func New() *Store {
 	s := &Store{}
 	s.zk.init()
+	s.SetSlowlog(slowlogDefaultThreshold, slowlogDefaultMaxLen)
 	return s
 }
 

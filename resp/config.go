@@ -52,6 +52,23 @@ var configParams = map[string]configParam{
 		},
 		bad: "Invalid event class character. Use 'Ag$lshzxeKEtmdn'.",
 	},
+	"slowlog-log-slower-than": {
+		get: func(c *Config) string { return strconv.FormatInt(c.SlowlogSlowerThan, 10) },
+		set: func(c *Config, v string) bool {
+			n, err := strconv.ParseInt(v, 10, 64)
+			c.SlowlogSlowerThan = n
+			return err == nil
+		},
+	},
+	"slowlog-max-len": {
+		get: func(c *Config) string { return strconv.FormatInt(c.SlowlogMaxLen, 10) },
+		set: func(c *Config, v string) bool {
+			n, err := strconv.ParseInt(v, 10, 64)
+			c.SlowlogMaxLen = n
+			return err == nil && n >= 0
+		},
+		bad: "argument must be between 0 and 9223372036854775807 inclusive",
+	},
 	"maxclients": {
 		get: func(c *Config) string { return strconv.Itoa(c.MaxClients) },
 		set: func(c *Config, v string) bool {
@@ -205,6 +222,7 @@ func configSet(c *conn, pairs [][]byte) {
 	}
 	c.s.cfg = next
 	c.s.b.Store().SetNotifyFlags(next.NotifyKeyspaceEvents)
+	c.s.b.Store().SetSlowlog(next.SlowlogSlowerThan, next.SlowlogMaxLen)
 	c.s.cfgMu.Unlock()
 	c.Status("OK")
 }

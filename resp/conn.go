@@ -322,7 +322,10 @@ func (c *conn) handle(args [][]byte, spec *kvstore.Spec) {
 	}
 	if fn != nil {
 		c.flushBatch()
+		st := c.s.b.Store()
+		start := st.SlowStart(slowTimed(args), args)
 		fn(c, args)
+		st.SlowEnd(start, args, c.addr, c.name)
 		c.feedMonitors(c.db, args) // after it ran: SELECT shows its new database
 		return
 	}
@@ -409,6 +412,7 @@ func (c *conn) prepare(blind bool) *replySink {
 		sink = &replySink{applied: make(chan struct{}, 1)}
 	}
 	sink.B, sink.Proto = sink.B[:0], c.Proto
+	sink.addr, sink.name = c.addr, c.name
 	return sink
 }
 
@@ -444,10 +448,14 @@ func (c *conn) finish(n int, sink *replySink, err error) {
 // applied, is left to that entry, so that late replies reach no client.
 type replySink struct {
 	Writer
-	applied chan struct{}
+	applied    chan struct{}
+	addr, name string // the client's, for the slow log
 }
 
 func (s *replySink) Applied() { s.applied <- struct{}{} }
+
+// SlowClient implements kvstore.SlowClient.
+func (s *replySink) SlowClient() (addr, name string) { return s.addr, s.name }
 
 func (c *conn) replyErrN(err error, n int) {
 	for i := 0; i < n; i++ {
@@ -470,7 +478,10 @@ func (c *conn) read(spec *kvstore.Spec, args [][]byte) {
 	if !c.readBarrier() {
 		return
 	}
-	c.s.b.Store().ReadSpec(spec, c.db, c.clock.Now(), args, &c.Writer)
+	st := c.s.b.Store()
+	start := st.SlowStart(spec, args)
+	st.ReadSpec(spec, c.db, c.clock.Now(), args, &c.Writer)
+	st.SlowEnd(start, args, c.addr, c.name)
 }
 
 // readBarrier passes the backend's read barrier once per network read (and again after

@@ -56,11 +56,14 @@ type Config struct {
 	// NotifyKeyspaceEvents: the keyspace events the store publishes (kvstore's
 	// ParseNotifyFlags), notify-keyspace-events.
 	NotifyKeyspaceEvents uint32
-	Port                 int
-	Bind                 string
-	Version              string // nanokv's version, for INFO
-	RedisVersion         string // the Redis version we answer as
-	Logf                 func(format string, args ...any)
+	// SlowlogSlowerThan (µs, negative: off) and SlowlogMaxLen: slowlog-log-slower-than
+	// and slowlog-max-len; 0 and 0 at NewServer mean Redis's defaults, 10000 and 128.
+	SlowlogSlowerThan, SlowlogMaxLen int64
+	Port                             int
+	Bind                             string
+	Version                          string // nanokv's version, for INFO
+	RedisVersion                     string // the Redis version we answer as
+	Logf                             func(format string, args ...any)
 	// Shutdown is called by SHUTDOWN; nil refuses the command.
 	Shutdown func()
 	// EventLoop serves connections from an asynchronous event loop (netserve.Loop, on
@@ -122,9 +125,13 @@ func NewServer(b Backend, cfg Config) *Server {
 	if cfg.Logf == nil {
 		cfg.Logf = func(string, ...any) {}
 	}
+	if cfg.SlowlogSlowerThan == 0 && cfg.SlowlogMaxLen == 0 {
+		cfg.SlowlogSlowerThan, cfg.SlowlogMaxLen = b.Store().Slowlog() // the store's defaults
+	}
 	s := &Server{b: b, cfg: cfg, start: time.Now(), conns: map[*conn]struct{}{}, done: make(chan struct{})}
 	b.Store().SetPublisher(&s.ps)
 	b.Store().SetNotifyFlags(cfg.NotifyKeyspaceEvents)
+	b.Store().SetSlowlog(cfg.SlowlogSlowerThan, cfg.SlowlogMaxLen)
 	if ab, ok := b.(AsyncBackend); ok && cfg.EventLoop {
 		l, err := netserve.NewAsyncLoop(ab, cfg.Logf)
 		if err != nil {

@@ -2,6 +2,8 @@ package server
 
 import (
 	"regexp"
+	"strconv"
+	"strings"
 	"testing"
 )
 
@@ -84,4 +86,45 @@ func TestMemoryUsageCommand(t *testing.T) {
 	}
 	r.expect(t, "-ERR syntax error", "MEMORY", "USAGE", "k", "SAMPLES", "-1")
 	r.expect(t, "-ERR wrong number of arguments for 'memory|usage' command", "MEMORY", "USAGE")
+}
+
+// SLOWLOG: with slowlog-log-slower-than 0 every timed command is logged, the newest
+// first, its arguments cut as Redis cuts them (32 at most, 128 bytes each), with the
+// client's address and name; slowlog-max-len bounds it, RESET empties it.
+func TestSlowlog(t *testing.T) {
+	s := startServer(t, Config{MemoryOnly: true})
+	defer s.Close()
+	r := rawConn(t, s)
+	r.expect(t, "+OK", "CONFIG", "SET", "slowlog-log-slower-than", "0")
+	r.expect(t, "+OK", "SLOWLOG", "RESET")
+	r.expect(t, "+OK", "CLIENT", "SETNAME", "app")
+	long := strings.Repeat("k", 200)
+	args := []string{"SUNION", long}
+	for i := 1; i < 40; i++ {
+		args = append(args, "k"+strconv.Itoa(i))
+	}
+	r.expect(t, "*0", args...)
+	r.expect(t, ":0", "ZUNIONSTORE", "z", "1", "nosuch") // a write, timed by the applier
+	r.send("SLOWLOG", "GET", "3")
+	got := regexp.MustCompile(`:\d+\r\n:\d+\r\n:\d+\r\n`).ReplaceAllString(r.readReply(t), "ID TIME US\r\n")
+	addr := regexp.MustCompile(`127\.0\.0\.1:\d+`).FindString(got)
+	sunion := "*" + strconv.Itoa(32) + "\r\n$6\r\nSUNION\r\n$147\r\n" + long[:128] + "... (72 more bytes)\r\n"
+	for i := 1; i < 30; i++ {
+		k := "k" + strconv.Itoa(i)
+		sunion += "$" + strconv.Itoa(len(k)) + "\r\n" + k + "\r\n"
+	}
+	sunion += "$23\r\n... (10 more arguments)\r\n"
+	want := "*3\r\n" +
+		"*6\r\nID TIME US\r\n*4\r\n$11\r\nZUNIONSTORE\r\n$1\r\nz\r\n$1\r\n1\r\n$6\r\nnosuch\r\n$15\r\n" + addr + "\r\n$3\r\napp\r\n" +
+		"*6\r\nID TIME US\r\n" + sunion + "$15\r\n" + addr + "\r\n$3\r\napp\r\n" +
+		"*6\r\nID TIME US\r\n*3\r\n$6\r\nCLIENT\r\n$7\r\nSETNAME\r\n$3\r\napp\r\n$15\r\n" + addr + "\r\n$3\r\napp"
+	if len(addr) != 15 || got != want {
+		t.Fatalf("SLOWLOG GET 3:\n got %q\nwant %q", got, want)
+	}
+	r.expect(t, "+OK", "CONFIG", "SET", "slowlog-max-len", "2")
+	r.expect(t, ":2", "SLOWLOG", "LEN")
+	r.expect(t, "+OK", "CONFIG", "SET", "slowlog-log-slower-than", "-1")
+	r.expect(t, "+OK", "SLOWLOG", "RESET")
+	r.expect(t, "*0", "KEYS", "*")
+	r.expect(t, ":0", "SLOWLOG", "LEN") // off: nothing is logged
 }
