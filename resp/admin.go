@@ -672,6 +672,9 @@ func (c *conn) describe(cmd string) string {
 // state are safe to read from here, so the rest are shown as their defaults.
 func (c *conn) describeOther() string {
 	flags := ""
+	if c.shared.monitor.Load() {
+		flags += "O"
+	}
 	if c.clientType() == "pubsub" {
 		flags += "P"
 	}
@@ -688,6 +691,9 @@ func (c *conn) describeOther() string {
 
 func (c *conn) flagString() string {
 	flags := ""
+	if c.monitoring {
+		flags += "O"
+	}
 	if c.clientType() == "pubsub" {
 		flags += "P"
 	}

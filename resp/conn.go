@@ -85,6 +85,7 @@ type connShared struct {
 	blocked atomic.Bool     // waiting in a blocking command
 	unblock chan bool       // CLIENT UNBLOCK: true for ERROR, false for TIMEOUT
 	subs    [3]atomic.Int32 // subscriptions by kind (pubsub.go)
+	monitor atomic.Bool     // a MONITOR connection (monitor.go)
 
 	mu     sync.Mutex
 	killed chan struct{} // closed by CLIENT KILL

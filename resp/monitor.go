@@ -59,6 +59,7 @@ func monitorCommand(c *conn, _ [][]byte) {
 	}
 	c.startSub()
 	c.monitoring = true
+	c.shared.monitor.Store(true)
 	c.Status("OK")
 	c.flushOut() // +OK is queued before the first line
 	c.s.mon.add(c)
@@ -68,6 +69,7 @@ func monitorCommand(c *conn, _ [][]byte) {
 func (c *conn) stopMonitoring() {
 	if c.monitoring {
 		c.monitoring = false
+		c.shared.monitor.Store(false)
 		c.s.mon.remove(c)
 	}
 }

@@ -52,6 +52,13 @@ func TestMonitor(t *testing.T) {
 		if got := monitorLine(t, m); got != `[0] "PING"` {
 			t.Fatalf("the monitor's own PING: %q", got)
 		}
+		m.send("CLIENT", "LIST")
+		if list := m.readReply(t); strings.Count(list, "flags=O ") != 1 {
+			t.Fatalf("CLIENT LIST shows no monitor (flags=O):\n%s", list)
+		}
+		if got := monitorLine(t, m); got != `[0] "CLIENT" "LIST"` {
+			t.Fatalf("the monitor's own CLIENT LIST: %q", got)
+		}
 		m.expect(t, "+RESET", "RESET")
 		m.expect(t, "$-1", "GET", "k") // no longer a monitor, and nothing more queued for it
 		c.expect(t, "+OK", "QUIT")
