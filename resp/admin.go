@@ -217,6 +217,14 @@ func runsInMulti(name []byte) bool {
 	return strings.EqualFold(string(name), "quit") || strings.EqualFold(string(name), "reset")
 }
 
+// statusLines replies with an array of status lines (the HELP subcommands' text).
+func (c *conn) statusLines(lines []string) {
+	c.Array(len(lines))
+	for _, l := range lines {
+		c.Status(l)
+	}
+}
+
 func isTxControl(name []byte) bool {
 	cs := lookupConn(name)
 	return cs != nil && cs.txCtrl
@@ -460,10 +468,7 @@ func clientCommand(c *conn, args [][]byte) {
 			"UNBLOCK <clientid> [TIMEOUT|ERROR]", "    Unblock the specified blocked client.",
 			"HELP", "    Print this help.",
 		}
-		c.Array(len(lines))
-		for _, l := range lines {
-			c.Status(l)
-		}
+		c.statusLines(lines)
 	}
 }
 
@@ -987,10 +992,7 @@ func memoryCommand(c *conn, args [][]byte) {
 			"USAGE <key> [SAMPLES <count>]", "    Return memory in bytes used by <key> and its value. Nested values are",
 			"    sampled up to <count> times (default: 5, 0 means sample all).",
 			"PURGE", "    Return free memory to the operating system.", "HELP", "    Print this help."}
-		c.Array(len(lines))
-		for _, l := range lines {
-			c.Status(l)
-		}
+		c.statusLines(lines)
 	default:
 		c.Error("ERR unknown subcommand '" + string(args[1]) + "'. Try MEMORY HELP.")
 	}

@@ -434,10 +434,7 @@ func pubsubCommand(c *conn, args [][]byte) {
 			"HELP",
 			"    Prints this help.",
 		}
-		c.Array(len(lines))
-		for _, l := range lines {
-			c.Status(l)
-		}
+		c.statusLines(lines)
 	case sub == "channels" || sub == "shardchannels" || sub == "numpat" || sub == "help":
 		c.Error(kvstore.WrongArgs("pubsub|" + sub))
 	default:

@@ -81,10 +81,7 @@ func slowlogCommand(c *conn, args [][]byte) {
 				"HELP",
 				"    Prints this help.",
 			}
-			c.Array(len(lines))
-			for _, l := range lines {
-				c.Status(l)
-			}
+			c.statusLines(lines)
 		}
 	default:
 		c.Error("ERR unknown subcommand '" + string(args[1]) + "'. Try SLOWLOG HELP.")
