@@ -12,7 +12,8 @@ import (
 type configParam struct {
 	get func(cfg *Config) string
 	set func(cfg *Config, v string) bool // nil: read-only
-	// bad is why a value set refuses is refused, if not for being no integer
+	// bad is the reason CONFIG SET's error gives for a refused value ("" : that it is
+	// not an integer)
 	bad string
 }
 
