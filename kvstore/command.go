@@ -308,6 +308,21 @@ func (c *Ctx) runSpec(spec *Spec, args [][]byte, write bool) {
 	c.s.unlock(&l)
 }
 
+// CheckSubcommand looks a container command's subcommand (args[1]) up in arity, whose
+// arities count the container and the subcommand (Redis's convention), and returns it
+// lower-cased, or the error Redis gives for an unknown one or a wrong argument count.
+func CheckSubcommand(args [][]byte, container string, arity map[string]int) (sub, errMsg string) {
+	sub = strings.ToLower(string(args[1]))
+	a, known := arity[sub]
+	switch {
+	case !known:
+		return "", "ERR unknown subcommand '" + string(args[1]) + "'. Try " + strings.ToUpper(container) + " HELP."
+	case a > 0 && len(args) != a || a < 0 && len(args) < -a:
+		return "", WrongArgs(container + "|" + sub)
+	}
+	return sub, ""
+}
+
 // UnknownCommand is Redis 7.0's reply to a command it does not know. Redis formats it
 // with printf: "%.128s" for the name and "'%.*s' " per argument while the argument text
 // is under 128 bytes, so each piece stops at a NUL byte, as C strings do. CR and LF become

@@ -937,14 +937,9 @@ func (s *Store) XReadResolve(db int, now int64, a XReadArgs) {
 var xinfoArity = map[string]int{"stream": -3, "groups": 3, "consumers": 4, "help": 2}
 
 func xinfoCmd(c *Ctx, args [][]byte) {
-	sub := strings.ToLower(string(args[1]))
-	a, known := xinfoArity[sub]
-	switch {
-	case !known:
-		c.W.Error("ERR unknown subcommand '" + string(args[1]) + "'. Try XINFO HELP.")
-		return
-	case a > 0 && len(args) != a || a < 0 && len(args) < -a:
-		c.W.Error(WrongArgs("xinfo|" + sub))
+	sub, msg := CheckSubcommand(args, "xinfo", xinfoArity)
+	if msg != "" {
+		c.W.Error(msg)
 		return
 	}
 	if sub == "help" {

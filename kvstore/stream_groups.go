@@ -5,7 +5,6 @@ import (
 	"math"
 	"slices"
 	"strconv"
-	"strings"
 
 	"github.com/tidwall/btree"
 )
@@ -306,14 +305,9 @@ func (c *Ctx) writeEntriesRead(g *streamGroup) {
 var xgroupArity = map[string]int{"create": -5, "setid": -5, "destroy": 4, "createconsumer": 5, "delconsumer": 5, "help": 2}
 
 func xgroupCmd(c *Ctx, args [][]byte) {
-	sub := strings.ToLower(string(args[1]))
-	a, known := xgroupArity[sub]
-	switch {
-	case !known:
-		c.W.Error("ERR unknown subcommand '" + string(args[1]) + "'. Try XGROUP HELP.")
-		return
-	case a > 0 && len(args) != a || a < 0 && len(args) < -a:
-		c.W.Error(WrongArgs("xgroup|" + sub))
+	sub, msg := CheckSubcommand(args, "xgroup", xgroupArity)
+	if msg != "" {
+		c.W.Error(msg)
 		return
 	}
 	syntax := func() {

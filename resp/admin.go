@@ -174,20 +174,6 @@ func raftCommand(c *conn, args [][]byte) {
 	ra.RaftCommand(context.Background(), args, &c.Writer)
 }
 
-func connCommand(name []byte) func(*conn, [][]byte) {
-	cs := lookupConn(name)
-	if cs == nil {
-		return nil
-	}
-	return func(c *conn, args [][]byte) {
-		if !cs.CheckArity(args) {
-			c.Error(kvstore.WrongArgs(cs.Name))
-			return
-		}
-		cs.run(c, args)
-	}
-}
-
 func lookupConn(name []byte) *connSpec {
 	if len(name) > 24 {
 		return nil
@@ -398,14 +384,9 @@ func validClientName(b []byte) bool {
 var clientArity = map[string]int{"id": 2, "getname": 2, "setname": 3, "info": 2, "list": -2, "help": 2, "no-evict": 3, "setinfo": 4, "kill": -3, "unblock": -3, "getredir": 2, "trackinginfo": 2}
 
 func clientCommand(c *conn, args [][]byte) {
-	sub := strings.ToLower(string(args[1]))
-	a, known := clientArity[sub]
-	if !known {
-		c.Error("ERR unknown subcommand '" + string(args[1]) + "'. Try CLIENT HELP.")
-		return
-	}
-	if (a > 0 && len(args) != a) || (a < 0 && len(args) < -a) {
-		c.Error(kvstore.WrongArgs("client|" + sub))
+	sub, msg := kvstore.CheckSubcommand(args, "client", clientArity)
+	if msg != "" {
+		c.Error(msg)
 		return
 	}
 	switch sub {

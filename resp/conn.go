@@ -286,13 +286,13 @@ func (c *conn) handle(args [][]byte, spec *kvstore.Spec) {
 	}
 	// Most commands are the store's; the connection table is consulted only for the rest
 	// and for the few (PING, ECHO, SELECT) that both know.
-	var fn func(*conn, [][]byte)
+	var cs *connSpec
 	if spec == nil || spec.Flags&kvstore.FlagConn != 0 {
-		fn = connCommand(args[0])
+		cs = lookupConn(args[0])
 	}
-	if c.Proto == 2 && c.subscribed() && !subscribedOK(args[0]) && (fn != nil || spec != nil) {
+	if c.Proto == 2 && c.subscribed() && !subscribedOK(args[0]) && (cs != nil || spec != nil) {
 		c.flushBatch()
-		name := lookupConn(args[0])
+		name := cs
 		if spec != nil {
 			name = &connSpec{Spec: *spec}
 		}
@@ -310,7 +310,7 @@ func (c *conn) handle(args [][]byte, spec *kvstore.Spec) {
 			c.Error(kvstore.WrongArgs(spec.Name))
 		case spec != nil:
 			c.queue(spec, args)
-		case fn != nil:
+		case cs != nil:
 			// connection and server commands do not run inside EXEC here; refusing them
 			// aborts the transaction, as Redis does for commands it will not queue
 			c.multiErr = true
@@ -321,11 +321,15 @@ func (c *conn) handle(args [][]byte, spec *kvstore.Spec) {
 		}
 		return
 	}
-	if fn != nil {
+	if cs != nil {
 		c.flushBatch()
+		if !cs.CheckArity(args) {
+			c.Error(kvstore.WrongArgs(cs.Name))
+			return // refused: neither timed nor shown to monitors, as in Redis
+		}
 		st := c.s.b.Store()
-		start := st.SlowStart(slowTimed(args), args)
-		fn(c, args)
+		start := st.SlowStart(cs.slowSpec(), args)
+		cs.run(c, args)
 		st.SlowEnd(start, args, c.addr, c.name)
 		c.feedMonitors(c.db, args) // after it ran: SELECT shows its new database
 		return

@@ -15,11 +15,10 @@ func init() {
 		Summary: "A container for slow log commands"}, run: slowlogCommand}
 }
 
-// slowTimed is the spec a connection command is timed under for the slow log: nil for
+// slowSpec is the spec a connection command is timed under for the slow log: nil for
 // EXEC, which Redis leaves out (its commands are timed one by one).
-func slowTimed(args [][]byte) *kvstore.Spec {
-	cs := lookupConn(args[0])
-	if cs == nil || strings.EqualFold(string(args[0]), "exec") {
+func (cs *connSpec) slowSpec() *kvstore.Spec {
+	if cs.Name == "exec" {
 		return nil
 	}
 	return &cs.Spec

@@ -34,7 +34,7 @@ func TestMonitor(t *testing.T) {
 		c := rawConn(t, s)
 		for _, cmd := range [][]string{
 			{"SET", `k"`, "a\nb\x01\\"}, {"AUTH", "secret"}, {"SELECT", "1"}, {"MULTI"}, {"GET", "k"},
-			{"EXEC"}, {"CONFIG", "GET", "port"}, {"FOO"}, {"GET"}, {"HELLO", "2", "AUTH", "u", "p"}, {"INCR", "n"},
+			{"EXEC"}, {"CONFIG", "GET", "port"}, {"FOO"}, {"GET"}, {"CLIENT"}, {"HELLO", "2", "AUTH", "u", "p"}, {"INCR", "n"},
 		} {
 			c.send(cmd...)
 			c.readReply(t)
