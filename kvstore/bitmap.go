@@ -193,12 +193,13 @@ func setbitCmd(c *Ctx, args [][]byte) {
 	old := bitAt(s, off)
 	c.W.Int(int64(old))
 	if exists && off>>3 < uint64(len(s)) && old == uint64(on) {
-		return // Redis leaves an unchanged key alone: a WATCH on it holds
+		c.unshare(args[1]) // Redis leaves an unchanged key alone: a WATCH on it holds
+		return
 	}
 	b := make([]byte, max(uint64(len(s)), off>>3+1))
 	copy(b, s)
 	setBits(b, off, 1, uint64(on))
-	c.setString(args[1], newString(b), exists)
+	c.setStringEnc(args[1], newString(b), strRaw, exists)
 	c.notify(notifyString, "setbit", args[1])
 }
 
@@ -363,7 +364,7 @@ func bitopCmd(c *Ctx, args [][]byte) {
 			}
 		}
 	}
-	c.setString(args[2], newString(out), false) // a new value: any TTL goes, as SET's
+	c.setStringEnc(args[2], newString(out), strRaw, false) // a new value: any TTL goes, as SET's
 	c.notify(notifyString, "set", args[2])
 	c.W.Int(int64(n))
 }
@@ -489,7 +490,9 @@ func (c *Ctx) bitfield(args [][]byte, readOnly bool) {
 		setBits(b, o.off, o.width, v)
 	}
 	if !exists || newString(b) != s {
-		c.setString(args[1], newString(b), exists)
+		c.setStringEnc(args[1], newString(b), strRaw, exists)
+	} else {
+		c.unshare(args[1])
 	}
 	if changed {
 		c.notify(notifyString, "setbit", args[1])

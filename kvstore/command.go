@@ -62,6 +62,9 @@ type Spec struct {
 	// MoreKeys returns the keys a call names outside FirstKey..LastKey (GEORADIUS's
 	// STORE key): they are locked too, and reported by COMMAND GETKEYS.
 	MoreKeys func(args [][]byte) [][]byte
+	// Subcommands are a container command's subcommands and their arities, for
+	// CheckSubcommand (OBJECT, XINFO, XGROUP); nil for any other command.
+	Subcommands map[string]int
 }
 
 // Writes reports whether this call changes the store: a write command, unless the
@@ -199,6 +202,20 @@ func (s *Spec) CheckArity(args [][]byte) bool {
 		return len(args) == s.Arity
 	}
 	return len(args) >= -s.Arity
+}
+
+// ArgsError is the error a call gets before it runs, or is queued in a transaction, for
+// the wrong number of arguments or a container's unknown or malformed subcommand; ""
+// when it has none.
+func (s *Spec) ArgsError(args [][]byte) string {
+	if !s.CheckArity(args) {
+		return WrongArgs(s.Name)
+	}
+	if s.Subcommands != nil {
+		_, msg := CheckSubcommand(args, s.Name, s.Subcommands)
+		return msg
+	}
+	return ""
 }
 
 // Keys appends the key arguments of args to dst (COMMAND GETKEYS, WATCH routing).
@@ -433,9 +450,40 @@ func (c *Ctx) storeAt(key []byte, it item, kv string, keepTTL bool) {
 	}
 }
 
-// setString stores a string value; it drops any TTL unless keepTTL.
+// setString stores a string value as SET makes it (strAuto); it drops any TTL unless
+// keepTTL.
 func (c *Ctx) setString(key []byte, v string, keepTTL bool) {
 	c.store(key, item{str: v, typ: TypeString}, keepTTL)
+}
+
+// setStringEnc is setString for a command that makes the string otherwise in Redis.
+func (c *Ctx) setStringEnc(key []byte, v string, enc strEnc, keepTTL bool) {
+	c.store(key, item{str: v, typ: TypeString, enc: enc}, keepTTL)
+}
+
+// putQuietly puts it at key as it is, without a new version: Redis changed the value's
+// representation, or the value without signalling the key, so a WATCH on it holds.
+func (c *Ctx) putQuietly(key []byte, it item) {
+	h := hashKey(key)
+	d := &c.s.shards[h%numShards].dbs[c.DB]
+	prev, existed := tableGetH(&d.keys, h, key)
+	d.putOver(h, key, prev, existed, it, "")
+}
+
+// unshare makes the string at key "raw", as Redis's dbUnshareStringValue does to a string
+// a command is about to change in place, whether or not the command then changes it.
+func (c *Ctx) unshare(key []byte) {
+	if it, ok := c.lookup(key); ok && it.typ == TypeString {
+		c.unshareItem(key, it)
+	}
+}
+
+// unshareItem is unshare for a caller that holds the string's item.
+func (c *Ctx) unshareItem(key []byte, it item) {
+	if it.enc != strRaw {
+		it.enc = strRaw
+		c.putQuietly(key, it)
+	}
 }
 
 // setStringBytes stores a copy of val at key, with memcached flags; it drops any TTL

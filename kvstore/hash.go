@@ -68,6 +68,7 @@ type hashEntry struct {
 type hashColl struct {
 	entries []hashEntry
 	index   map[string]int
+	large   bool // Redis would hold it in a hashtable (object.go)
 }
 
 func newHashColl(capacity int) *hashColl {
@@ -88,10 +89,12 @@ func (h *hashColl) get(field []byte) (string, bool) {
 func (h *hashColl) set(field, value string) bool {
 	if i, ok := h.index[field]; ok {
 		h.entries[i].value = value
+		h.noteSet(field, value)
 		return false
 	}
 	h.index[field] = len(h.entries)
 	h.entries = append(h.entries, hashEntry{field, value})
+	h.noteSet(field, value)
 	return true
 }
 
@@ -118,6 +121,7 @@ func (h *hashColl) clone() collection {
 	for f, i := range h.index {
 		n.index[f] = i
 	}
+	n.large = h.large
 	return n
 }
 

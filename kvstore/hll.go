@@ -545,19 +545,15 @@ func (c *Ctx) lookupHLL(key []byte) (it item, exists, ok bool) {
 // storeHLL stores b at key with a fresh version, keeping a deadline: Redis changes an
 // HLL in place.
 func (c *Ctx) storeHLL(key []byte, b []byte) {
-	c.setString(key, newString(b), true)
+	c.setStringEnc(key, newString(b), strRaw, true)
 }
 
 // storeHLLQuietly stores b over old at key without a new version: Redis changes the value
 // without signalling the key (PFDEBUG's conversions, a PFADD cut short by corruption),
 // so a WATCH on it does not fire.
 func (c *Ctx) storeHLLQuietly(key []byte, old item, b []byte) {
-	h := hashKey(key)
-	d := &c.s.shards[h%numShards].dbs[c.DB]
-	prev, existed := tableGetH(&d.keys, h, key)
-	it := old
-	it.str = newString(b)
-	d.putOver(h, key, prev, existed, it, "")
+	old.str, old.enc = newString(b), strRaw
+	c.putQuietly(key, old)
 }
 
 func pfaddCmd(c *Ctx, args [][]byte) {
@@ -567,6 +563,7 @@ func pfaddCmd(c *Ctx, args [][]byte) {
 	}
 	if exists && it.str[4] == hllDense && !hllDenseRaises(it.str[hllHdrSize:], args[2:]) {
 		// The common case of a large set: nothing to copy, nothing changes.
+		c.unshareItem(args[1], it)
 		c.W.Int(0)
 		return
 	}
@@ -599,6 +596,7 @@ func pfaddCmd(c *Ctx, args [][]byte) {
 		c.W.Int(1)
 		return
 	}
+	c.unshareItem(args[1], it)
 	c.W.Int(0)
 }
 

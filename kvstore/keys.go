@@ -32,6 +32,7 @@ func init() {
 		&Spec{Name: "flushall", Arity: -1, Flags: FlagWrite | FlagAllKeys, Group: "server", Since: "1.0.0", Summary: "Remove all keys from all databases", Run: flushCmd(true), Blind: flushIsBlind},
 		&Spec{Name: "copy", Arity: -3, Flags: FlagWrite | FlagDenyOOM, FirstKey: 1, LastKey: 2, Step: 1, Group: "generic", Since: "6.2.0", Summary: "Copy a key", Run: copyCmd},
 		&Spec{Name: "move", Arity: 3, Flags: FlagWrite | FlagFast, FirstKey: 1, LastKey: 1, Step: 1, Group: "generic", Since: "1.0.0", Summary: "Move a key to another database", Run: moveCmd},
+		&Spec{Name: "object", Arity: -2, Flags: FlagReadOnly, FirstKey: 2, LastKey: 2, Step: 1, Group: "generic", Since: "2.2.3", Summary: "A container for object introspection commands", Run: objectCmd, Subcommands: objectArity},
 		&Spec{Name: "swapdb", Arity: 3, Flags: FlagWrite | FlagFast | FlagAllKeys, Group: "server", Since: "4.0.0", Summary: "Swaps two Redis databases", Run: swapdbCmd},
 		// Connection commands that may be queued in MULTI: their replies belong in EXEC's.
 		&Spec{Name: "ping", Arity: -1, Flags: FlagConn | FlagFast, Group: "connection", Since: "1.0.0", Summary: "Ping the server", Run: pingCmd},
@@ -482,6 +483,7 @@ func copyCmd(c *Ctx, args [][]byte) {
 	if it.coll != nil {
 		it.coll = it.coll.clone()
 	}
+	it.enc = it.enc.copied()
 	dc.store(dst, it, false)
 	if hasTTL {
 		dc.setExpire(dst, at)

@@ -13,20 +13,22 @@ package kvstore
 // Commands never see slots: they get and put item views.
 type slot struct {
 	str  string
-	meta uint64 // ver<<metaVerShift | hasFlags | hasTTL | type
+	meta uint64 // ver<<metaVerShift | strEnc<<metaEncShift | hasFlags | hasTTL | type
 }
 
 const (
 	metaTypeMask  = 0x7
 	metaHasTTL    = 1 << 3
 	metaHasFlags  = 1 << 4
+	metaEncShift  = 5
+	metaEncMask   = 3 << metaEncShift
 	metaVerShift  = 8
 	maxVersion    = 1<<(64-metaVerShift) - 1
 	metaFlagsMask = metaHasTTL | metaHasFlags
 )
 
 func packSlot(it item) slot {
-	m := uint64(it.typ) | it.ver<<metaVerShift
+	m := uint64(it.typ) | it.ver<<metaVerShift | uint64(it.enc)<<metaEncShift
 	if it.hasTTL {
 		m |= metaHasTTL
 	}
@@ -38,7 +40,8 @@ func packSlot(it item) slot {
 
 // view rebuilds the item for key k from its slot.
 func (d *dbShard) view(k string, s slot) item {
-	it := item{str: s.str, typ: Type(s.meta & metaTypeMask), ver: s.meta >> metaVerShift, hasTTL: s.meta&metaHasTTL != 0}
+	it := item{str: s.str, typ: Type(s.meta & metaTypeMask), ver: s.meta >> metaVerShift, hasTTL: s.meta&metaHasTTL != 0,
+		enc: strEnc(s.meta&metaEncMask) >> metaEncShift}
 	if it.typ != TypeString {
 		it.coll = d.colls[k]
 	}

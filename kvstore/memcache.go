@@ -367,7 +367,7 @@ func mcStoreCmd(c *Ctx, args [][]byte) {
 			b.Write(val)
 			b.WriteString(old.str)
 		}
-		old.str = b.String()
+		old.str, old.enc = b.String(), strRaw // as APPEND makes it
 		c.store(key, old, true)
 		c.notify(notifyString, string(mode), key) // "append" or "prepend"
 	default:

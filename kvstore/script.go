@@ -553,11 +553,11 @@ func (vm *scriptVM) call(raise bool) int {
 	switch {
 	case notFromScripts[name]:
 		return fail("ERR This Redis command is not allowed from script")
-	case spec == nil:
+	case spec == nil || spec.Subcommands != nil && len(args) > 1 && spec.Subcommands[strings.ToLower(string(args[1]))] == 0:
 		return fail("ERR Unknown Redis command called from script")
 	case spec.Flags&FlagNoMulti != 0:
 		return fail("ERR This Redis command is not allowed from script")
-	case !spec.CheckArity(args):
+	case spec.ArgsError(args) != "":
 		return fail("ERR Wrong number of args calling Redis command from script")
 	case spec.Writes(args) && (vm.readOnly || !vm.c.writing):
 		return fail("ERR Write commands are not allowed from read-only scripts.")

@@ -57,6 +57,9 @@ func TestScriptCommands(t *testing.T) {
 	h.expect([]any{1, 3, "x"}, "EVAL", "return {pcall(function(a, b) return a + b, 'x' end, 1, 2)}", "0")
 	h.expectErr("ERR Unknown Redis command called from script script: 206396248e12c6e742fd7296250433c8d7343b74, on @user_script:1.", "EVAL", "return redis.call('nosuch')", "0")
 	h.expectErr("ERR Wrong number of args calling Redis command from script script: f187dee77f607f7cff00bbabc9df38507582c78d, on @user_script:1.", "EVAL", "return redis.call('get')", "0")
+	// a container's subcommands are commands of their own to a script
+	h.expectErr("ERR Unknown Redis command called from script script: f086f066ae1bb1e90fae802aa881aa28bc8e4727, on @user_script:1.", "EVAL", "return redis.call('object','foo','k')", "0")
+	h.expectErr("ERR Wrong number of args calling Redis command from script script: 04e76c91e2e28547aba62a5ba7a7c1c56f5a4596, on @user_script:1.", "EVAL", "return redis.call('xinfo','stream')", "0")
 	h.expectErr("ERR Please specify at least one argument for this redis lib call script: 0a907e1429221a4d85516cab7fd219a82a9439d8, on @user_script:1.", "EVAL", "return redis.call()", "0")
 	h.expectErr("ERR Lua redis lib command arguments must be strings or integers script: 150783c9b5062cdbec776b2ab0bb486b67036616, on @user_script:1.", "EVAL", "return redis.call('set', 'k', {})", "0")
 	h.expectErr("ERR This Redis command is not allowed from script script: c329a1a294be6bf95b44144f7502610661ae925a, on @user_script:1.", "EVAL", "return redis.call('multi')", "0")

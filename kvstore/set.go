@@ -55,6 +55,7 @@ const (
 type setColl struct {
 	members []string
 	index   map[string]int
+	large   bool // Redis would hold it in a hashtable, not an intset (object.go)
 }
 
 func newSetColl(capacity int) *setColl {
@@ -75,6 +76,7 @@ func (s *setColl) add(m string) bool {
 	}
 	s.index[m] = len(s.members)
 	s.members = append(s.members, m)
+	s.noteAdd(m)
 	return true
 }
 
@@ -105,6 +107,7 @@ func (s *setColl) clone() collection {
 	for m, i := range s.index {
 		n.index[m] = i
 	}
+	n.large = s.large
 	return n
 }
 

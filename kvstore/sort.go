@@ -74,6 +74,11 @@ func sortCmd(readonly bool) func(c *Ctx, args [][]byte) {
 			c.W.Error(ErrWrongType)
 			return
 		}
+		if z, isZSet := it.coll.(*zset); isZSet {
+			// Redis converts a sorted set it sorts to a skiplist for good (on a read
+			// path, under a shared lock: large is atomic for that)
+			z.large.Store(true)
+		}
 		typ := it.typ
 		if !ok {
 			typ = TypeList

@@ -86,7 +86,8 @@ type item struct {
 	ver    uint64     // store-wide modification counter when last written (WATCH, CAS); < 2^56
 	flags  uint32     // memcached client flags; 0 for Redis writes
 	typ    Type
-	hasTTL bool // a deadline is in the db's ttl map
+	enc    strEnc // TypeString: how Redis would have represented it (OBJECT ENCODING)
+	hasTTL bool   // a deadline is in the db's ttl map
 }
 
 // dbShard is one shard's slice of one database.

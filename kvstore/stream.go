@@ -36,7 +36,7 @@ func init() {
 		&Spec{Name: "xtrim", Arity: -4, Flags: FlagWrite, FirstKey: 1, LastKey: 1, Step: 1, Group: "stream", Since: "5.0.0", Summary: "Trims the stream to (approximately if '~' is passed) a certain size", Run: xtrimCmd},
 		&Spec{Name: "xsetid", Arity: -3, Flags: w, FirstKey: 1, LastKey: 1, Step: 1, Group: "stream", Since: "5.0.0", Summary: "An internal command for replicating stream values", Run: xsetidCmd},
 		&Spec{Name: "xread", Arity: -4, Flags: r | FlagBlocking, Group: "stream", Since: "5.0.0", Summary: "Return never seen elements in multiple streams, with IDs greater than the ones reported by the caller for each stream. Can block.", Run: xreadCmd, MoreKeys: xreadKeys},
-		&Spec{Name: "xinfo", Arity: -2, Flags: r, FirstKey: 2, LastKey: 2, Step: 1, Group: "stream", Since: "5.0.0", Summary: "A container for stream introspection commands", Run: xinfoCmd},
+		&Spec{Name: "xinfo", Arity: -2, Flags: r, FirstKey: 2, LastKey: 2, Step: 1, Group: "stream", Since: "5.0.0", Summary: "A container for stream introspection commands", Run: xinfoCmd, Subcommands: xinfoArity},
 	)
 }
 

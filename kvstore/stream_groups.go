@@ -25,7 +25,7 @@ func init() {
 		wf = FlagWrite | FlagFast
 	)
 	register(
-		&Spec{Name: "xgroup", Arity: -2, Flags: w, FirstKey: 2, LastKey: 2, Step: 1, Group: "stream", Since: "5.0.0", Summary: "A container for consumer groups commands", Run: xgroupCmd},
+		&Spec{Name: "xgroup", Arity: -2, Flags: w, FirstKey: 2, LastKey: 2, Step: 1, Group: "stream", Since: "5.0.0", Summary: "A container for consumer groups commands", Run: xgroupCmd, Subcommands: xgroupArity},
 		&Spec{Name: "xreadgroup", Arity: -7, Flags: FlagWrite | FlagBlocking, Group: "stream", Since: "5.0.0", Summary: "Return new entries from a stream using a consumer group, or access the history of the pending entries for a given consumer. Can block.", Run: xreadCmd, MoreKeys: xreadKeys},
 		&Spec{Name: "xack", Arity: -4, Flags: wf, FirstKey: 1, LastKey: 1, Step: 1, Group: "stream", Since: "5.0.0", Summary: "Marks a pending message as correctly processed, effectively removing it from the pending entries list of the consumer group. Return value of the command is the number of messages successfully acknowledged, that is, the IDs we were actually able to resolve in the PEL.", Run: xackCmd},
 		&Spec{Name: "xpending", Arity: -3, Flags: FlagReadOnly, FirstKey: 1, LastKey: 1, Step: 1, Group: "stream", Since: "5.0.0", Summary: "Return information and entries from a stream consumer group pending entries list, that are messages fetched but never acknowledged.", Run: xpendingCmd},

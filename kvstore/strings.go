@@ -367,7 +367,7 @@ func appendCmd(c *Ctx, args [][]byte) {
 		return
 	}
 	ns := s + string(args[2])
-	c.setString(args[1], ns, true)
+	c.setStringEnc(args[1], ns, strRaw, true)
 	c.notify(notifyString, "append", args[1])
 	c.W.Int(int64(len(ns)))
 }
@@ -449,7 +449,7 @@ func incrbyfloatCmd(c *Ctx, args [][]byte) {
 		c.W.Error("ERR increment would produce NaN or Infinity")
 		return
 	}
-	c.setString(args[1], out, true)
+	c.setStringEnc(args[1], out, strNoInt, true)
 	c.notify(notifyString, "incrbyfloat", args[1])
 	c.W.BulkString(out)
 }
@@ -516,7 +516,7 @@ func setrangeCmd(c *Ctx, args [][]byte) {
 	b := make([]byte, max(need, len(s)))
 	copy(b, s)
 	copy(b[offset:], val)
-	c.setString(args[1], string(b), exists)
+	c.setStringEnc(args[1], string(b), strRaw, exists)
 	c.notify(notifyString, "setrange", args[1])
 	c.W.Int(int64(len(b)))
 }

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"math"
 	"strconv"
+	"sync/atomic"
 
 	"github.com/tidwall/btree"
 )
@@ -56,6 +57,9 @@ func zentryCompare(a, b zentry) int {
 type zset struct {
 	dict map[string]float64
 	tree *btree.BTreeG[zentry]
+	// large: Redis would hold it in a skiplist, not a listpack (object.go). SORT, a
+	// read, sets it too.
+	large atomic.Bool
 }
 
 func newZSet(hint int) *zset {
@@ -72,10 +76,16 @@ func zsetFromSorted(es []zentry) *zset {
 	z := newZSet(len(es))
 	for _, e := range es {
 		e.score = zstoredScore(e.score)
-		z.dict[e.member] = e.score
-		z.tree.Load(e)
+		z.load(e)
 	}
 	return z
+}
+
+// load appends e, which sorts after every entry the set holds and is not in it.
+func (z *zset) load(e zentry) {
+	z.dict[e.member] = e.score
+	z.tree.Load(e)
+	z.noteInsert(e.member)
 }
 
 // zstoredScore is the score a sorted set keeps for s: -0 becomes 0 (see above).
@@ -98,6 +108,7 @@ func (z *zset) insert(member string, score float64) {
 	score = zstoredScore(score)
 	z.dict[member] = score
 	z.tree.Set(zentry{score, member})
+	z.noteInsert(member)
 }
 
 // rescore changes the score of a member that is in the set with score old. It keeps the
@@ -337,6 +348,7 @@ func (z *zset) clone() collection {
 		n.tree.Load(e)
 		return true
 	})
+	n.large.Store(z.large.Load())
 	return n
 }
 
@@ -392,8 +404,7 @@ func decodeZSet(b []byte) (collection, error) {
 		if _, dup := z.dict[e.member]; dup {
 			return nil, ErrCorrupt
 		}
-		z.dict[e.member] = e.score
-		z.tree.Load(e)
+		z.load(e)
 		prev = e
 	}
 	if len(b) != 0 {

@@ -305,9 +305,9 @@ func (c *conn) handle(args [][]byte, spec *kvstore.Spec) {
 	}
 	if c.inMulti && !isTxControl(args[0]) && !runsInMulti(args[0]) {
 		switch {
-		case spec != nil && !spec.CheckArity(args):
+		case spec != nil && spec.ArgsError(args) != "":
 			c.multiErr = true
-			c.Error(kvstore.WrongArgs(spec.Name))
+			c.Error(spec.ArgsError(args))
 		case spec != nil:
 			c.queue(spec, args)
 		case cs != nil:

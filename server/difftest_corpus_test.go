@@ -28,6 +28,9 @@ import (
 const (
 	diffKeys    = 26 // k20..k22 are the HyperLogLog family's, k23..k25 the streams'
 	diffMembers = 10
+	// diffMaxCard is more than any collection of the corpus holds (growPast makes 513):
+	// SPOP, SRANDMEMBER... with this count take the whole collection.
+	diffMaxCard = 600
 )
 
 // item is one command of the corpus and how to compare its replies.
@@ -232,6 +235,17 @@ func (g *gen) keys(lo, hi int) []string {
 
 func (g *gen) member() string { return "m" + strconv.Itoa(g.r.Intn(diffMembers)) }
 
+// bigMember is over 64 bytes: a hash or sorted set holding it is in Redis's large encoding.
+var bigMember = strings.Repeat("z", 65)
+
+// setMember is a set's member: now and then an integer, so that some sets are intsets.
+func (g *gen) setMember() string {
+	if g.chance(0.25) {
+		return g.pick("1", "2", "-3", "10")
+	}
+	return g.member()
+}
+
 func (g *gen) members(lo, hi int) []string {
 	n := lo + g.r.Intn(hi-lo+1)
 	out := make([]string, n)
@@ -263,6 +277,9 @@ var diffValues = []string{
 	"9223372036854775807", "-9223372036854775808", "abc", "foo", "bar", "hello world", "",
 	" 12", "12 ", "0x1f", "inf", "nan", "+5", "007", "1.0", "m1", "m5", "-0", "1e20", "0.1",
 	"xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx", "a\r\nb", "\x00\xff\x01", "ü€",
+	"123456789012345678901234567890123456789012345", // over 44 bytes: a "raw" string
+	// over 64 bytes: a hash field or value, or a sorted set member, in Redis's large encoding
+	"yyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyy",
 }
 
 func (g *gen) value() string { return diffValues[g.r.Intn(len(diffValues))] }
@@ -963,7 +980,7 @@ func (g *gen) dbNum(s string) []int {
 
 func (g *gen) fKeys() []item {
 	k := g.key()
-	switch g.r.Intn(34) {
+	switch g.r.Intn(36) {
 	case 0, 1:
 		return one(nExact, cat([]string{g.name("DEL")}, g.keys(1, 3)...)...)
 	case 2:
@@ -1070,9 +1087,59 @@ func (g *gen) fKeys() []item {
 		return one(nKind, g.name("DUMP"), k)
 	case 31:
 		return one(nExact, g.restoreArgs(k)...)
+	case 32:
+		return one(nExact, g.objectArgs(k)...)
+	case 33:
+		if g.chance(0.1) {
+			return g.growPast(k)
+		}
+		return one(nExact, g.name("OBJECT"), g.name("ENCODING"), k)
 	default:
 		return one(nExact, g.expireArgs(k)...)
 	}
+}
+
+// objectArgs is OBJECT ENCODING or REFCOUNT of k, now and then another subcommand or a
+// malformed call. (IDLETIME differs by design: nanokv refuses it.)
+func (g *gen) objectArgs(k string) []string {
+	switch x := g.r.Intn(40); {
+	case x == 0:
+		return []string{g.name("OBJECT"), g.name("HELP")}
+	case x == 1:
+		return []string{g.name("OBJECT"), g.name("FREQ"), k}
+	case x == 2:
+		return []string{g.name("OBJECT"), g.pick("FOO", "ENCODING", "REFCOUNT")}
+	case x == 3:
+		return []string{g.name("OBJECT"), g.name("ENCODING"), k, k}
+	case x == 4:
+		return []string{g.name("OBJECT")}
+	}
+	return []string{g.name("OBJECT"), g.name(g.pick("ENCODING", "REFCOUNT")), k}
+}
+
+// growPast adds to k, of whatever type, as many elements as take a collection past its
+// compact encoding in Redis (an intset past 512 members, a listpack hash past 512
+// fields, a listpack sorted set past 128 members), and asks for the encoding.
+func (g *gen) growPast(k string) []item {
+	var args []string
+	switch g.r.Intn(3) {
+	case 0:
+		args = []string{"SADD", k}
+		for i := 0; i < 513; i++ {
+			args = append(args, strconv.Itoa(i))
+		}
+	case 1:
+		args = []string{"HSET", k}
+		for i := 0; i < 513; i++ {
+			args = append(args, "f"+strconv.Itoa(i), "v")
+		}
+	default:
+		args = []string{"ZADD", k}
+		for i := 0; i < 129; i++ {
+			args = append(args, strconv.Itoa(i), "z"+strconv.Itoa(i))
+		}
+	}
+	return []item{mk(nExact, args...), mk(nExact, "OBJECT", "ENCODING", k)}
 }
 
 func (g *gen) expireArgs(k string) []string {
@@ -1202,12 +1269,12 @@ func (g *gen) randArgs(k, cmd, with string, universe []string) item {
 		it.universe = universe
 		return it
 	case 1:
-		return mk(nSet, g.name(cmd), k, strconv.Itoa(diffMembers+g.r.Intn(5)))
+		return mk(nSet, g.name(cmd), k, strconv.Itoa(diffMaxCard+g.r.Intn(5)))
 	case 2:
 		if with == "" {
 			return mk(nExact, g.name(cmd), k, "0")
 		}
-		return mk(nPairs, g.name(cmd), k, strconv.Itoa(diffMembers+g.r.Intn(5)), g.name(with))
+		return mk(nPairs, g.name(cmd), k, strconv.Itoa(diffMaxCard+g.r.Intn(5)), g.name(with))
 	case 3:
 		it := mk(nRandom, g.name(cmd), k, strconv.Itoa(1+g.r.Intn(4)))
 		it.universe = universe
@@ -1495,7 +1562,11 @@ func (g *gen) fSets() []item {
 	k := g.key()
 	switch g.r.Intn(22) {
 	case 0, 1, 2, 3:
-		return one(nExact, cat([]string{g.name("SADD"), k}, g.members(1, 4)...)...)
+		args := []string{g.name("SADD"), k}
+		for i := 0; i < 1+g.r.Intn(4); i++ {
+			args = append(args, g.setMember())
+		}
+		return one(nExact, args...)
 	case 4:
 		return one(nExact, cat([]string{g.name("SREM"), k}, g.members(1, 3)...)...)
 	case 5, 6:
@@ -1511,7 +1582,7 @@ func (g *gen) fSets() []item {
 		// keep different members, so the key is deleted on both right after.
 		switch g.r.Intn(4) {
 		case 0:
-			return one(nSet, g.name("SPOP"), k, strconv.Itoa(diffMembers+g.r.Intn(3)))
+			return one(nSet, g.name("SPOP"), k, strconv.Itoa(diffMaxCard+g.r.Intn(3)))
 		case 1:
 			return one(nExact, g.name("SPOP"), k, g.pick("0", "-1", "abc"))
 		}
@@ -1523,7 +1594,7 @@ func (g *gen) fSets() []item {
 	case 11:
 		return []item{g.randArgs(k, "SRANDMEMBER", "", []string{"SMEMBERS", k})}
 	case 12:
-		return one(nExact, g.name("SMOVE"), k, g.key(), g.member())
+		return one(nExact, g.name("SMOVE"), k, g.key(), g.setMember())
 	case 13, 14:
 		return one(nSet, cat([]string{g.name(g.pick("SINTER", "SUNION", "SDIFF"))}, g.keys(1, 3)...)...)
 	case 15, 16:
@@ -1702,7 +1773,11 @@ func (g *gen) zaddArgs(k string) []string {
 		}
 	}
 	for i := 0; i < n; i++ {
-		args = append(args, g.score(), g.member())
+		m := g.member()
+		if g.chance(0.02) {
+			m = bigMember
+		}
+		args = append(args, g.score(), m)
 	}
 	if g.chance(0.03) {
 		args = args[:len(args)-1]

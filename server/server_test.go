@@ -184,6 +184,12 @@ func TestMultiExecReplies(t *testing.T) {
 	r.expect(t, "-ERR unknown command 'NOSUCH', with args beginning with: 'x' ", "NOSUCH", "x")
 	r.expect(t, "-ERR wrong number of arguments for 'get' command", "GET")
 	r.expect(t, "-EXECABORT Transaction discarded because of previous errors.", "EXEC")
+	// a container's subcommand is looked up and checked when it is queued
+	r.expect(t, "+OK", "MULTI")
+	r.expect(t, "-ERR unknown subcommand 'FOO'. Try OBJECT HELP.", "OBJECT", "FOO", "k")
+	r.expect(t, "-ERR wrong number of arguments for 'xgroup|destroy' command", "XGROUP", "DESTROY", "k")
+	r.expect(t, "+QUEUED", "OBJECT", "ENCODING", "k")
+	r.expect(t, "-EXECABORT Transaction discarded because of previous errors.", "EXEC")
 	r.expect(t, "-ERR EXEC without MULTI", "EXEC")
 	r.expect(t, "-ERR DISCARD without MULTI", "DISCARD")
 	r.expect(t, "+OK", "MULTI")
