@@ -186,6 +186,10 @@ type scriptVM struct {
 	// the library tables); proxies maps a table to its view.
 	ro      map[*lua.LTable]bool
 	proxies map[*lua.LTable]*lua.LTable
+	// libAPI is the redis table of a library's body while it loads, and registered
+	// what that body registers (function.go).
+	libAPI     *lua.LTable
+	registered map[string]registration
 }
 
 var scriptVMs = sync.Pool{New: func() any { return newScriptVM() }}
@@ -457,7 +461,7 @@ func scriptErrorHandler(L *lua.LState) int {
 		if !ok {
 			break
 		}
-		if _, err := L.GetInfo("Sl", dbg, lua.LNil); err == nil && dbg.Source == scriptChunk && dbg.CurrentLine > 0 {
+		if _, err := L.GetInfo("Sl", dbg, lua.LNil); err == nil && (dbg.Source == scriptChunk || dbg.Source == functionChunk) && dbg.CurrentLine > 0 {
 			t.RawSetString("line", lua.LNumber(dbg.CurrentLine))
 			break
 		}
@@ -505,6 +509,7 @@ func (vm *scriptVM) random(L *lua.LState) int {
 var notFromScripts = map[string]bool{
 	"multi": true, "exec": true, "discard": true, "watch": true, "unwatch": true,
 	"eval": true, "evalsha": true, "eval_ro": true, "evalsha_ro": true, "script": true,
+	"fcall": true, "fcall_ro": true, "function": true,
 	"config": true, "client": true, "auth": true, "hello": true, "subscribe": true,
 	"psubscribe": true, "unsubscribe": true, "punsubscribe": true, "blpop": true,
 	"brpop": true, "blmove": true, "brpoplpush": true, "bzpopmin": true,
@@ -773,6 +778,19 @@ func evalCmd(bySHA, readOnly bool) func(c *Ctx, args [][]byte) {
 
 // run calls the compiled script with KEYS and ARGV and replies with what it returns.
 func (vm *scriptVM) run(c *Ctx, proto *lua.FunctionProto, sha string, keys, argv [][]byte, readOnly bool) {
+	vm.exec(c, readOnly, scriptChunk, sha, func(L *lua.LState, g *lua.LTable) (int, string) {
+		g.RawSetString("KEYS", luaStrings(L, keys))
+		g.RawSetString("ARGV", luaStrings(L, argv))
+		L.Push(L.NewFunctionFromProto(proto))
+		return 0, ""
+	})
+}
+
+// exec runs a script or a function for c and replies with what it returns. push pushes
+// the Lua function and its arguments and returns how many arguments, or an error reply;
+// chunk (the code's chunk name) and name (the script's SHA-1 or the function's name) are
+// for error replies.
+func (vm *scriptVM) exec(c *Ctx, readOnly bool, chunk, name string, push func(L *lua.LState, g *lua.LTable) (int, string)) {
 	L := vm.L
 	vm.c, vm.readOnly = c, readOnly
 	if c.writing {
@@ -790,26 +808,34 @@ func (vm *scriptVM) run(c *Ctx, proto *lua.FunctionProto, sha string, keys, argv
 	vm.rand.x = c.rnd.next() & (1<<48 - 1)
 	defer func() { vm.c = nil; L.SetTop(0) }()
 	g := L.Get(lua.GlobalsIndex).(*lua.LTable)
-	g.RawSetString("KEYS", luaStrings(L, keys))
-	g.RawSetString("ARGV", luaStrings(L, argv))
-
-	L.Push(L.NewFunctionFromProto(proto))
-	if err := L.PCall(0, 1, vm.onError); err != nil {
-		msg, line := "ERR unknown error", 0
-		if ae, ok := err.(*lua.ApiError); ok {
-			if t, ok := ae.Object.(*lua.LTable); ok {
-				msg = lua.LVAsString(t.RawGetString("err"))
-				if n, ok := t.RawGetString("line").(lua.LNumber); ok {
-					line = int(n)
-				}
-			} else {
-				msg = "ERR " + lua.LVAsString(ae.Object)
-			}
-		}
-		c.W.Error(firstLine(msg) + " script: " + sha + ", on @" + scriptChunk + ":" + strconv.Itoa(line) + ".")
+	nargs, e := push(L, g)
+	if e != "" {
+		c.W.Error(e)
+		return
+	}
+	if err := L.PCall(nargs, 1, vm.onError); err != nil {
+		msg, line := luaError(err)
+		c.W.Error(firstLine(msg) + " script: " + name + ", on @" + chunk + ":" + strconv.Itoa(line) + ".")
 		return
 	}
 	replyLua(c.W, L.Get(-1))
+}
+
+// luaError is the error reply a script's error makes (scriptErrorHandler's table), and
+// the line of the script it was raised on.
+func luaError(err error) (msg string, line int) {
+	msg = "ERR unknown error"
+	if ae, ok := err.(*lua.ApiError); ok {
+		if t, ok := ae.Object.(*lua.LTable); ok {
+			msg = lua.LVAsString(t.RawGetString("err"))
+			if n, ok := t.RawGetString("line").(lua.LNumber); ok {
+				line = int(n)
+			}
+		} else {
+			msg = "ERR " + lua.LVAsString(ae.Object)
+		}
+	}
+	return msg, line
 }
 
 func firstLine(s string) string {

@@ -136,6 +136,9 @@ type Store struct {
 	txArgs [][]byte
 	// scripts is the Lua script cache (script.go): replicated state, in snapshots.
 	scripts scriptCache
+	// functions are the function libraries (function.go): replicated state, in
+	// snapshots.
+	functions funcLibs
 	// scriptRunning is set while the applier runs a script (SCRIPT KILL's answer).
 	scriptRunning atomic.Bool
 	// applyCtx is the applier's context, reset for every entry: a Ctx escapes through

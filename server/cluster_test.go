@@ -828,9 +828,9 @@ func TestIdempotentRetryAcrossFailover(t *testing.T) {
 	}
 }
 
-// Scripts on a cluster: what a script draws (math.random, SPOP, TIME) is the same on every
-// member, and the script cache reaches a member that catches up by snapshot, so EVALSHA
-// works wherever the member stands.
+// Scripts on a cluster: what a script or a function draws (math.random, SPOP, TIME) is
+// the same on every member, and the script cache and the function libraries reach a
+// member that catches up by snapshot, so EVALSHA and FCALL work wherever it stands.
 func TestClusterScripts(t *testing.T) {
 	lc := newLaggingCluster(t)
 	ctx := context.Background()
@@ -844,10 +844,18 @@ func TestClusterScripts(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	library := "#!lua name=draws\nredis.register_function('draw', function(KEYS)\n" + draw + "\nend)"
+	if err := c.FunctionLoad(ctx, library).Err(); err != nil {
+		t.Fatal(err)
+	}
 	want := map[string]string{}
 	for i := range 400 { // more writes than the window rejoin speaks of
 		key := fmt.Sprintf("drawn:%d", i)
-		v, err := c.EvalSha(ctx, sha, []string{fmt.Sprintf("set:%d", i), key}).Text()
+		keys := []string{fmt.Sprintf("set:%d", i), key}
+		v, err := c.EvalSha(ctx, sha, keys).Text()
+		if i%2 == 1 {
+			v, err = c.FCall(ctx, "draw", keys).Text()
+		}
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -863,6 +871,9 @@ func TestClusterScripts(t *testing.T) {
 		}
 		if ok, err := sc.Do(ctx, "RAFT.DEBUG", "EXEC", "SCRIPT", "EXISTS", sha).Slice(); err != nil || ok[0] != int64(1) {
 			t.Fatalf("member %d does not have the script: %v (%v)", id, ok, err)
+		}
+		if libs, err := sc.Do(ctx, "RAFT.DEBUG", "EXEC", "FUNCTION", "LIST").Slice(); err != nil || len(libs) != 1 {
+			t.Fatalf("member %d does not have the library: %v (%v)", id, libs, err)
 		}
 	}
 	caughtUpBySnapshot(t, lagc)

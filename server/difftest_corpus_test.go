@@ -786,8 +786,26 @@ var cachedScripts = []string{
 // fScripts draws Lua scripts. Most run a command another family drew, through
 // redis.call or redis.pcall, so that every command's reply is also compared after its
 // round trip through Lua; the rest are conversions, errors and the script cache.
+// diffLibraries are the function libraries the corpus loads (FUNCTION LOAD). Only onelib
+// is listed with FUNCTION LIST: Redis lists a library's functions in its hash table's
+// order, nanokv by name.
+var diffLibraries = []string{
+	"#!lua name=kvlib\n" +
+		"redis.register_function('kset', function(keys, args) redis.call('set', keys[1], args[1]) return redis.call('get', keys[1]) end)\n" +
+		"redis.register_function{function_name='kget', callback=function(keys) return redis.call('get', keys[1]) end, flags={'no-writes'}}\n" +
+		"redis.register_function('kinc', function(keys) return redis.call('incr', keys[1]) end)",
+	"#!lua name=onelib\nredis.register_function{function_name='one', callback=function(keys, args) return {#keys, #args, keys[1], args[1]} end, flags={'no-writes', 'allow-stale'}, description='counts'}",
+	"#!lua name=onelib\nredis.register_function('one', function(keys, args) return redis.call('type', keys[1]) end)",
+	"#!lua name=badlib\nredis.register_function('kset', function() return 1 end)", // kvlib's name
+	"#!lua name=badlib\nredis.register_function{function_name='x', callback=function() end, flags={'nope'}}",
+	"#!lua name=badlib\n",
+	"#!lua name=bad-lib\nredis.register_function('x', function() end)",
+	"#!lua\nredis.register_function('x', function() end)",
+	"return 1",
+}
+
 func (g *gen) fScripts() []item {
-	switch g.r.Intn(10) {
+	switch g.r.Intn(12) {
 	case 0, 1, 2, 3, 4:
 		it := g.txInner()
 		fn := g.pick("call", "pcall")
@@ -825,6 +843,34 @@ func (g *gen) fScripts() []item {
 			return one(nExact, g.name("SCRIPT"), "FLUSH")
 		}
 		return one(nExact, g.name("SCRIPT"), "EXISTS", sha1Hex(cachedScripts[0]), sha1Hex(cachedScripts[1]), "ffff")
+	case 10:
+		switch x := g.r.Intn(40); {
+		case x == 0:
+			return one(nExact, g.name("FUNCTION"), g.name("FLUSH"))
+		case x == 1:
+			return one(nExact, g.name("FUNCTION"), g.name("DELETE"), g.pick("kvlib", "onelib", "nosuch"))
+		case x < 4:
+			return one(nExact, g.name("FUNCTION"), g.name("LIST"), g.name("LIBRARYNAME"), g.pick("onelib", "one*", "ONE?IB", "x"))
+		case x == 4:
+			return one(nExact, g.name("FUNCTION"), g.name("STATS"))
+		case x == 5:
+			return one(nKind, g.name("FUNCTION"), g.name("DUMP")) // LZF and order differ
+		}
+		args := []string{g.name("FUNCTION"), g.name("LOAD")}
+		if g.chance(0.3) {
+			args = append(args, g.name("REPLACE"))
+		}
+		lib := diffLibraries[g.r.Intn(len(diffLibraries))]
+		if g.chance(0.6) { // mostly the good ones, so that FCALL finds them
+			lib = diffLibraries[g.r.Intn(3)]
+		}
+		return one(nExact, append(args, lib)...)
+	case 11:
+		cmd, fn := g.name("FCALL"), g.pick("kset", "kget", "kinc", "one", "nosuch")
+		if g.chance(0.3) {
+			cmd = g.name("FCALL_RO")
+		}
+		return one(nExact, cmd, fn, g.pick("1", "1", "1", "0", "2", "x", "-1"), g.key(), g.value())
 	default:
 		return one(nExact, g.name("EVAL_RO"), g.pick(
 			"return redis.call('get', KEYS[1])", "return redis.pcall('type', KEYS[1])",
