@@ -51,6 +51,7 @@ const (
 	rdbOpcodeFunctionPreGA = 246
 
 	errFunctionNotFound = "ERR Function not found"
+	errWriteFlagRO      = "ERR Can not execute a script with write flag using *_ro command."
 	errFunctionName     = "Library names can only contain letters, numbers, or underscores(_) and must be at least one character long"
 )
 
@@ -455,7 +456,7 @@ func fcallCmd(readOnly bool) func(c *Ctx, args [][]byte) {
 			return
 		}
 		if readOnly && meta.flags&flagNoWrites == 0 {
-			c.W.Error("ERR Can not execute a script with write flag using *_ro command.")
+			c.W.Error(errWriteFlagRO)
 			return
 		}
 		vm := scriptVMs.Get().(*scriptVM)

@@ -72,7 +72,50 @@ const (
 type scriptCache struct {
 	mu     sync.RWMutex
 	bodies map[string]string
-	protos map[string]*lua.FunctionProto
+	protos map[string]compiledScript
+}
+
+// compiledScript is a script's compiled chunk and the flags of its shebang line.
+type compiledScript struct {
+	proto *lua.FunctionProto
+	// shebang: the script starts with "#!lua" (Redis 7's scripts with flags); its flags
+	// then decide whether it may write, not the command that runs it.
+	shebang bool
+	flags   funcFlags
+}
+
+// scriptShebang parses a script's "#!lua [flags=f1,f2]" line as Redis 7.0's
+// evalExtractShebangFlags; n is the line's length (the newline stays in the body, so
+// that line numbers count the shebang line).
+func scriptShebang(body string) (flags funcFlags, n int, errMsg string) {
+	nl := strings.IndexByte(body, '\n')
+	if nl < 0 {
+		return 0, 0, "ERR Invalid script shebang"
+	}
+	parts, ok := SplitArgs([]byte(body[:nl]), nil)
+	if !ok || len(parts) == 0 {
+		return 0, 0, "ERR Invalid engine in script shebang"
+	}
+	if string(parts[0]) != "#!lua" {
+		return 0, 0, "ERR Unexpected engine in script shebang: " + string(parts[0])
+	}
+	for _, p := range parts[1:] {
+		list, isFlags := strings.CutPrefix(string(p), "flags=")
+		if !isFlags {
+			return 0, 0, "ERR Unknown lua shebang option: " + string(p)
+		}
+		if list == "" {
+			continue
+		}
+		for _, f := range strings.Split(list, ",") {
+			i := slices.Index(funcFlagNames, f)
+			if i < 0 {
+				return 0, 0, "ERR Unexpected flag in script shebang: " + f
+			}
+			flags |= 1 << i
+		}
+	}
+	return flags, nl, ""
 }
 
 func (sc *scriptCache) get(sha string) (string, bool) {
@@ -98,28 +141,35 @@ func (sc *scriptCache) flush() {
 }
 
 // compile returns body's compiled chunk; the error is Redis's reply to a bad script.
-func (sc *scriptCache) compile(sha, body string) (*lua.FunctionProto, string) {
+func (sc *scriptCache) compile(sha, body string) (compiledScript, string) {
 	sc.mu.RLock()
-	p := sc.protos[sha]
+	cs, ok := sc.protos[sha]
 	sc.mu.RUnlock()
-	if p != nil {
-		return p, ""
+	if ok {
+		return cs, ""
+	}
+	if strings.HasPrefix(body, "#!") {
+		flags, n, msg := scriptShebang(body)
+		if msg != "" {
+			return cs, msg
+		}
+		cs.shebang, cs.flags, body = true, flags, body[n:]
 	}
 	chunk, err := parse.Parse(strings.NewReader(body), scriptChunk)
 	if err == nil {
-		p, err = lua.Compile(chunk, scriptChunk)
+		cs.proto, err = lua.Compile(chunk, scriptChunk)
 	}
 	if err != nil {
 		msg := strings.ReplaceAll(err.Error(), "\n", " ")
-		return nil, "ERR Error compiling script (new function): " + msg
+		return cs, "ERR Error compiling script (new function): " + msg
 	}
 	sc.mu.Lock()
 	if sc.protos == nil {
-		sc.protos = make(map[string]*lua.FunctionProto)
+		sc.protos = make(map[string]compiledScript)
 	}
-	sc.protos[sha] = p
+	sc.protos[sha] = cs
 	sc.mu.Unlock()
-	return p, ""
+	return cs, ""
 }
 
 // replace sets the bodies a snapshot holds.
@@ -762,17 +812,26 @@ func evalCmd(bySHA, readOnly bool) func(c *Ctx, args [][]byte) {
 			body = string(args[1])
 			sha = sha1hex(body)
 		}
-		proto, e := c.s.scripts.compile(sha, body)
+		cs, e := c.s.scripts.compile(sha, body)
 		if e != "" {
 			c.W.Error(e)
 			return
+		}
+		ro := readOnly // EVAL_RO's
+		if cs.shebang {
+			// a script with a shebang line says itself whether it writes
+			if ro && cs.flags&flagNoWrites == 0 {
+				c.W.Error(errWriteFlagRO)
+				return
+			}
+			ro = cs.flags&flagNoWrites != 0
 		}
 		if !bySHA && c.writing {
 			c.s.scripts.add(sha, body)
 		}
 		vm := scriptVMs.Get().(*scriptVM)
 		defer scriptVMs.Put(vm)
-		vm.run(c, proto, sha, args[3:3+numkeys], args[3+numkeys:], readOnly)
+		vm.run(c, cs.proto, sha, args[3:3+numkeys], args[3+numkeys:], ro)
 	}
 }
 

@@ -831,6 +831,8 @@ func (g *gen) fScripts() []item {
 			"return redis.call('multi')", "return x", "y = 1", "error('boom')",
 			"error({err='MINE here'})", "local a = 1\nreturn redis.call('incr', 'x', 'y')",
 			"return redis.call('set', KEYS[1], {})",
+			"#!lua flags=no-writes\nreturn redis.call('set', KEYS[1], 'x')", "#!lua\nreturn redis.call('incr', KEYS[1])",
+			"#!lua flags=no-writes,allow-stale\nreturn redis.call('get', KEYS[1])", "#!lua flags=nope\nreturn 1",
 		), g.pick("0", "1", "-1", "x", "9"), g.key())
 	case 7:
 		body := cachedScripts[g.r.Intn(len(cachedScripts))]
@@ -875,6 +877,7 @@ func (g *gen) fScripts() []item {
 		return one(nExact, g.name("EVAL_RO"), g.pick(
 			"return redis.call('get', KEYS[1])", "return redis.pcall('type', KEYS[1])",
 			"return redis.call('set', KEYS[1], 'v')", "return redis.call('exists', KEYS[1])",
+			"#!lua\nreturn redis.call('exists', KEYS[1])", "#!lua flags=no-writes\nreturn redis.call('exists', KEYS[1])",
 		), "1", g.key())
 	}
 }
