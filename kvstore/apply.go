@@ -268,12 +268,13 @@ func (s *Store) applyTx(c *Ctx, d *decoder) {
 		spec := Lookup(args[0])
 		switch {
 		case spec == nil:
-			c.W.Error(UnknownCommand(args))
-		case !spec.CheckArity(args):
-			c.W.Error(WrongArgs(spec.Name))
+			c.Error(UnknownCommand(args))
+		case spec.ArgsError(args) != "":
+			c.reject(spec, args)
+			c.Error(spec.ArgsError(args))
 		default:
 			start := s.slowStart(spec, args)
-			spec.Run(c, args)
+			c.call(spec, args)
 			s.slowEnd(start, args, c.W)
 		}
 	}

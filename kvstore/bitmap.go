@@ -81,7 +81,7 @@ func (c *Ctx) bitOffset(b []byte, hash bool, width int) (uint64, bool) {
 		v *= int64(width) // wraps as C's does; a wrapped offset fails the range check below
 	}
 	if !ok || v < 0 || v>>3 >= maxStringSize {
-		c.W.Error(errBitOffset)
+		c.Error(errBitOffset)
 		return 0, false
 	}
 	return uint64(v), true
@@ -95,7 +95,7 @@ func (c *Ctx) bitUnit(b []byte) (isBit, ok bool) {
 	case eq(b, "byte"):
 		return false, true
 	}
-	c.W.Error(ErrSyntax)
+	c.Error(ErrSyntax)
 	return false, false
 }
 
@@ -183,7 +183,7 @@ func setbitCmd(c *Ctx, args [][]byte) {
 	}
 	on, ok := ParseInt(args[3])
 	if !ok || on&^1 != 0 {
-		c.W.Error(errBitValue)
+		c.Error(errBitValue)
 		return
 	}
 	s, exists, wrong := c.getString(args[1])
@@ -237,7 +237,7 @@ func bitcountCmd(c *Ctx, args [][]byte) {
 			return
 		}
 	default:
-		c.W.Error(ErrSyntax)
+		c.Error(ErrSyntax)
 		return
 	}
 	if lo > hi {
@@ -253,7 +253,7 @@ func bitposCmd(c *Ctx, args [][]byte) {
 		return
 	}
 	if bit != 0 && bit != 1 {
-		c.W.Error(errBitArg)
+		c.Error(errBitArg)
 		return
 	}
 	s, exists, wrong := c.getString(args[1])
@@ -292,7 +292,7 @@ func bitposCmd(c *Ctx, args [][]byte) {
 			return
 		}
 	default:
-		c.W.Error(ErrSyntax)
+		c.Error(ErrSyntax)
 		return
 	}
 	if lo > hi {
@@ -312,11 +312,11 @@ func bitopCmd(c *Ctx, args [][]byte) {
 	op := args[1]
 	not := eq(op, "not")
 	if !not && !eq(op, "and") && !eq(op, "or") && !eq(op, "xor") {
-		c.W.Error(ErrSyntax)
+		c.Error(ErrSyntax)
 		return
 	}
 	if not && len(args) != 4 {
-		c.W.Error(errBitopNot)
+		c.Error(errBitopNot)
 		return
 	}
 	srcs := make([]string, len(args)-3)
@@ -388,7 +388,7 @@ func (c *Ctx) bitfieldType(b []byte) (signed bool, width int, ok bool) {
 			return signed, int(n), true
 		}
 	}
-	c.W.Error(errBitfieldType)
+	c.Error(errBitfieldType)
 	return false, 0, false
 }
 
@@ -417,12 +417,12 @@ func (c *Ctx) bitfield(args [][]byte, readOnly bool) {
 			case eq(args[j], "fail"):
 				overflow = 'f'
 			default:
-				c.W.Error(errOverflowType)
+				c.Error(errOverflowType)
 				return
 			}
 			continue
 		default:
-			c.W.Error(ErrSyntax)
+			c.Error(ErrSyntax)
 			return
 		}
 		signed, width, ok := c.bitfieldType(args[j+1])
@@ -458,7 +458,7 @@ func (c *Ctx) bitfield(args [][]byte, readOnly bool) {
 		return
 	}
 	if readOnly {
-		c.W.Error(errBitfieldRO)
+		c.Error(errBitfieldRO)
 		return
 	}
 	s, exists, wrong := c.getString(args[1])

@@ -72,7 +72,7 @@ func ParseBlockTimeout(b []byte) (ms int64, errMsg string) {
 // timeoutOK checks a blocking command's timeout argument; false: the error is replied.
 func (c *Ctx) timeoutOK(b []byte) bool {
 	if _, msg := ParseBlockTimeout(b); msg != "" {
-		c.W.Error(msg)
+		c.Error(msg)
 		return false
 	}
 	return true

@@ -65,6 +65,11 @@ type Spec struct {
 	// Subcommands are a container command's subcommands and their arities, for
 	// CheckSubcommand (OBJECT, XINFO, XGROUP); nil for any other command.
 	Subcommands map[string]int
+
+	// statID is the index of its INFO commandstats counters in a Store's table, and
+	// subStatIDs its subcommands' (set when it is registered; cmdstats.go).
+	statID     int
+	subStatIDs map[string]int
 }
 
 // Writes reports whether this call changes the store: a write command, unless the
@@ -117,6 +122,7 @@ func register(specs ...*Spec) {
 		if _, dup := commands[s.Name]; dup {
 			panic("kvstore: command registered twice: " + s.Name)
 		}
+		s.addStats()
 		commands[s.Name] = s
 		byName.add(s)
 	}
@@ -274,6 +280,9 @@ type Ctx struct {
 	// held is, on the applier, the shards a script's command or transaction holds, so
 	// that a script can take the rest it reaches (scriptVM.reach); nil elsewhere.
 	held *shardSet
+	// errs counts the error replies written through Error (a command failed if it
+	// wrote one: INFO commandstats).
+	errs int
 }
 
 var readSeq atomic.Uint64
@@ -303,15 +312,17 @@ func (c *Ctx) run(args [][]byte, write bool) { c.runSpec(Lookup(args[0]), args, 
 
 func (c *Ctx) runSpec(spec *Spec, args [][]byte, write bool) {
 	if spec == nil {
-		c.W.Error(UnknownCommand(args))
+		c.Error(UnknownCommand(args))
 		return
 	}
-	if !spec.CheckArity(args) {
-		c.W.Error(WrongArgs(spec.Name))
+	if msg := spec.ArgsError(args); msg != "" {
+		c.reject(spec, args)
+		c.Error(msg)
 		return
 	}
 	if !write && spec.Writes(args) {
-		c.W.Error("ERR write command '" + spec.Name + "' on the read path")
+		c.reject(spec, args)
+		c.Error("ERR write command '" + spec.Name + "' on the read path")
 		return
 	}
 	l := spec.lockSet(args, write)
@@ -321,7 +332,7 @@ func (c *Ctx) runSpec(spec *Spec, args [][]byte, write bool) {
 		c.held = &held
 		defer func() { c.held = nil }()
 	}
-	spec.Run(c, args)
+	c.call(spec, args)
 	c.s.unlock(&l)
 }
 
@@ -399,7 +410,7 @@ func (c *Ctx) expire(d *dbShard, key []byte) {
 func (c *Ctx) lookupType(key []byte, t Type) (it item, ok, wrong bool) {
 	it, ok = c.lookup(key)
 	if ok && it.typ != t {
-		c.W.Error(ErrWrongType)
+		c.Error(ErrWrongType)
 		return it, false, true
 	}
 	return it, ok, false

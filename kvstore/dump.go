@@ -66,7 +66,7 @@ func dumpCmd(c *Ctx, args [][]byte) {
 	}
 	p, ok := dumpPayload(it)
 	if !ok {
-		c.W.Error("ERR DUMP of a " + it.typ.String() + " is not supported")
+		c.Error("ERR DUMP of a " + it.typ.String() + " is not supported")
 		return
 	}
 	c.W.Bulk(p)
@@ -147,7 +147,7 @@ func restoreCmd(c *Ctx, args [][]byte) {
 				return
 			}
 			if v < 0 {
-				c.W.Error("ERR Invalid IDLETIME value, must be >= 0")
+				c.Error("ERR Invalid IDLETIME value, must be >= 0")
 				return
 			}
 			idle = true
@@ -158,20 +158,20 @@ func restoreCmd(c *Ctx, args [][]byte) {
 				return
 			}
 			if v < 0 || v > 255 {
-				c.W.Error("ERR Invalid FREQ value, must be >= 0 and <= 255")
+				c.Error("ERR Invalid FREQ value, must be >= 0 and <= 255")
 				return
 			}
 			freq = true
 			j++
 		default:
-			c.W.Error(ErrSyntax)
+			c.Error(ErrSyntax)
 			return
 		}
 	}
 	key := args[1]
 	_, exists := c.lookup(key)
 	if exists && !replace {
-		c.W.Error("BUSYKEY Target key name already exists.")
+		c.Error("BUSYKEY Target key name already exists.")
 		return
 	}
 	ttl, ok := c.parseIntArg(args[2])
@@ -179,12 +179,12 @@ func restoreCmd(c *Ctx, args [][]byte) {
 		return
 	}
 	if ttl < 0 {
-		c.W.Error("ERR Invalid TTL value, must be >= 0")
+		c.Error("ERR Invalid TTL value, must be >= 0")
 		return
 	}
 	it, err := restorePayload(args[3])
 	if err != nil {
-		c.W.Error(err.Error())
+		c.Error(err.Error())
 		return
 	}
 	if ttl != 0 && !absTTL {

@@ -440,23 +440,23 @@ func fcallCmd(readOnly bool) func(c *Ctx, args [][]byte) {
 		name := string(args[1])
 		lib, meta, ok := c.s.functions.function(name)
 		if !ok {
-			c.W.Error(errFunctionNotFound)
+			c.Error(errFunctionNotFound)
 			return
 		}
 		numkeys, ok := ParseInt(args[2])
 		switch {
 		case !ok:
-			c.W.Error("ERR Bad number of keys provided")
+			c.Error("ERR Bad number of keys provided")
 			return
 		case numkeys < 0:
-			c.W.Error("ERR Number of keys can't be negative")
+			c.Error("ERR Number of keys can't be negative")
 			return
 		case numkeys > int64(len(args)-3):
-			c.W.Error("ERR Number of keys can't be greater than number of args")
+			c.Error("ERR Number of keys can't be greater than number of args")
 			return
 		}
 		if readOnly && meta.flags&flagNoWrites == 0 {
-			c.W.Error(errWriteFlagRO)
+			c.Error(errWriteFlagRO)
 			return
 		}
 		vm := scriptVMs.Get().(*scriptVM)
@@ -527,7 +527,7 @@ var functionHelp = []string{
 func functionCmd(c *Ctx, args [][]byte) {
 	sub, msg := CheckSubcommand(args, "function", functionArity)
 	if msg != "" {
-		c.W.Error(msg)
+		c.Error(msg)
 		return
 	}
 	f := &c.s.functions
@@ -536,7 +536,7 @@ func functionCmd(c *Ctx, args [][]byte) {
 		replace := false
 		for _, o := range args[2 : len(args)-1] {
 			if !eq(o, "replace") {
-				c.W.Error("ERR Unknown option given: " + string(o))
+				c.Error("ERR Unknown option given: " + string(o))
 				return
 			}
 			replace = true
@@ -556,19 +556,19 @@ func functionCmd(c *Ctx, args [][]byte) {
 			msg = f.join([]*funcLibrary{lib}, false, replace, "ERR Library '%s' already exists")
 		}
 		if msg != "" {
-			c.W.Error(msg)
+			c.Error(msg)
 			return
 		}
 		c.W.BulkString(lib.name)
 	case "delete":
 		if !f.delete(string(args[2])) {
-			c.W.Error("ERR Library not found")
+			c.Error("ERR Library not found")
 			return
 		}
 		c.W.Status("OK")
 	case "flush":
 		if len(args) > 3 || len(args) == 3 && !eq(args[2], "sync") && !eq(args[2], "async") {
-			c.W.Error("ERR FUNCTION FLUSH only supports SYNC|ASYNC option")
+			c.Error("ERR FUNCTION FLUSH only supports SYNC|ASYNC option")
 			return
 		}
 		f.join(nil, true, false, "")
@@ -606,9 +606,9 @@ func functionCmd(c *Ctx, args [][]byte) {
 	case "kill":
 		// as SCRIPT KILL: a function that runs has its effects in the log already
 		if c.s.scriptRunning.Load() {
-			c.W.Error("UNKILLABLE Sorry the script already executed write commands against the dataset. You can either wait the script termination or kill the server in a hard way using the SHUTDOWN NOSAVE command.")
+			c.Error("UNKILLABLE Sorry the script already executed write commands against the dataset. You can either wait the script termination or kill the server in a hard way using the SHUTDOWN NOSAVE command.")
 		} else {
-			c.W.Error("NOTBUSY No scripts in execution right now.")
+			c.Error("NOTBUSY No scripts in execution right now.")
 		}
 	case "help":
 		c.W.Array(len(functionHelp))
@@ -629,13 +629,13 @@ func (c *Ctx) functionList(opts [][]byte) {
 			withCode = true
 		case eq(opts[i], "libraryname") && !hasPattern:
 			if i+1 == len(opts) {
-				c.W.Error("ERR library name argument was not given")
+				c.Error("ERR library name argument was not given")
 				return
 			}
 			pattern, hasPattern = bytes.ToLower(opts[i+1]), true
 			i++
 		default:
-			c.W.Error("ERR Unknown argument " + string(opts[i]))
+			c.Error("ERR Unknown argument " + string(opts[i]))
 			return
 		}
 	}
@@ -692,20 +692,20 @@ func (c *Ctx) functionList(opts [][]byte) {
 func (c *Ctx) functionRestore(args [][]byte) {
 	policy := "append"
 	if len(args) > 2 {
-		c.W.Error(WrongArgs("function|restore"))
+		c.Error(WrongArgs("function|restore"))
 		return
 	}
 	if len(args) == 2 {
 		policy = strings.ToLower(string(args[1]))
 		if policy != "flush" && policy != "append" && policy != "replace" {
-			c.W.Error("ERR Wrong restore policy given, value should be either FLUSH, APPEND or REPLACE.")
+			c.Error("ERR Wrong restore policy given, value should be either FLUSH, APPEND or REPLACE.")
 			return
 		}
 	}
 	p := args[0]
 	if len(p) < 10 || binary.LittleEndian.Uint16(p[len(p)-10:]) > rdbVersion ||
 		binary.LittleEndian.Uint64(p[len(p)-8:]) != redisCRC64(p[:len(p)-8]) {
-		c.W.Error(errDumpChecksum.Error())
+		c.Error(errDumpChecksum.Error())
 		return
 	}
 	r := rdbReader{b: p[:len(p)-10]}
@@ -714,16 +714,16 @@ func (c *Ctx) functionRestore(args [][]byte) {
 	for len(r.b) > 0 {
 		switch t := r.next(1)[0]; t {
 		case rdbOpcodeFunctionPreGA:
-			c.W.Error("ERR Pre-GA function format not supported")
+			c.Error("ERR Pre-GA function format not supported")
 			return
 		case rdbOpcodeFunction2:
 		default:
-			c.W.Error("ERR given type is not a function")
+			c.Error("ERR given type is not a function")
 			return
 		}
 		code := r.str()
 		if r.bad {
-			c.W.Error("ERR Failed loading library")
+			c.Error("ERR Failed loading library")
 			return
 		}
 		lib, msg := loadLibrary(code)
@@ -731,14 +731,14 @@ func (c *Ctx) functionRestore(args [][]byte) {
 			msg = "ERR Library '" + lib.name + "' already exists"
 		}
 		if msg != "" {
-			c.W.Error(msg)
+			c.Error(msg)
 			return
 		}
 		names[lib.name] = true
 		libs = append(libs, lib)
 	}
 	if msg := c.s.functions.join(libs, policy == "flush", policy == "replace", "ERR Library %s already exists"); msg != "" {
-		c.W.Error(msg)
+		c.Error(msg)
 		return
 	}
 	c.W.Status("OK")

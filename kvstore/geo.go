@@ -192,7 +192,7 @@ func (c *Ctx) geoCoords(lonArg, latArg []byte) (lon, lat float64, ok bool) {
 		return
 	}
 	if lon < geoLongMin || lon > geoLongMax || lat < geoLatMin || lat > geoLatMax {
-		c.W.Error("ERR invalid longitude,latitude pair " + cFloat(lon) + "," + cFloat(lat))
+		c.Error("ERR invalid longitude,latitude pair " + cFloat(lon) + "," + cFloat(lat))
 		return 0, 0, false
 	}
 	return lon, lat, true
@@ -210,7 +210,7 @@ func (c *Ctx) geoUnit(b []byte) (float64, bool) {
 	case eq(b, "mi"):
 		return 1609.34, true
 	}
-	c.W.Error("ERR unsupported unit provided. please use M, KM, FT, MI")
+	c.Error("ERR unsupported unit provided. please use M, KM, FT, MI")
 	return 0, false
 }
 
@@ -239,7 +239,7 @@ func geoaddCmd(c *Ctx, args [][]byte) {
 	}
 parsed:
 	if (len(args)-i)%3 != 0 || flags&zaddNX != 0 && flags&zaddXX != 0 {
-		c.W.Error(ErrSyntax)
+		c.Error(ErrSyntax)
 		return
 	}
 	// GEOADD is ZADD with a geohash for a score: Redis builds that ZADD and runs it.
@@ -298,7 +298,7 @@ func geodistCmd(c *Ctx, args [][]byte) {
 			return
 		}
 	case len(args) > 5:
-		c.W.Error(ErrSyntax)
+		c.Error(ErrSyntax)
 		return
 	}
 	_, z, wrong := c.zsetAt(args[1])
@@ -380,11 +380,11 @@ func memberPosition(z *zset, m []byte) (lon, lat float64, ok bool) {
 func (c *Ctx) geoDistanceArgs(args [][]byte) (radius, perUnit float64, ok bool) {
 	radius, ok = ParseFloat(args[0])
 	if !ok {
-		c.W.Error("ERR need numeric radius")
+		c.Error("ERR need numeric radius")
 		return
 	}
 	if radius < 0 {
-		c.W.Error("ERR radius cannot be negative")
+		c.Error("ERR radius cannot be negative")
 		return 0, 0, false
 	}
 	perUnit, ok = c.geoUnit(args[1])
@@ -394,15 +394,15 @@ func (c *Ctx) geoDistanceArgs(args [][]byte) (radius, perUnit float64, ok bool) 
 // geoBoxArgs parses a width, a height and their unit (extractBoxOrReply).
 func (c *Ctx) geoBoxArgs(args [][]byte) (width, height, perUnit float64, ok bool) {
 	if width, ok = ParseFloat(args[0]); !ok {
-		c.W.Error("ERR need numeric width")
+		c.Error("ERR need numeric width")
 		return
 	}
 	if height, ok = ParseFloat(args[1]); !ok {
-		c.W.Error("ERR need numeric height")
+		c.Error("ERR need numeric height")
 		return
 	}
 	if height < 0 || width < 0 {
-		c.W.Error("ERR height or width cannot be negative")
+		c.Error("ERR height or width cannot be negative")
 		return 0, 0, 0, false
 	}
 	perUnit, ok = c.geoUnit(args[2])
@@ -435,7 +435,7 @@ func (c *Ctx) geoSearch(args [][]byte, src, flags int) {
 		base = 5
 		if z != nil {
 			if shape.lon, shape.lat, ok = memberPosition(z, args[2]); !ok {
-				c.W.Error("ERR could not decode requested zset member")
+				c.Error("ERR could not decode requested zset member")
 				return
 			}
 			if shape.radius, shape.perUnit, ok = c.geoDistanceArgs(args[3:5]); !ok {
@@ -476,7 +476,7 @@ func (c *Ctx) geoSearch(args [][]byte, src, flags int) {
 				return
 			}
 			if count <= 0 {
-				c.W.Error("ERR COUNT must be > 0")
+				c.Error("ERR COUNT must be > 0")
 				return
 			}
 			i++
@@ -488,7 +488,7 @@ func (c *Ctx) geoSearch(args [][]byte, src, flags int) {
 		case eq(a, "frommember") && left >= 1 && search && !fromLonLat:
 			if z != nil {
 				if shape.lon, shape.lat, ok = memberPosition(z, rest[i+1]); !ok {
-					c.W.Error("ERR could not decode requested zset member")
+					c.Error("ERR could not decode requested zset member")
 					return
 				}
 			}
@@ -513,7 +513,7 @@ func (c *Ctx) geoSearch(args [][]byte, src, flags int) {
 			shape.box, byBox = true, true
 			i += 3
 		default:
-			c.W.Error(ErrSyntax)
+			c.Error(ErrSyntax)
 			return
 		}
 	}
@@ -526,16 +526,16 @@ func (c *Ctx) geoSearch(args [][]byte, src, flags int) {
 		if flags&geoSearchStore != 0 {
 			what = "GEOSEARCHSTORE"
 		}
-		c.W.Error("ERR " + what + " is not compatible with WITHDIST, WITHHASH and WITHCOORD options")
+		c.Error("ERR " + what + " is not compatible with WITHDIST, WITHHASH and WITHCOORD options")
 		return
 	case flags&geoSearch != 0 && !fromMember && !fromLonLat:
-		c.W.Error("ERR exactly one of FROMMEMBER or FROMLONLAT can be specified for " + string(args[0]))
+		c.Error("ERR exactly one of FROMMEMBER or FROMLONLAT can be specified for " + string(args[0]))
 		return
 	case flags&geoSearch != 0 && !byRadius && !byBox:
-		c.W.Error("ERR exactly one of BYRADIUS and BYBOX can be specified for " + string(args[0]))
+		c.Error("ERR exactly one of BYRADIUS and BYBOX can be specified for " + string(args[0]))
 		return
 	case firstFound && count == 0:
-		c.W.Error("ERR the ANY argument requires COUNT argument")
+		c.Error("ERR the ANY argument requires COUNT argument")
 		return
 	}
 	if z == nil {

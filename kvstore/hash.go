@@ -230,7 +230,7 @@ func (c *Ctx) hashForWrite(key []byte) (it item, h *hashColl, wrong bool) {
 // hsetCmd is HSET (replies the number of new fields) and HMSET (replies OK).
 func hsetCmd(c *Ctx, args [][]byte) {
 	if len(args)%2 != 0 {
-		c.W.Error(WrongArgs(string(lowerName(args[0]))))
+		c.Error(WrongArgs(string(lowerName(args[0]))))
 		return
 	}
 	it, h, wrong := c.hashForWrite(args[1])
@@ -405,12 +405,12 @@ func hincrbyCmd(c *Ctx, args [][]byte) {
 	var cur int64
 	if s, exists := h.get(args[2]); exists {
 		if cur, ok = ParseInt([]byte(s)); !ok {
-			c.W.Error(errHashNotInteger)
+			c.Error(errHashNotInteger)
 			return
 		}
 	}
 	if (incr < 0 && cur < 0 && incr < math.MinInt64-cur) || (incr > 0 && cur > 0 && incr > math.MaxInt64-cur) {
-		c.W.Error(ErrOverflow)
+		c.Error(ErrOverflow)
 		return
 	}
 	cur += incr
@@ -423,11 +423,11 @@ func hincrbyCmd(c *Ctx, args [][]byte) {
 func hincrbyfloatCmd(c *Ctx, args [][]byte) {
 	incr, ok := parseLongDouble(args[3])
 	if !ok {
-		c.W.Error(ErrNotFloat)
+		c.Error(ErrNotFloat)
 		return
 	}
 	if incr.IsInf() {
-		c.W.Error(errHashIncrNaNInf)
+		c.Error(errHashIncrNaNInf)
 		return
 	}
 	it, h, wrong := c.hashForWrite(args[1])
@@ -437,17 +437,17 @@ func hincrbyfloatCmd(c *Ctx, args [][]byte) {
 	cur := new(big.Float).SetPrec(longDoublePrec)
 	if s, exists := h.get(args[2]); exists {
 		if cur, ok = parseLongDouble([]byte(s)); !ok {
-			c.W.Error(errHashNotFloat)
+			c.Error(errHashNotFloat)
 			return
 		}
 	}
 	if cur.IsInf() {
-		c.W.Error(errHashIncrResult)
+		c.Error(errHashIncrResult)
 		return
 	}
 	out, ok := addLongDouble(cur, incr)
 	if !ok {
-		c.W.Error(errHashIncrResult)
+		c.Error(errHashIncrResult)
 		return
 	}
 	h.set(string(args[2]), out)
@@ -464,7 +464,7 @@ func (c *Ctx) hsParseRandCount(b []byte) (int64, bool) {
 		return 0, false
 	}
 	if v == math.MinInt64 {
-		c.W.Error(hsErrRandRange)
+		c.Error(hsErrRandRange)
 		return 0, false
 	}
 	return v, true
@@ -514,7 +514,7 @@ func hrandfieldCmd(c *Ctx, args [][]byte) {
 	withValues := false
 	if len(args) >= 4 {
 		if len(args) > 4 || !eq(args[3], "withvalues") {
-			c.W.Error(ErrSyntax)
+			c.Error(ErrSyntax)
 			return
 		}
 		withValues = true
@@ -524,7 +524,7 @@ func hrandfieldCmd(c *Ctx, args [][]byte) {
 		return
 	}
 	if withValues && (count < -math.MaxInt64/2 || count > math.MaxInt64/2) {
-		c.W.Error(hsErrOutOfRange)
+		c.Error(hsErrOutOfRange)
 		return
 	}
 	_, h, wrong := c.hashAt(key)
@@ -558,7 +558,7 @@ func hrandfieldCmd(c *Ctx, args [][]byte) {
 	switch {
 	case count < 0:
 		if -count > hsMaxRandomRepeat {
-			c.W.Error(hsErrOutOfRange)
+			c.Error(hsErrOutOfRange)
 			return
 		}
 		header(int(-count))

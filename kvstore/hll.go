@@ -532,11 +532,11 @@ func (c *Ctx) lookupHLL(key []byte) (it item, exists, ok bool) {
 		return it, false, true
 	}
 	if it.typ != TypeString {
-		c.W.Error(ErrWrongType)
+		c.Error(ErrWrongType)
 		return it, true, false
 	}
 	if !isHLL(it.str) {
-		c.W.Error(errNotHLL)
+		c.Error(errNotHLL)
 		return it, true, false
 	}
 	return it, true, true
@@ -582,7 +582,7 @@ func pfaddCmd(c *Ctx, args [][]byte) {
 		case 1:
 			updated++
 		case -1:
-			c.W.Error(errCorruptHLL)
+			c.Error(errCorruptHLL)
 			if string(b) != it.str {
 				c.storeHLLQuietly(args[1], it, b)
 			}
@@ -609,7 +609,7 @@ func pfcountCmd(c *Ctx, args [][]byte) {
 				return
 			}
 			if exists && !hllMergeInto(&max, it.str) {
-				c.W.Error(errCorruptHLL)
+				c.Error(errCorruptHLL)
 				return
 			}
 		}
@@ -638,7 +638,7 @@ func pfcountCmd(c *Ctx, args [][]byte) {
 	}
 	card, valid := hllCount(it.str)
 	if !valid {
-		c.W.Error(errCorruptHLL)
+		c.Error(errCorruptHLL)
 		return
 	}
 	b := []byte(it.str)
@@ -660,7 +660,7 @@ func pfmergeCmd(c *Ctx, args [][]byte) {
 		}
 		dense = dense || it.str[4] == hllDense
 		if !hllMergeInto(&max, it.str) {
-			c.W.Error(errCorruptHLL)
+			c.Error(errCorruptHLL)
 			return
 		}
 	}
@@ -673,7 +673,7 @@ func pfmergeCmd(c *Ctx, args [][]byte) {
 	if dense {
 		var ok bool
 		if b, ok = hllToDense(b); !ok {
-			c.W.Error(errCorruptHLL)
+			c.Error(errCorruptHLL)
 			return
 		}
 	}
@@ -705,7 +705,7 @@ func pfdebugCmd(c *Ctx, args [][]byte) {
 	case !ok:
 		return
 	case !exists:
-		c.W.Error("ERR The specified key does not exist")
+		c.Error("ERR The specified key does not exist")
 		return
 	}
 	sub := string(args[1])
@@ -714,7 +714,7 @@ func pfdebugCmd(c *Ctx, args [][]byte) {
 		b := []byte(it.str)
 		if b[4] == hllSparse {
 			if b, ok = hllToDense(b); !ok {
-				c.W.Error(errCorruptHLL)
+				c.Error(errCorruptHLL)
 				return
 			}
 			c.storeHLLQuietly(args[2], it, b)
@@ -727,7 +727,7 @@ func pfdebugCmd(c *Ctx, args [][]byte) {
 		}
 	case "decode":
 		if it.str[4] != hllSparse {
-			c.W.Error("ERR HLL encoding is not sparse")
+			c.Error("ERR HLL encoding is not sparse")
 			return
 		}
 		var out []byte
@@ -753,12 +753,12 @@ func pfdebugCmd(c *Ctx, args [][]byte) {
 		}
 		b, ok := hllToDense([]byte(it.str))
 		if !ok {
-			c.W.Error(errCorruptHLL)
+			c.Error(errCorruptHLL)
 			return
 		}
 		c.storeHLLQuietly(args[2], it, b)
 		c.W.Int(1)
 	default:
-		c.W.Error("ERR Unknown PFDEBUG subcommand '" + sub + "'")
+		c.Error("ERR Unknown PFDEBUG subcommand '" + sub + "'")
 	}
 }

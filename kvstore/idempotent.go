@@ -57,7 +57,7 @@ func (s *Store) applyIdem(c *Ctx, d *decoder) {
 	if cl != nil && seq <= cl.seq {
 		cl.used = s.applied
 		if seq < cl.seq {
-			c.W.Error(ErrIdemStale)
+			c.Error(ErrIdemStale)
 			return
 		}
 		replay(cl.reply, c.W)

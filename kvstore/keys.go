@@ -92,16 +92,16 @@ func expireCmd(seconds, absolute bool) func(c *Ctx, args [][]byte) {
 			case eq(a, "lt"):
 				flags |= expLT
 			default:
-				c.W.Error("ERR Unsupported option " + string(a))
+				c.Error("ERR Unsupported option " + string(a))
 				return
 			}
 		}
 		if flags&expNX != 0 && flags&(expXX|expGT|expLT) != 0 {
-			c.W.Error("ERR NX and XX, GT or LT options at the same time are not compatible")
+			c.Error("ERR NX and XX, GT or LT options at the same time are not compatible")
 			return
 		}
 		if flags&expGT != 0 && flags&expLT != 0 {
-			c.W.Error("ERR GT and LT options at the same time are not compatible")
+			c.Error("ERR GT and LT options at the same time are not compatible")
 			return
 		}
 		when, ok := c.parseIntArg(args[2])
@@ -110,14 +110,14 @@ func expireCmd(seconds, absolute bool) func(c *Ctx, args [][]byte) {
 		}
 		if seconds {
 			if when > math.MaxInt64/1000 || when < math.MinInt64/1000 {
-				c.W.Error(fmt.Sprintf(ErrInvalidExp, name))
+				c.Error(fmt.Sprintf(ErrInvalidExp, name))
 				return
 			}
 			when *= 1000
 		}
 		if !absolute {
 			if when > math.MaxInt64-c.Now {
-				c.W.Error(fmt.Sprintf(ErrInvalidExp, name))
+				c.Error(fmt.Sprintf(ErrInvalidExp, name))
 				return
 			}
 			when += c.Now
@@ -193,7 +193,7 @@ func renameCmd(nx bool) func(c *Ctx, args [][]byte) {
 		src, dst := args[1], args[2]
 		it, ok := c.lookup(src)
 		if !ok {
-			c.W.Error(ErrNoSuchKey)
+			c.Error(ErrNoSuchKey)
 			return
 		}
 		if string(src) == string(dst) {
@@ -277,7 +277,7 @@ func (c *Ctx) parseScanOptions(args [][]byte, allowType bool) (scanOptions, bool
 	o := scanOptions{count: 10}
 	for i := 0; i < len(args); i += 2 {
 		if i+1 >= len(args) {
-			c.W.Error(ErrSyntax)
+			c.Error(ErrSyntax)
 			return o, false
 		}
 		switch {
@@ -287,7 +287,7 @@ func (c *Ctx) parseScanOptions(args [][]byte, allowType bool) (scanOptions, bool
 				return o, false
 			}
 			if n < 1 {
-				c.W.Error(ErrSyntax)
+				c.Error(ErrSyntax)
 				return o, false
 			}
 			o.count = int(min(n, 1<<30))
@@ -300,7 +300,7 @@ func (c *Ctx) parseScanOptions(args [][]byte, allowType bool) (scanOptions, bool
 			o.typed = true
 			o.typ = typeByName(args[i+1])
 		default:
-			c.W.Error(ErrSyntax)
+			c.Error(ErrSyntax)
 			return o, false
 		}
 	}
@@ -326,7 +326,7 @@ func (c *Ctx) parseCursor(b []byte) (uint64, bool) {
 	}
 	v, err := strconv.ParseUint(string(digits), 10, 64)
 	if err != nil || len(digits) == 0 || digits[0] == '+' || digits[0] == '-' {
-		c.W.Error("ERR invalid cursor")
+		c.Error("ERR invalid cursor")
 		return 0, false
 	}
 	if neg {
@@ -410,7 +410,7 @@ func flushIsBlind(args [][]byte) bool {
 func flushCmd(all bool) func(c *Ctx, args [][]byte) {
 	return func(c *Ctx, args [][]byte) {
 		if !flushIsBlind(args) {
-			c.W.Error(ErrSyntax)
+			c.Error(ErrSyntax)
 			return
 		}
 		ver := c.nextVer()
@@ -435,7 +435,7 @@ func (c *Ctx) dbIndex(b []byte) (int, bool) {
 		return 0, false
 	}
 	if v < 0 || v >= NumDBs {
-		c.W.Error(ErrDBIndex)
+		c.Error(ErrDBIndex)
 		return 0, false
 	}
 	return int(v), true
@@ -457,12 +457,12 @@ func copyCmd(c *Ctx, args [][]byte) {
 			}
 			dstDB = db
 		default:
-			c.W.Error(ErrSyntax)
+			c.Error(ErrSyntax)
 			return
 		}
 	}
 	if dstDB == c.DB && string(src) == string(dst) {
-		c.W.Error("ERR source and destination objects are the same")
+		c.Error("ERR source and destination objects are the same")
 		return
 	}
 	it, ok := c.lookup(src)
@@ -498,7 +498,7 @@ func moveCmd(c *Ctx, args [][]byte) {
 		return
 	}
 	if db == c.DB {
-		c.W.Error("ERR source and destination objects are the same")
+		c.Error("ERR source and destination objects are the same")
 		return
 	}
 	key := args[1]
@@ -527,16 +527,16 @@ func moveCmd(c *Ctx, args [][]byte) {
 func swapdbCmd(c *Ctx, args [][]byte) {
 	a, ok := ParseInt(args[1])
 	if !ok {
-		c.W.Error("ERR invalid first DB index")
+		c.Error("ERR invalid first DB index")
 		return
 	}
 	b, ok := ParseInt(args[2])
 	if !ok {
-		c.W.Error("ERR invalid second DB index")
+		c.Error("ERR invalid second DB index")
 		return
 	}
 	if a < 0 || a >= NumDBs || b < 0 || b >= NumDBs {
-		c.W.Error(ErrDBIndex)
+		c.Error(ErrDBIndex)
 		return
 	}
 	ver := c.nextVer()
@@ -557,7 +557,7 @@ func pingCmd(c *Ctx, args [][]byte) {
 	case 2:
 		c.W.Bulk(args[1])
 	default:
-		c.W.Error(WrongArgs("ping"))
+		c.Error(WrongArgs("ping"))
 	}
 }
 

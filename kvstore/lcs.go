@@ -12,7 +12,7 @@ func lcsCmd(c *Ctx, args [][]byte) {
 	a, aok := c.lookup(args[1])
 	b, bok := c.lookup(args[2])
 	if (aok && a.typ != TypeString) || (bok && b.typ != TypeString) {
-		c.W.Error("ERR The specified keys must contain string values")
+		c.Error("ERR The specified keys must contain string values")
 		return
 	}
 	var getLen, getIdx, withMatchLen bool
@@ -33,18 +33,18 @@ func lcsCmd(c *Ctx, args [][]byte) {
 			minMatchLen = max(v, 0)
 			i++
 		default:
-			c.W.Error(ErrSyntax)
+			c.Error(ErrSyntax)
 			return
 		}
 	}
 	if getIdx && getLen {
-		c.W.Error("ERR If you want both the length and indexes, please just use IDX.")
+		c.Error("ERR If you want both the length and indexes, please just use IDX.")
 		return
 	}
 	x, y := a.str, b.str
 	cells := uint64(len(x)+1) * uint64(len(y)+1)
 	if cells*4 > maxStringSize {
-		c.W.Error("ERR Insufficient memory, transient memory for LCS exceeds proto-max-bulk-len")
+		c.Error("ERR Insufficient memory, transient memory for LCS exceeds proto-max-bulk-len")
 		return
 	}
 	// t[i*(n+1)+j] is the LCS length of x[:i] and y[:j]

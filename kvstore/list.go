@@ -372,7 +372,7 @@ func (c *Ctx) listWhere(b []byte) (front, ok bool) {
 	case eq(b, "right"):
 		return false, true
 	}
-	c.W.Error(ErrSyntax)
+	c.Error(ErrSyntax)
 	return false, false
 }
 
@@ -445,7 +445,7 @@ func listPushCmd(front, onlyExisting bool) func(c *Ctx, args [][]byte) {
 func listPopCmd(name string, front bool) func(c *Ctx, args [][]byte) {
 	return func(c *Ctx, args [][]byte) {
 		if len(args) > 3 {
-			c.W.Error(WrongArgs(name))
+			c.Error(WrongArgs(name))
 			return
 		}
 		hasCount := len(args) == 3
@@ -453,7 +453,7 @@ func listPopCmd(name string, front bool) func(c *Ctx, args [][]byte) {
 		if hasCount {
 			v, ok := ParseInt(args[2])
 			if !ok || v < 0 {
-				c.W.Error(ErrNotPositive)
+				c.Error(ErrNotPositive)
 				return
 			}
 			count = v
@@ -523,7 +523,7 @@ func lsetCmd(c *Ctx, args [][]byte) {
 	case wrong:
 		return
 	case !ok:
-		c.W.Error(ErrNoSuchKey)
+		c.Error(ErrNoSuchKey)
 		return
 	}
 	idx, ok := c.parseIntArg(args[2])
@@ -532,7 +532,7 @@ func lsetCmd(c *Ctx, args [][]byte) {
 	}
 	i, in := listIndex(idx, l.n)
 	if !in {
-		c.W.Error(ErrIndexRange)
+		c.Error(ErrIndexRange)
 		return
 	}
 	v := string(args[3])
@@ -592,7 +592,7 @@ func linsertCmd(c *Ctx, args [][]byte) {
 		after = true
 	case eq(args[2], "before"):
 	default:
-		c.W.Error(ErrSyntax)
+		c.Error(ErrSyntax)
 		return
 	}
 	key := args[1]
@@ -661,7 +661,7 @@ func lposCmd(c *Ctx, args [][]byte) {
 				return
 			}
 			if v == 0 {
-				c.W.Error(errListRankZero)
+				c.Error(errListRankZero)
 				return
 			}
 			rank = v
@@ -669,7 +669,7 @@ func lposCmd(c *Ctx, args [][]byte) {
 			j++
 			v, ok := ParseInt(args[j])
 			if !ok || v < 0 {
-				c.W.Error(errListCountNegative)
+				c.Error(errListCountNegative)
 				return
 			}
 			count = v
@@ -677,12 +677,12 @@ func lposCmd(c *Ctx, args [][]byte) {
 			j++
 			v, ok := ParseInt(args[j])
 			if !ok || v < 0 {
-				c.W.Error(errListMaxlenNeg)
+				c.Error(errListMaxlenNeg)
 				return
 			}
 			maxlen = v
 		default:
-			c.W.Error(ErrSyntax)
+			c.Error(ErrSyntax)
 			return
 		}
 	}
@@ -797,12 +797,12 @@ func (c *Ctx) listMove(src, dst []byte, fromFront, toFront bool) {
 func lmpopCmd(c *Ctx, args [][]byte) {
 	numkeys, ok := ParseInt(args[1])
 	if !ok || numkeys < 1 {
-		c.W.Error(errListNumkeys)
+		c.Error(errListNumkeys)
 		return
 	}
 	// LEFT|RIGHT follows the keys: it must be within the arguments
 	if numkeys > int64(len(args)-3) {
-		c.W.Error(ErrSyntax)
+		c.Error(ErrSyntax)
 		return
 	}
 	whereIdx := 2 + int(numkeys)
@@ -816,13 +816,13 @@ func lmpopCmd(c *Ctx, args [][]byte) {
 			j++
 			v, ok := ParseInt(args[j])
 			if !ok || v < 1 {
-				c.W.Error(errListCountPositive)
+				c.Error(errListCountPositive)
 				return
 			}
 			count = v
 			continue
 		}
-		c.W.Error(ErrSyntax)
+		c.Error(ErrSyntax)
 		return
 	}
 	if count == -1 {

@@ -138,7 +138,7 @@ func (s *Store) applyMemcache(c *Ctx, d *decoder) {
 	c.DB = 0
 	spec := mcCommands[string(args[0])]
 	if spec == nil {
-		c.W.Error("ERROR")
+		c.Error("ERROR")
 		return
 	}
 	c.runSpec(spec, args, true)
@@ -280,7 +280,7 @@ func (p *mcArgs) optionalUint(b []byte) (uint64, bool) {
 
 func (p *mcArgs) failed() bool {
 	if p.bad {
-		p.c.W.Error("SERVER_ERROR bad internal command")
+		p.c.Error("SERVER_ERROR bad internal command")
 	}
 	return p.bad
 }
@@ -354,7 +354,7 @@ func mcStoreCmd(c *Ctx, args [][]byte) {
 		}
 		exp = mcExpiry{}
 		if len(old.str)+len(val) > maxStringSize {
-			c.W.Error("SERVER_ERROR object too large for cache")
+			c.Error("SERVER_ERROR object too large for cache")
 			return
 		}
 		// flags and exptime of the command are ignored: the item keeps its own
@@ -371,7 +371,7 @@ func mcStoreCmd(c *Ctx, args [][]byte) {
 		c.store(key, old, true)
 		c.notify(notifyString, string(mode), key) // "append" or "prepend"
 	default:
-		c.W.Error("SERVER_ERROR bad internal command")
+		c.Error("SERVER_ERROR bad internal command")
 		return
 	}
 	if exp.expired {
@@ -474,7 +474,7 @@ func mcIncrCmd(c *Ctx, args [][]byte) {
 	}
 	cur, numeric := MCParseCounter(it.str)
 	if !numeric {
-		c.W.Error(MCNonNumeric)
+		c.Error(MCNonNumeric)
 		return
 	}
 	switch {

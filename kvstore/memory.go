@@ -14,7 +14,7 @@ var MemoryUsageSpec = &Spec{Name: "memory|usage", Arity: -3, Flags: FlagReadOnly
 func memoryUsageCmd(c *Ctx, args [][]byte) {
 	for j := 3; j < len(args); j++ {
 		if !eq(args[j], "samples") || j+1 == len(args) {
-			c.W.Error(ErrSyntax)
+			c.Error(ErrSyntax)
 			return
 		}
 		n, ok := c.parseIntArg(args[j+1])
@@ -22,7 +22,7 @@ func memoryUsageCmd(c *Ctx, args [][]byte) {
 			return
 		}
 		if n < 0 {
-			c.W.Error(ErrSyntax)
+			c.Error(ErrSyntax)
 			return
 		}
 		j++

@@ -159,7 +159,7 @@ const errNoIdleTime = "ERR OBJECT IDLETIME is not supported: nanokv does not tra
 func objectCmd(c *Ctx, args [][]byte) {
 	sub, msg := CheckSubcommand(args, "object", objectArity)
 	if msg != "" {
-		c.W.Error(msg)
+		c.Error(msg)
 		return
 	}
 	if sub == "help" {
@@ -182,8 +182,8 @@ func objectCmd(c *Ctx, args [][]byte) {
 		_, n := it.encoding()
 		c.W.Int(n)
 	case "idletime":
-		c.W.Error(errNoIdleTime)
+		c.Error(errNoIdleTime)
 	case "freq":
-		c.W.Error(errNoLFU)
+		c.Error(errNoLFU)
 	}
 }

@@ -613,6 +613,7 @@ func (vm *scriptVM) call(raise bool) int {
 	case spec.Flags&FlagNoMulti != 0:
 		return fail("ERR This Redis command is not allowed from script")
 	case spec.ArgsError(args) != "":
+		vm.c.reject(spec, args)
 		return fail("ERR Wrong number of args calling Redis command from script")
 	case spec.Writes(args) && (vm.readOnly || !vm.c.writing):
 		return fail("ERR Write commands are not allowed from read-only scripts.")
@@ -624,7 +625,9 @@ func (vm *scriptVM) call(raise bool) int {
 	w := &luaWriter{L: L}
 	saved := c.W
 	c.W = w
-	spec.Run(c, args) // under the shards the script holds (reach), no locking of its own
+	errs := c.errs
+	c.call(spec, args) // under the shards the script holds (reach), no locking of its own
+	c.errs = errs      // an error the script gets is not the script's reply
 	c.W = saved
 	if spec.Name == "select" && !w.isErr {
 		db, _ := ParseInt(args[1])
@@ -792,20 +795,20 @@ func evalCmd(bySHA, readOnly bool) func(c *Ctx, args [][]byte) {
 		numkeys, ok := ParseInt(args[2])
 		switch {
 		case !ok:
-			c.W.Error(ErrNotInteger)
+			c.Error(ErrNotInteger)
 			return
 		case numkeys < 0:
-			c.W.Error("ERR Number of keys can't be negative")
+			c.Error("ERR Number of keys can't be negative")
 			return
 		case numkeys > int64(len(args)-3):
-			c.W.Error("ERR Number of keys can't be greater than number of args")
+			c.Error("ERR Number of keys can't be greater than number of args")
 			return
 		}
 		var sha, body string
 		if bySHA {
 			sha = strings.ToLower(string(args[1]))
 			if body, ok = c.s.scripts.get(sha); !ok {
-				c.W.Error(errNoScript)
+				c.Error(errNoScript)
 				return
 			}
 		} else {
@@ -814,14 +817,14 @@ func evalCmd(bySHA, readOnly bool) func(c *Ctx, args [][]byte) {
 		}
 		cs, e := c.s.scripts.compile(sha, body)
 		if e != "" {
-			c.W.Error(e)
+			c.Error(e)
 			return
 		}
 		ro := readOnly // EVAL_RO's
 		if cs.shebang {
 			// a script with a shebang line says itself whether it writes
 			if ro && cs.flags&flagNoWrites == 0 {
-				c.W.Error(errWriteFlagRO)
+				c.Error(errWriteFlagRO)
 				return
 			}
 			ro = cs.flags&flagNoWrites != 0
@@ -869,15 +872,21 @@ func (vm *scriptVM) exec(c *Ctx, readOnly bool, chunk, name string, push func(L 
 	g := L.Get(lua.GlobalsIndex).(*lua.LTable)
 	nargs, e := push(L, g)
 	if e != "" {
-		c.W.Error(e)
+		c.Error(e)
 		return
 	}
 	if err := L.PCall(nargs, 1, vm.onError); err != nil {
 		msg, line := luaError(err)
-		c.W.Error(firstLine(msg) + " script: " + name + ", on @" + chunk + ":" + strconv.Itoa(line) + ".")
+		c.Error(firstLine(msg) + " script: " + name + ", on @" + chunk + ":" + strconv.Itoa(line) + ".")
 		return
 	}
-	replyLua(c.W, L.Get(-1))
+	v := L.Get(-1)
+	if t, ok := v.(*lua.LTable); ok {
+		if _, isErr := t.RawGetString("err").(lua.LString); isErr {
+			c.errs++ // the script replies an error: its call failed
+		}
+	}
+	replyLua(c.W, v)
 }
 
 // luaError is the error reply a script's error makes (scriptErrorHandler's table), and
@@ -982,7 +991,7 @@ func scriptCmd(c *Ctx, args [][]byte) {
 		body := string(args[2])
 		sha := sha1hex(body)
 		if _, e := c.s.scripts.compile(sha, body); e != "" {
-			c.W.Error(e)
+			c.Error(e)
 			return
 		}
 		c.s.scripts.add(sha, body)
@@ -999,7 +1008,7 @@ func scriptCmd(c *Ctx, args [][]byte) {
 	case sub == "flush" && len(args) <= 3:
 		if len(args) == 3 {
 			if m := strings.ToLower(string(args[2])); m != "sync" && m != "async" {
-				c.W.Error("ERR SCRIPT FLUSH only support SYNC|ASYNC option")
+				c.Error("ERR SCRIPT FLUSH only support SYNC|ASYNC option")
 				return
 			}
 		}
@@ -1009,18 +1018,18 @@ func scriptCmd(c *Ctx, args [][]byte) {
 		// A script that runs has its effects in the log already: every replica runs it to
 		// its end, as Redis does once a script has written.
 		if c.s.scriptRunning.Load() {
-			c.W.Error("UNKILLABLE Sorry the script already executed write commands against the dataset. You can either wait the script termination or kill the server in a hard way using the SHUTDOWN NOSAVE command.")
+			c.Error("UNKILLABLE Sorry the script already executed write commands against the dataset. You can either wait the script termination or kill the server in a hard way using the SHUTDOWN NOSAVE command.")
 		} else {
-			c.W.Error("NOTBUSY No scripts in execution right now.")
+			c.Error("NOTBUSY No scripts in execution right now.")
 		}
 	case sub == "debug" && len(args) == 3:
 		switch strings.ToLower(string(args[2])) {
 		case "no":
 			c.W.Status("OK")
 		case "yes", "sync":
-			c.W.Error("ERR SCRIPT DEBUG is not supported by nanokv")
+			c.Error("ERR SCRIPT DEBUG is not supported by nanokv")
 		default:
-			c.W.Error("ERR Use SCRIPT DEBUG YES/SYNC/NO")
+			c.Error("ERR Use SCRIPT DEBUG YES/SYNC/NO")
 		}
 	case sub == "help" && len(args) == 2:
 		c.W.Array(len(scriptHelp))
@@ -1028,8 +1037,8 @@ func scriptCmd(c *Ctx, args [][]byte) {
 			c.W.Status(l)
 		}
 	case sub == "load" || sub == "exists" || sub == "flush" || sub == "kill" || sub == "debug" || sub == "help":
-		c.W.Error(WrongArgs("script|" + sub))
+		c.Error(WrongArgs("script|" + sub))
 	default:
-		c.W.Error("ERR unknown subcommand '" + string(args[1]) + "'. Try SCRIPT HELP.")
+		c.Error("ERR unknown subcommand '" + string(args[1]) + "'. Try SCRIPT HELP.")
 	}
 }

@@ -177,7 +177,7 @@ func (c *Ctx) setsLookupAll(keys [][]byte) ([]*setColl, bool) {
 			continue
 		}
 		if it.typ != TypeSet {
-			c.W.Error(ErrWrongType)
+			c.Error(ErrWrongType)
 			return nil, false
 		}
 		sets[i] = it.coll.(*setColl)
@@ -295,7 +295,7 @@ func scardCmd(c *Ctx, args [][]byte) {
 
 func spopCmd(c *Ctx, args [][]byte) {
 	if len(args) > 3 {
-		c.W.Error(ErrSyntax)
+		c.Error(ErrSyntax)
 		return
 	}
 	key := args[1]
@@ -317,7 +317,7 @@ func spopCmd(c *Ctx, args [][]byte) {
 	}
 	count, ok := ParseInt(args[2])
 	if !ok || count < 0 {
-		c.W.Error(ErrNotPositive)
+		c.Error(ErrNotPositive)
 		return
 	}
 	it, s, wrong := c.setsLookup(key)
@@ -347,7 +347,7 @@ func spopCmd(c *Ctx, args [][]byte) {
 
 func srandmemberCmd(c *Ctx, args [][]byte) {
 	if len(args) > 3 {
-		c.W.Error(ErrSyntax)
+		c.Error(ErrSyntax)
 		return
 	}
 	key := args[1]
@@ -378,7 +378,7 @@ func srandmemberCmd(c *Ctx, args [][]byte) {
 	switch {
 	case count < 0:
 		if -count > hsMaxRandomRepeat {
-			c.W.Error(hsErrOutOfRange)
+			c.Error(hsErrOutOfRange)
 			return
 		}
 		c.W.Array(int(-count))
@@ -408,7 +408,7 @@ func smoveCmd(c *Ctx, args [][]byte) {
 	}
 	dstIt, dstOK := c.lookup(dst)
 	if srcIt.typ != TypeSet || (dstOK && dstIt.typ != TypeSet) {
-		c.W.Error(ErrWrongType)
+		c.Error(ErrWrongType)
 		return
 	}
 	ss := srcIt.coll.(*setColl)
@@ -552,11 +552,11 @@ func sinterstoreCmd(c *Ctx, args [][]byte) {
 func sintercardCmd(c *Ctx, args [][]byte) {
 	numkeys, ok := ParseInt(args[1])
 	if !ok || numkeys <= 0 {
-		c.W.Error(errSetNumKeys)
+		c.Error(errSetNumKeys)
 		return
 	}
 	if numkeys > int64(len(args)-2) {
-		c.W.Error(errSetNumKeysArgs)
+		c.Error(errSetNumKeysArgs)
 		return
 	}
 	keys := args[2 : 2+numkeys]
@@ -566,13 +566,13 @@ func sintercardCmd(c *Ctx, args [][]byte) {
 			i++
 			v, ok := ParseInt(args[i])
 			if !ok || v < 0 {
-				c.W.Error(errSetLimit)
+				c.Error(errSetLimit)
 				return
 			}
 			limit = v
 			continue
 		}
-		c.W.Error(ErrSyntax)
+		c.Error(ErrSyntax)
 		return
 	}
 	sets, ok := c.setsLookupAll(keys)

@@ -49,7 +49,7 @@ func sortCmd(readonly bool) func(c *Ctx, args [][]byte) {
 				s, ok1 := ParseInt(args[j+1])
 				n, ok2 := ParseInt(args[j+2])
 				if !ok1 || !ok2 {
-					c.W.Error(ErrNotInteger)
+					c.Error(ErrNotInteger)
 					return
 				}
 				limitStart, limitCount = s, n
@@ -65,13 +65,13 @@ func sortCmd(readonly bool) func(c *Ctx, args [][]byte) {
 				gets = append(gets, args[j+1])
 				j++
 			default:
-				c.W.Error(ErrSyntax)
+				c.Error(ErrSyntax)
 				return
 			}
 		}
 		it, ok := c.lookup(args[1])
 		if ok && it.typ != TypeList && it.typ != TypeSet && it.typ != TypeZSet {
-			c.W.Error(ErrWrongType)
+			c.Error(ErrWrongType)
 			return
 		}
 		if z, isZSet := it.coll.(*zset); isZSet {
@@ -139,7 +139,7 @@ func sortCmd(readonly bool) func(c *Ctx, args [][]byte) {
 				}
 				f, used, erange := strtod([]byte(val))
 				if used != len(val) || erange || math.IsNaN(f) {
-					c.W.Error("ERR One or more scores can't be converted into double")
+					c.Error("ERR One or more scores can't be converted into double")
 					return
 				}
 				e.score = f

@@ -139,6 +139,9 @@ type Store struct {
 	// functions are the function libraries (function.go): replicated state, in
 	// snapshots.
 	functions funcLibs
+	// cmdStats are the commands' INFO commandstats counters, by Spec.statIndex
+	// (cmdstats.go): this member's, not replicated.
+	cmdStats []CmdStats
 	// scriptRunning is set while the applier runs a script (SCRIPT KILL's answer).
 	scriptRunning atomic.Bool
 	// applyCtx is the applier's context, reset for every entry: a Ctx escapes through
@@ -169,7 +172,7 @@ func (s *Store) ExpiredCount() uint64 { return s.stats.ExpiredKeys.Load() }
 
 // New returns an empty store.
 func New() *Store {
-	s := &Store{}
+	s := &Store{cmdStats: make([]CmdStats, len(statNames))}
 	s.zk.init()
 	s.SetSlowlog(slowlogDefaultThreshold, slowlogDefaultMaxLen)
 	return s

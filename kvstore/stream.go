@@ -277,7 +277,7 @@ func (c *Ctx) streamAt(key []byte) (it item, s *stream, wrong bool) {
 func (c *Ctx) existingStream(key []byte) (item, *stream, bool) {
 	it, s, wrong := c.streamAt(key)
 	if s == nil && !wrong {
-		c.W.Error(errNoSuchKey)
+		c.Error(errNoSuchKey)
 	}
 	return it, s, s != nil
 }
@@ -305,7 +305,7 @@ func (c *Ctx) parseAddOrTrim(args [][]byte, xadd bool, t *trimArgs, noMk *bool, 
 			goto parsed
 		case (eq(opt, "maxlen") || eq(opt, "minid")) && more > 0:
 			if t.strategy != 0 {
-				c.W.Error("ERR syntax error, MAXLEN and MINID options at the same time are not compatible")
+				c.Error("ERR syntax error, MAXLEN and MINID options at the same time are not compatible")
 				return -1
 			}
 			t.approx = false
@@ -323,7 +323,7 @@ func (c *Ctx) parseAddOrTrim(args [][]byte, xadd bool, t *trimArgs, noMk *bool, 
 			} else {
 				v, ok := parseStreamID(args[i+1], 0, true, nil)
 				if !ok {
-					c.W.Error(errStreamID)
+					c.Error(errStreamID)
 					return -1
 				}
 				t.strategy, t.minid = 'i', v
@@ -341,27 +341,27 @@ func (c *Ctx) parseAddOrTrim(args [][]byte, xadd bool, t *trimArgs, noMk *bool, 
 		case xadd:
 			v, ok := parseStreamID(opt, 0, true, seqAuto)
 			if !ok {
-				c.W.Error(errStreamID)
+				c.Error(errStreamID)
 				return -1
 			}
 			*id, *idGiven = v, true
 			goto parsed
 		default:
-			c.W.Error(ErrSyntax)
+			c.Error(ErrSyntax)
 			return -1
 		}
 	}
 parsed:
 	if t.limit != 0 && t.strategy == 0 {
-		c.W.Error("ERR syntax error, LIMIT cannot be used without specifying a trimming strategy")
+		c.Error("ERR syntax error, LIMIT cannot be used without specifying a trimming strategy")
 		return -1
 	}
 	if !xadd && t.strategy == 0 {
-		c.W.Error("ERR syntax error, XTRIM must be called with a trimming strategy")
+		c.Error("ERR syntax error, XTRIM must be called with a trimming strategy")
 		return -1
 	}
 	if limitGiven && !t.approx {
-		c.W.Error("ERR syntax error, LIMIT cannot be used without the special ~ option")
+		c.Error("ERR syntax error, LIMIT cannot be used without the special ~ option")
 		return -1
 	}
 	if t.approx && !limitGiven {
@@ -379,9 +379,9 @@ func (c *Ctx) nonNegative(b []byte, errNeg string) (int64, bool) {
 	v, ok := ParseInt(b)
 	switch {
 	case !ok:
-		c.W.Error(ErrNotInteger)
+		c.Error(ErrNotInteger)
 	case v < 0:
-		c.W.Error(errNeg)
+		c.Error(errNeg)
 	}
 	return v, ok && v >= 0
 }
@@ -422,11 +422,11 @@ func xaddCmd(c *Ctx, args [][]byte) {
 	}
 	fields := args[i+1:]
 	if len(fields) < 2 || len(fields)%2 != 0 {
-		c.W.Error(WrongArgs("xadd"))
+		c.Error(WrongArgs("xadd"))
 		return
 	}
 	if idGiven && !seqAuto && id == (streamID{}) {
-		c.W.Error(errStreamZero)
+		c.Error(errStreamZero)
 		return
 	}
 	it, s, wrong := c.streamAt(args[1])
@@ -442,7 +442,7 @@ func xaddCmd(c *Ctx, args [][]byte) {
 		it = item{typ: TypeStream, coll: s}
 	}
 	if s.last == maxStreamID {
-		c.W.Error(errStreamExhausted)
+		c.Error(errStreamExhausted)
 		return
 	}
 	switch {
@@ -456,14 +456,14 @@ func xaddCmd(c *Ctx, args [][]byte) {
 	case seqAuto:
 		if id.ms == s.last.ms {
 			if s.last.seq == math.MaxUint64 {
-				c.W.Error(errStreamTop)
+				c.Error(errStreamTop)
 				return
 			}
 			id = streamID{id.ms, s.last.seq + 1}
 		}
 	}
 	if !s.last.less(id) {
-		c.W.Error(errStreamTop)
+		c.Error(errStreamTop)
 		return
 	}
 	e := streamEntry{id: id, fields: make([]string, len(fields))}
@@ -521,23 +521,23 @@ func xrangeCmd(rev bool) func(c *Ctx, args [][]byte) {
 		// Redis parses and steps each bound in turn: the start's errors come first
 		start, startEx, ok := parseInterval(startArg, 0)
 		if !ok {
-			c.W.Error(errStreamID)
+			c.Error(errStreamID)
 			return
 		}
 		if startEx {
 			if start, ok = start.incr(); !ok {
-				c.W.Error("ERR invalid start ID for the interval")
+				c.Error("ERR invalid start ID for the interval")
 				return
 			}
 		}
 		end, endEx, ok := parseInterval(endArg, math.MaxUint64)
 		if !ok {
-			c.W.Error(errStreamID)
+			c.Error(errStreamID)
 			return
 		}
 		if endEx {
 			if end, ok = end.decr(); !ok {
-				c.W.Error("ERR invalid end ID for the interval")
+				c.Error("ERR invalid end ID for the interval")
 				return
 			}
 		}
@@ -546,14 +546,14 @@ func xrangeCmd(rev bool) func(c *Ctx, args [][]byte) {
 			if eq(args[j], "count") && j+1 < len(args) {
 				v, ok := ParseInt(args[j+1])
 				if !ok {
-					c.W.Error(ErrNotInteger)
+					c.Error(ErrNotInteger)
 					return
 				}
 				count = max(v, 0)
 				j++
 				continue
 			}
-			c.W.Error(ErrSyntax)
+			c.Error(ErrSyntax)
 			return
 		}
 		_, s, wrong := c.streamAt(args[1])
@@ -612,7 +612,7 @@ func xdelCmd(c *Ctx, args [][]byte) {
 	for i, a := range args[2:] {
 		id, ok := parseStreamID(a, 0, true, nil)
 		if !ok && s != nil {
-			c.W.Error(errStreamID)
+			c.Error(errStreamID)
 			return
 		}
 		ids[i] = id
@@ -664,7 +664,7 @@ func xtrimCmd(c *Ctx, args [][]byte) {
 func xsetidCmd(c *Ctx, args [][]byte) {
 	id, ok := parseStreamID(args[2], 0, true, nil)
 	if !ok {
-		c.W.Error(errStreamID)
+		c.Error(errStreamID)
 		return
 	}
 	added := int64(-1)
@@ -675,27 +675,27 @@ func xsetidCmd(c *Ctx, args [][]byte) {
 		case eq(args[i], "entriesadded") && more > 0:
 			v, ok := ParseInt(args[i+1])
 			if !ok {
-				c.W.Error(ErrNotInteger)
+				c.Error(ErrNotInteger)
 				return
 			}
 			if v < 0 {
-				c.W.Error("ERR entries_added must be positive")
+				c.Error("ERR entries_added must be positive")
 				return
 			}
 			added = v
 		case eq(args[i], "maxdeletedid") && more > 0:
 			v, ok := parseStreamID(args[i+1], 0, true, nil)
 			if !ok {
-				c.W.Error(errStreamID)
+				c.Error(errStreamID)
 				return
 			}
 			if id.less(v) {
-				c.W.Error("ERR The ID specified in XSETID is smaller than the provided max_deleted_entry_id")
+				c.Error("ERR The ID specified in XSETID is smaller than the provided max_deleted_entry_id")
 				return
 			}
 			maxDel = v
 		default:
-			c.W.Error(ErrSyntax)
+			c.Error(ErrSyntax)
 			return
 		}
 	}
@@ -706,11 +706,11 @@ func xsetidCmd(c *Ctx, args [][]byte) {
 	if s.Len() > 0 {
 		top, _ := s.entries.Max()
 		if id.less(top.id) {
-			c.W.Error("ERR The ID specified in XSETID is smaller than the target stream top item")
+			c.Error("ERR The ID specified in XSETID is smaller than the target stream top item")
 			return
 		}
 		if added != -1 && int64(s.Len()) > added {
-			c.W.Error("ERR The entries_added specified in XSETID is smaller than the target stream length")
+			c.Error("ERR The entries_added specified in XSETID is smaller than the target stream length")
 			return
 		}
 	}
@@ -810,12 +810,12 @@ var newEntries = maxStreamID
 func xreadCmd(c *Ctx, args [][]byte) {
 	a, msg := ParseXRead(args)
 	if msg != "" {
-		c.W.Error(msg)
+		c.Error(msg)
 		return
 	}
 	grouped := a.Group != nil
 	if _, inScript := c.W.(*luaWriter); inScript && a.BlockMS >= 0 {
-		c.W.Error("ERR " + strings.ToLower(string(args[0])) + " command is not allowed with BLOCK option from scripts")
+		c.Error("ERR " + strings.ToLower(string(args[0])) + " command is not allowed with BLOCK option from scripts")
 		return
 	}
 	after := make([]streamID, len(a.Keys))
@@ -830,14 +830,14 @@ func xreadCmd(c *Ctx, args [][]byte) {
 				groups[i] = s.groups[string(a.Group)]
 			}
 			if groups[i] == nil {
-				c.W.Error("NOGROUP No such key '" + string(key) + "' or consumer group '" + string(a.Group) + "' in XREADGROUP with GROUP option")
+				c.Error("NOGROUP No such key '" + string(key) + "' or consumer group '" + string(a.Group) + "' in XREADGROUP with GROUP option")
 				return
 			}
 		}
 		switch id := a.IDs[i]; {
 		case len(id) == 1 && id[0] == '$':
 			if grouped {
-				c.W.Error("ERR The $ ID is meaningless in the context of XREADGROUP: you want to read the history of this consumer by specifying a proper ID, or use the > ID to get new messages. The $ ID would just return an empty result set.")
+				c.Error("ERR The $ ID is meaningless in the context of XREADGROUP: you want to read the history of this consumer by specifying a proper ID, or use the > ID to get new messages. The $ ID would just return an empty result set.")
 				return
 			}
 			if s != nil {
@@ -845,14 +845,14 @@ func xreadCmd(c *Ctx, args [][]byte) {
 			}
 		case len(id) == 1 && id[0] == '>':
 			if !grouped {
-				c.W.Error("ERR The > ID can be specified only when calling XREADGROUP using the GROUP <group> <consumer> option.")
+				c.Error("ERR The > ID can be specified only when calling XREADGROUP using the GROUP <group> <consumer> option.")
 				return
 			}
 			after[i] = newEntries
 		default:
 			v, ok := parseStreamID(id, 0, true, nil)
 			if !ok {
-				c.W.Error(errStreamID)
+				c.Error(errStreamID)
 				return
 			}
 			after[i] = v
@@ -939,7 +939,7 @@ var xinfoArity = map[string]int{"stream": -3, "groups": 3, "consumers": 4, "help
 func xinfoCmd(c *Ctx, args [][]byte) {
 	sub, msg := CheckSubcommand(args, "xinfo", xinfoArity)
 	if msg != "" {
-		c.W.Error(msg)
+		c.Error(msg)
 		return
 	}
 	if sub == "help" {
@@ -973,7 +973,7 @@ func xinfoCmd(c *Ctx, args [][]byte) {
 		case len(args) == 6 && eq(args[3], "full") && eq(args[4], "count"):
 			v, ok := ParseInt(args[5])
 			if !ok {
-				c.W.Error(ErrNotInteger)
+				c.Error(ErrNotInteger)
 				return
 			}
 			full, count = true, v
@@ -981,7 +981,7 @@ func xinfoCmd(c *Ctx, args [][]byte) {
 				count = 10
 			}
 		default:
-			c.W.Error("ERR unknown subcommand or wrong number of arguments for 'stream'. Try XINFO HELP.")
+			c.Error("ERR unknown subcommand or wrong number of arguments for 'stream'. Try XINFO HELP.")
 			return
 		}
 	}
@@ -991,7 +991,7 @@ func xinfoCmd(c *Ctx, args [][]byte) {
 	case sub == "groups":
 		c.xinfoGroups(s)
 	case s.groups[string(args[3])] == nil:
-		c.W.Error("NOGROUP No such consumer group '" + string(args[3]) + "' for key name '" + string(args[2]) + "'")
+		c.Error("NOGROUP No such consumer group '" + string(args[3]) + "' for key name '" + string(args[2]) + "'")
 	default:
 		c.xinfoConsumers(s.groups[string(args[3])])
 	}

@@ -307,11 +307,11 @@ var xgroupArity = map[string]int{"create": -5, "setid": -5, "destroy": 4, "creat
 func xgroupCmd(c *Ctx, args [][]byte) {
 	sub, msg := CheckSubcommand(args, "xgroup", xgroupArity)
 	if msg != "" {
-		c.W.Error(msg)
+		c.Error(msg)
 		return
 	}
 	syntax := func() {
-		c.W.Error("ERR unknown subcommand or wrong number of arguments for '" + string(args[1]) + "'. Try XGROUP HELP.")
+		c.Error("ERR unknown subcommand or wrong number of arguments for '" + string(args[1]) + "'. Try XGROUP HELP.")
 	}
 	if sub == "help" {
 		lines := []string{
@@ -343,11 +343,11 @@ func xgroupCmd(c *Ctx, args [][]byte) {
 	parseEntriesRead := func(b []byte) bool {
 		v, ok := ParseInt(b)
 		if !ok {
-			c.W.Error(ErrNotInteger)
+			c.Error(ErrNotInteger)
 			return false
 		}
 		if v < 0 && v != invalidEntriesRead {
-			c.W.Error("ERR value for ENTRIESREAD must be positive or -1")
+			c.Error("ERR value for ENTRIESREAD must be positive or -1")
 			return false
 		}
 		entriesRead = v
@@ -395,12 +395,12 @@ func xgroupCmd(c *Ctx, args [][]byte) {
 	var g *streamGroup
 	if !mkstream {
 		if s == nil {
-			c.W.Error("ERR The XGROUP subcommand requires the key to exist. Note that for CREATE you may want to use the MKSTREAM option to create an empty stream automatically.")
+			c.Error("ERR The XGROUP subcommand requires the key to exist. Note that for CREATE you may want to use the MKSTREAM option to create an empty stream automatically.")
 			return
 		}
 		g = s.groups[gname]
 		if g == nil && (sub == "setid" || sub == "createconsumer" || sub == "delconsumer") {
-			c.W.Error("NOGROUP No such consumer group '" + gname + "' for key name '" + string(key) + "'")
+			c.Error("NOGROUP No such consumer group '" + gname + "' for key name '" + string(key) + "'")
 			return
 		}
 	}
@@ -414,7 +414,7 @@ func xgroupCmd(c *Ctx, args [][]byte) {
 		} else {
 			v, ok := parseStreamID(args[4], 0, true, nil)
 			if !ok {
-				c.W.Error(errStreamID)
+				c.Error(errStreamID)
 				return
 			}
 			id = v
@@ -424,7 +424,7 @@ func xgroupCmd(c *Ctx, args [][]byte) {
 			c.store(key, item{typ: TypeStream, coll: s}, false)
 		}
 		if s.groups[gname] != nil {
-			c.W.Error("BUSYGROUP Consumer Group name already exists")
+			c.Error("BUSYGROUP Consumer Group name already exists")
 			return
 		}
 		if s.groups == nil {
@@ -438,7 +438,7 @@ func xgroupCmd(c *Ctx, args [][]byte) {
 		if string(args[4]) != "$" {
 			v, ok := parseStreamID(args[4], 0, false, nil)
 			if !ok {
-				c.W.Error(errStreamID)
+				c.Error(errStreamID)
 				return
 			}
 			id = v
@@ -554,7 +554,7 @@ func xackCmd(c *Ctx, args [][]byte) {
 	for i, a := range args[3:] {
 		id, ok := parseStreamID(a, 0, true, nil)
 		if !ok {
-			c.W.Error(errStreamID)
+			c.Error(errStreamID)
 			return
 		}
 		ids[i] = id
@@ -573,7 +573,7 @@ func xackCmd(c *Ctx, args [][]byte) {
 
 func xpendingCmd(c *Ctx, args [][]byte) {
 	if len(args) != 3 && (len(args) < 6 || len(args) > 9) {
-		c.W.Error(ErrSyntax)
+		c.Error(ErrSyntax)
 		return
 	}
 	var minIdle, count int64
@@ -584,40 +584,40 @@ func xpendingCmd(c *Ctx, args [][]byte) {
 		if eq(args[3], "idle") {
 			v, ok := ParseInt(args[4])
 			if !ok {
-				c.W.Error(ErrNotInteger)
+				c.Error(ErrNotInteger)
 				return
 			}
 			minIdle = v
 			if len(args) < 8 {
-				c.W.Error(ErrSyntax)
+				c.Error(ErrSyntax)
 				return
 			}
 			i += 2
 		}
 		v, ok := ParseInt(args[i+2])
 		if !ok {
-			c.W.Error(ErrNotInteger)
+			c.Error(ErrNotInteger)
 			return
 		}
 		count = max(v, 0)
 		var ex bool
 		if start, ex, ok = parseInterval(args[i], 0); !ok {
-			c.W.Error(errStreamID)
+			c.Error(errStreamID)
 			return
 		}
 		if ex {
 			if start, ok = start.incr(); !ok {
-				c.W.Error("ERR invalid start ID for the interval")
+				c.Error("ERR invalid start ID for the interval")
 				return
 			}
 		}
 		if end, ex, ok = parseInterval(args[i+1], math.MaxUint64); !ok {
-			c.W.Error(errStreamID)
+			c.Error(errStreamID)
 			return
 		}
 		if ex {
 			if end, ok = end.decr(); !ok {
-				c.W.Error("ERR invalid end ID for the interval")
+				c.Error("ERR invalid end ID for the interval")
 				return
 			}
 		}
@@ -630,7 +630,7 @@ func xpendingCmd(c *Ctx, args [][]byte) {
 	case wrong:
 		return
 	case g == nil:
-		c.W.Error(noGroup(args[1], string(args[2])))
+		c.Error(noGroup(args[1], string(args[2])))
 		return
 	}
 	if len(args) == 3 {
@@ -697,12 +697,12 @@ func xclaimCmd(c *Ctx, args [][]byte) {
 	case wrong:
 		return
 	case g == nil:
-		c.W.Error(noGroup(args[1], string(args[2])))
+		c.Error(noGroup(args[1], string(args[2])))
 		return
 	}
 	minIdle, ok := ParseInt(args[4])
 	if !ok {
-		c.W.Error("ERR Invalid min-idle-time argument for XCLAIM")
+		c.Error("ERR Invalid min-idle-time argument for XCLAIM")
 		return
 	}
 	minIdle = max(minIdle, 0)
@@ -726,7 +726,7 @@ func xclaimCmd(c *Ctx, args [][]byte) {
 			j++
 			v, ok := ParseInt(args[j])
 			if !ok {
-				c.W.Error("ERR Invalid " + what + " option argument for XCLAIM")
+				c.Error("ERR Invalid " + what + " option argument for XCLAIM")
 			}
 			return v, ok
 		}
@@ -757,12 +757,12 @@ func xclaimCmd(c *Ctx, args [][]byte) {
 			j++
 			v, ok := parseStreamID(args[j], 0, true, nil)
 			if !ok {
-				c.W.Error(errStreamID)
+				c.Error(errStreamID)
 				return
 			}
 			lastID = v
 		default:
-			c.W.Error("ERR Unrecognized XCLAIM option '" + string(opt) + "'")
+			c.Error("ERR Unrecognized XCLAIM option '" + string(opt) + "'")
 			return
 		}
 	}
@@ -830,18 +830,18 @@ func (c *Ctx) writeClaimed(s *stream, ids []streamID, justid bool) {
 func xautoclaimCmd(c *Ctx, args [][]byte) {
 	minIdle, ok := ParseInt(args[4])
 	if !ok {
-		c.W.Error("ERR Invalid min-idle-time argument for XAUTOCLAIM")
+		c.Error("ERR Invalid min-idle-time argument for XAUTOCLAIM")
 		return
 	}
 	minIdle = max(minIdle, 0)
 	start, ex, ok := parseInterval(args[5], 0)
 	if !ok {
-		c.W.Error(errStreamID)
+		c.Error(errStreamID)
 		return
 	}
 	if ex {
 		if start, ok = start.incr(); !ok {
-			c.W.Error("ERR invalid start ID for the interval")
+			c.Error("ERR invalid start ID for the interval")
 			return
 		}
 	}
@@ -851,7 +851,7 @@ func xautoclaimCmd(c *Ctx, args [][]byte) {
 		case eq(args[j], "count") && j+1 < len(args):
 			v, ok := ParseInt(args[j+1])
 			if !ok || v < 1 || v > math.MaxInt64/10 {
-				c.W.Error("ERR COUNT must be > 0")
+				c.Error("ERR COUNT must be > 0")
 				return
 			}
 			count = v
@@ -859,7 +859,7 @@ func xautoclaimCmd(c *Ctx, args [][]byte) {
 		case eq(args[j], "justid"):
 			justid = true
 		default:
-			c.W.Error(ErrSyntax)
+			c.Error(ErrSyntax)
 			return
 		}
 	}
@@ -868,7 +868,7 @@ func xautoclaimCmd(c *Ctx, args [][]byte) {
 	case wrong:
 		return
 	case g == nil:
-		c.W.Error(noGroup(args[1], string(args[2])))
+		c.Error(noGroup(args[1], string(args[2])))
 		return
 	}
 	attempts := count * 10

@@ -153,7 +153,7 @@ func setIsBlind(args [][]byte) bool {
 func setCmd(c *Ctx, args [][]byte) {
 	flags, expire, errReply := parseSetOptions(args)
 	if errReply != "" {
-		c.W.Error(errReply)
+		c.Error(errReply)
 		return
 	}
 	var deadline int64
@@ -161,7 +161,7 @@ func setCmd(c *Ctx, args [][]byte) {
 		var e string
 		deadline, e = expireDeadline(expire, flags&(setEX|setEXAT) != 0, flags&(setEXAT|setPXAT) != 0, c.Now, "set")
 		if e != "" {
-			c.W.Error(e)
+			c.Error(e)
 			return
 		}
 	}
@@ -175,7 +175,7 @@ func setCmd(c *Ctx, args [][]byte) {
 	}
 	old, exists := c.lookup(key)
 	if flags&setGet != 0 && exists && old.typ != TypeString {
-		c.W.Error(ErrWrongType)
+		c.Error(ErrWrongType)
 		return
 	}
 	if (flags&setNX != 0 && exists) || (flags&setXX != 0 && !exists) {
@@ -226,7 +226,7 @@ func setexCmd(unit int64) func(c *Ctx, args [][]byte) {
 	return func(c *Ctx, args [][]byte) {
 		deadline, e := expireDeadline(args[2], unit == 1000, false, c.Now, string(lowerName(args[0])))
 		if e != "" {
-			c.W.Error(e)
+			c.Error(e)
 			return
 		}
 		c.setString(args[1], string(args[3]), false)
@@ -277,7 +277,7 @@ func getdelCmd(c *Ctx, args [][]byte) {
 func getexCmd(c *Ctx, args [][]byte) {
 	flags, expire, errReply := parseStringOptions(args, 2, false)
 	if errReply != "" {
-		c.W.Error(errReply)
+		c.Error(errReply)
 		return
 	}
 	// Redis looks the key up and checks its type before it validates the expire value
@@ -292,7 +292,7 @@ func getexCmd(c *Ctx, args [][]byte) {
 	if expire != nil {
 		deadline, e := expireDeadline(expire, flags&(setEX|setEXAT) != 0, flags&(setEXAT|setPXAT) != 0, c.Now, "getex")
 		if e != "" {
-			c.W.Error(e)
+			c.Error(e)
 			return
 		}
 		if deadline <= c.Now {
@@ -323,7 +323,7 @@ func msetIsBlind(args [][]byte) bool { return len(args)%2 == 1 }
 
 func msetCmd(c *Ctx, args [][]byte) {
 	if len(args)%2 == 0 {
-		c.W.Error(WrongArgs(string(lowerName(args[0]))))
+		c.Error(WrongArgs(string(lowerName(args[0]))))
 		return
 	}
 	for i := 1; i < len(args); i += 2 {
@@ -335,7 +335,7 @@ func msetCmd(c *Ctx, args [][]byte) {
 
 func msetnxCmd(c *Ctx, args [][]byte) {
 	if len(args)%2 == 0 {
-		c.W.Error(WrongArgs("msetnx"))
+		c.Error(WrongArgs("msetnx"))
 		return
 	}
 	for i := 1; i < len(args); i += 2 {
@@ -363,7 +363,7 @@ func appendCmd(c *Ctx, args [][]byte) {
 		return
 	}
 	if len(s)+len(args[2]) > maxStringSize {
-		c.W.Error(errStringTooBig)
+		c.Error(errStringTooBig)
 		return
 	}
 	ns := s + string(args[2])
@@ -389,7 +389,7 @@ func incrCmd(sign int64, withArg bool) func(c *Ctx, args [][]byte) {
 			}
 			if sign < 0 {
 				if v == math.MinInt64 {
-					c.W.Error("ERR decrement would overflow")
+					c.Error("ERR decrement would overflow")
 					return
 				}
 				v = -v
@@ -404,12 +404,12 @@ func incrCmd(sign int64, withArg bool) func(c *Ctx, args [][]byte) {
 		if exists {
 			var ok bool
 			if cur, ok = ParseInt([]byte(s)); !ok {
-				c.W.Error(ErrNotInteger)
+				c.Error(ErrNotInteger)
 				return
 			}
 		}
 		if (delta < 0 && cur < 0 && delta < math.MinInt64-cur) || (delta > 0 && cur > 0 && delta > math.MaxInt64-cur) {
-			c.W.Error(ErrOverflow)
+			c.Error(ErrOverflow)
 			return
 		}
 		cur += delta
@@ -430,23 +430,23 @@ func incrbyfloatCmd(c *Ctx, args [][]byte) {
 	if exists {
 		v, ok := parseLongDouble([]byte(s))
 		if !ok {
-			c.W.Error(ErrNotFloat)
+			c.Error(ErrNotFloat)
 			return
 		}
 		cur = v
 	}
 	incr, ok := parseLongDouble(args[2])
 	if !ok {
-		c.W.Error(ErrNotFloat)
+		c.Error(ErrNotFloat)
 		return
 	}
 	if cur.IsInf() || incr.IsInf() {
-		c.W.Error("ERR increment would produce NaN or Infinity")
+		c.Error("ERR increment would produce NaN or Infinity")
 		return
 	}
 	out, ok := addLongDouble(cur, incr)
 	if !ok {
-		c.W.Error("ERR increment would produce NaN or Infinity")
+		c.Error("ERR increment would produce NaN or Infinity")
 		return
 	}
 	c.setStringEnc(args[1], out, strNoInt, true)
@@ -496,7 +496,7 @@ func setrangeCmd(c *Ctx, args [][]byte) {
 		return
 	}
 	if offset < 0 {
-		c.W.Error("ERR offset is out of range")
+		c.Error("ERR offset is out of range")
 		return
 	}
 	val := args[3]
@@ -509,7 +509,7 @@ func setrangeCmd(c *Ctx, args [][]byte) {
 		return
 	}
 	if offset+int64(len(val)) > maxStringSize {
-		c.W.Error(errStringTooBig)
+		c.Error(errStringTooBig)
 		return
 	}
 	need := int(offset) + len(val)

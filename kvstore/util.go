@@ -178,7 +178,7 @@ func FormatDouble(f float64) string {
 func (c *Ctx) parseIntArg(b []byte) (int64, bool) {
 	v, ok := ParseInt(b)
 	if !ok {
-		c.W.Error(ErrNotInteger)
+		c.Error(ErrNotInteger)
 	}
 	return v, ok
 }
@@ -198,7 +198,7 @@ func (c *Ctx) parseIntArgs(a, b []byte) (int64, int64, bool) {
 func (c *Ctx) parseFloatArg(b []byte) (float64, bool) {
 	v, ok := ParseFloat(b)
 	if !ok {
-		c.W.Error(ErrNotFloat)
+		c.Error(ErrNotFloat)
 	}
 	return v, ok
 }

@@ -181,21 +181,21 @@ options:
 	}
 	elements := len(args) - i
 	if elements == 0 || elements%2 != 0 {
-		c.W.Error(ErrSyntax)
+		c.Error(ErrSyntax)
 		return
 	}
 	n := elements / 2
 	nx, xx, gt, lt, incr := flags&zaddNX != 0, flags&zaddXX != 0, flags&zaddGT != 0, flags&zaddLT != 0, flags&zaddIncr != 0
 	if nx && xx {
-		c.W.Error("ERR XX and NX options at the same time are not compatible")
+		c.Error("ERR XX and NX options at the same time are not compatible")
 		return
 	}
 	if (gt && nx) || (lt && nx) || (gt && lt) {
-		c.W.Error("ERR GT, LT, and/or NX options at the same time are not compatible")
+		c.Error("ERR GT, LT, and/or NX options at the same time are not compatible")
 		return
 	}
 	if incr && n > 1 {
-		c.W.Error("ERR INCR option supports a single increment-element pair")
+		c.Error("ERR INCR option supports a single increment-element pair")
 		return
 	}
 	// all scores are checked before anything changes: the command applies fully or not at all
@@ -203,7 +203,7 @@ options:
 	for j := range scores {
 		v, ok := ParseFloat(args[i+2*j])
 		if !ok {
-			c.W.Error(ErrNotFloat)
+			c.Error(ErrNotFloat)
 			return
 		}
 		scores[j] = v
@@ -225,7 +225,7 @@ options:
 			switch out {
 			case zaddOutNaN:
 				// only INCR gets here, with its single pair: nothing has changed
-				c.W.Error(ErrNaN)
+				c.Error(ErrNaN)
 				return
 			case zaddOutAdded:
 				added++
@@ -349,7 +349,7 @@ func zrankCmd(rev bool) func(c *Ctx, args [][]byte) {
 func zcountCmd(c *Ctx, args [][]byte) {
 	r, ok := zparseScoreRange(args[2], args[3])
 	if !ok {
-		c.W.Error(ErrMinMaxFloat)
+		c.Error(ErrMinMaxFloat)
 		return
 	}
 	zcountIn(c, args[1], &r)
@@ -358,7 +358,7 @@ func zcountCmd(c *Ctx, args [][]byte) {
 func zlexcountCmd(c *Ctx, args [][]byte) {
 	r, ok := zparseLexRange(args[2], args[3])
 	if !ok {
-		c.W.Error(ErrMinMaxLex)
+		c.Error(ErrMinMaxLex)
 		return
 	}
 	zcountIn(c, args[1], &r)
@@ -431,7 +431,7 @@ func zrangeGeneric(c *Ctx, args [][]byte, src int, dst []byte, by zrangeBy, dir 
 		case by == zbyAuto && eq(a, "byscore"):
 			by = zbyScore
 		default:
-			c.W.Error(ErrSyntax)
+			c.Error(ErrSyntax)
 			return
 		}
 	}
@@ -443,11 +443,11 @@ func zrangeGeneric(c *Ctx, args [][]byte, src int, dst []byte, by zrangeBy, dir 
 	}
 	// like Redis, "LIMIT offset -1" counts as no LIMIT here
 	if limit != -1 && by == zbyRank {
-		c.W.Error("ERR syntax error, LIMIT is only supported in combination with either BYSCORE or BYLEX")
+		c.Error("ERR syntax error, LIMIT is only supported in combination with either BYSCORE or BYLEX")
 		return
 	}
 	if withScores && by == zbyLex {
-		c.W.Error("ERR syntax error, WITHSCORES not supported in combination with BYLEX")
+		c.Error("ERR syntax error, WITHSCORES not supported in combination with BYLEX")
 		return
 	}
 	rev := dir == zdirReverse
@@ -469,14 +469,14 @@ func zrangeGeneric(c *Ctx, args [][]byte, src int, dst []byte, by zrangeBy, dir 
 	case zbyScore:
 		r, ok := zparseScoreRange(args[minIdx], args[maxIdx])
 		if !ok {
-			c.W.Error(ErrMinMaxFloat)
+			c.Error(ErrMinMaxFloat)
 			return
 		}
 		bounds = &r
 	case zbyLex:
 		r, ok := zparseLexRange(args[minIdx], args[maxIdx])
 		if !ok {
-			c.W.Error(ErrMinMaxLex)
+			c.Error(ErrMinMaxLex)
 			return
 		}
 		bounds = &r
@@ -521,14 +521,14 @@ func zremrangeCmd(by zrangeBy) func(c *Ctx, args [][]byte) {
 		case zbyScore:
 			r, ok := zparseScoreRange(args[2], args[3])
 			if !ok {
-				c.W.Error(ErrMinMaxFloat)
+				c.Error(ErrMinMaxFloat)
 				return
 			}
 			bounds = &r
 		case zbyLex:
 			r, ok := zparseLexRange(args[2], args[3])
 			if !ok {
-				c.W.Error(ErrMinMaxLex)
+				c.Error(ErrMinMaxLex)
 				return
 			}
 			bounds = &r

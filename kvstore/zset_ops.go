@@ -10,14 +10,14 @@ import (
 func zpopCmd(max bool) func(c *Ctx, args [][]byte) {
 	return func(c *Ctx, args [][]byte) {
 		if len(args) > 3 {
-			c.W.Error(ErrSyntax)
+			c.Error(ErrSyntax)
 			return
 		}
 		count := int64(-1) // a plain single pop
 		if len(args) == 3 {
 			v, ok := ParseInt(args[2])
 			if !ok || v < 0 {
-				c.W.Error(ErrNotPositive)
+				c.Error(ErrNotPositive)
 				return
 			}
 			count = v
@@ -108,12 +108,12 @@ func (z *zset) popEdge(max bool) zentry {
 func zmpopCmd(c *Ctx, args [][]byte) {
 	numkeys, ok := ParseInt(args[1])
 	if !ok || numkeys < 1 {
-		c.W.Error("ERR numkeys should be greater than 0")
+		c.Error("ERR numkeys should be greater than 0")
 		return
 	}
 	if numkeys >= int64(len(args)-2) {
 		// the MIN|MAX argument would be missing
-		c.W.Error(ErrSyntax)
+		c.Error(ErrSyntax)
 		return
 	}
 	whereIdx := 2 + int(numkeys)
@@ -123,7 +123,7 @@ func zmpopCmd(c *Ctx, args [][]byte) {
 	case eq(args[whereIdx], "max"):
 		max = true
 	default:
-		c.W.Error(ErrSyntax)
+		c.Error(ErrSyntax)
 		return
 	}
 	count := int64(-1)
@@ -132,13 +132,13 @@ func zmpopCmd(c *Ctx, args [][]byte) {
 			j++
 			v, ok := ParseInt(args[j])
 			if !ok || v < 1 {
-				c.W.Error("ERR count should be greater than 0")
+				c.Error("ERR count should be greater than 0")
 				return
 			}
 			count = v
 			continue
 		}
-		c.W.Error(ErrSyntax)
+		c.Error(ErrSyntax)
 		return
 	}
 	if count == -1 {
@@ -162,16 +162,16 @@ func zrandmemberCmd(c *Ctx, args [][]byte) {
 			return
 		}
 		if l == math.MinInt64 {
-			c.W.Error("ERR value is out of range, value must between -9223372036854775807 and 9223372036854775807")
+			c.Error("ERR value is out of range, value must between -9223372036854775807 and 9223372036854775807")
 			return
 		}
 		if len(args) > 4 || (len(args) == 4 && !eq(args[3], "withscores")) {
-			c.W.Error(ErrSyntax)
+			c.Error(ErrSyntax)
 			return
 		}
 		withScores := len(args) == 4
 		if withScores && (l < -math.MaxInt64/2 || l > math.MaxInt64/2) {
-			c.W.Error("ERR value is out of range")
+			c.Error("ERR value is out of range")
 			return
 		}
 		zrandWithCount(c, args[1], l, withScores)
@@ -206,7 +206,7 @@ func zrandWithCount(c *Ctx, key []byte, l int64, withScores bool) {
 	if !uniq {
 		count = -l
 		if count > zrandMaxRepeat {
-			c.W.Error("ERR value is out of range")
+			c.Error("ERR value is out of range")
 			return
 		}
 	}
@@ -409,11 +409,11 @@ func zsetopGeneric(c *Ctx, args [][]byte, dst []byte, numkeysIdx int, op zsetOp,
 		return
 	}
 	if setnum < 1 {
-		c.W.Error("ERR at least 1 input key is needed for '" + string(lowerName(args[0])) + "' command")
+		c.Error("ERR at least 1 input key is needed for '" + string(lowerName(args[0])) + "' command")
 		return
 	}
 	if setnum > int64(len(args)-numkeysIdx-1) {
-		c.W.Error(ErrSyntax)
+		c.Error(ErrSyntax)
 		return
 	}
 	srcs := make([]zopSource, setnum)
@@ -435,7 +435,7 @@ func zsetopGeneric(c *Ctx, args [][]byte, dst []byte, numkeysIdx int, op zsetOp,
 				continue
 			}
 		}
-		c.W.Error(ErrWrongType)
+		c.Error(ErrWrongType)
 		return
 	}
 	agg := zaggSum
@@ -450,7 +450,7 @@ func zsetopGeneric(c *Ctx, args [][]byte, dst []byte, numkeysIdx int, op zsetOp,
 			for i := range srcs {
 				w, ok := ParseFloat(args[j])
 				if !ok {
-					c.W.Error("ERR weight value is not a float")
+					c.Error("ERR weight value is not a float")
 					return
 				}
 				srcs[i].weight = w
@@ -465,7 +465,7 @@ func zsetopGeneric(c *Ctx, args [][]byte, dst []byte, numkeysIdx int, op zsetOp,
 			case eq(b, "max"):
 				agg = zaggMax
 			default:
-				c.W.Error(ErrSyntax)
+				c.Error(ErrSyntax)
 				return
 			}
 			j += 2
@@ -475,13 +475,13 @@ func zsetopGeneric(c *Ctx, args [][]byte, dst []byte, numkeysIdx int, op zsetOp,
 		case cardOnly && remaining >= 2 && eq(a, "limit"):
 			v, ok := ParseInt(args[j+1])
 			if !ok || v < 0 {
-				c.W.Error("ERR LIMIT can't be negative")
+				c.Error("ERR LIMIT can't be negative")
 				return
 			}
 			limit = v
 			j += 2
 		default:
-			c.W.Error(ErrSyntax)
+			c.Error(ErrSyntax)
 			return
 		}
 	}

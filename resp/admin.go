@@ -3,9 +3,11 @@ package resp
 import (
 	"context"
 	"fmt"
+	"maps"
 	"os"
 	"runtime"
 	"runtime/debug"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -25,6 +27,17 @@ type connSpec struct {
 }
 
 var connCommands = map[string]*connSpec{}
+
+// connSubcommands are the subcommands of the connection commands that are containers,
+// each counted apart in INFO commandstats ("client|list"), as in Redis.
+var connSubcommands = map[string][]string{
+	"client":  slices.Collect(maps.Keys(clientArity)),
+	"config":  {"get", "set", "resetstat", "rewrite", "help"},
+	"command": {"count", "info", "docs", "list", "getkeys", "help"},
+	"memory":  {"usage", "purge", "help"},
+	"slowlog": {"get", "len", "reset", "help"},
+	"pubsub":  {"channels", "numsub", "numpat", "shardchannels", "shardnumsub", "help"},
+}
 
 func init() {
 	add := func(name string, arity int, group, since, summary string, run func(*conn, [][]byte), opts ...func(*connSpec)) {
@@ -771,7 +784,12 @@ func roleCommand(c *conn, _ [][]byte) {
 
 // --- INFO ---------------------------------------------------------------------------------
 
-var defaultSections = []string{"server", "clients", "memory", "persistence", "stats", "replication", "cpu", "keyspace"}
+// defaultSections are INFO's without an argument, and allSections INFO ALL's, in Redis
+// 7.0's order (and nanokv's raft section).
+var (
+	defaultSections = []string{"server", "clients", "memory", "persistence", "stats", "replication", "cpu", "errorstats", "keyspace"}
+	allSections     = []string{"server", "clients", "memory", "persistence", "stats", "replication", "cpu", "commandstats", "errorstats", "keyspace", "raft"}
+)
 
 func infoCommand(c *conn, args [][]byte) {
 	sections := defaultSections
@@ -780,11 +798,10 @@ func infoCommand(c *conn, args [][]byte) {
 		for _, a := range args[1:] {
 			s := strings.ToLower(string(a))
 			switch s {
-			case "all", "everything", "default":
+			case "default":
 				sections = append(sections, defaultSections...)
-				if s != "default" {
-					sections = append(sections, "raft")
-				}
+			case "all", "everything":
+				sections = append(sections, allSections...)
 			default:
 				sections = append(sections, s)
 			}
@@ -859,6 +876,8 @@ func (s *Server) infoSection(b *strings.Builder, section string, c *conn) bool {
 		w("pubsub_channels", len(s.ps.names(kindChannel, nil)))
 		w("pubsub_patterns", len(s.ps.names(kindPattern, nil)))
 		w("pubsubshard_channels", len(s.ps.names(kindShard, nil)))
+		w("unexpected_error_replies", 0)
+		w("total_error_replies", s.errors.total.Load())
 	case "replication":
 		b.WriteString("# Replication\r\n")
 		w("role", "master")
@@ -869,6 +888,12 @@ func (s *Server) infoSection(b *strings.Builder, section string, c *conn) bool {
 		b.WriteString("# CPU\r\n")
 		w("used_cpu_sys", fmt.Sprintf("%.6f", tvSeconds(ru.Stime)))
 		w("used_cpu_user", fmt.Sprintf("%.6f", tvSeconds(ru.Utime)))
+	case "commandstats":
+		b.WriteString("# Commandstats\r\n")
+		s.appendCommandStats(b)
+	case "errorstats":
+		b.WriteString("# Errorstats\r\n")
+		s.errors.appendInfo(b)
 	case "keyspace":
 		b.WriteString("# Keyspace\r\n")
 		keys, expires := s.b.Store().KeyspaceInfo()

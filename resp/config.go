@@ -142,6 +142,8 @@ func configCommand(c *conn, args [][]byte) {
 		c.s.stats.rejected.Store(0)
 		c.s.stats.netIn.Store(0)
 		c.s.stats.netOut.Store(0)
+		c.s.errors.reset()
+		c.s.resetCommandStats()
 		c.Status("OK")
 	case "rewrite":
 		c.Error("ERR The server is running without a config file")

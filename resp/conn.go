@@ -128,6 +128,7 @@ func newConn(s *Server, nc net.Conn) *conn {
 		created: now, lastCmd: now,
 	}
 	c.Proto = 2
+	c.errs = &s.errors
 	c.authed = s.config().RequirePass == ""
 	c.shared.unblock = make(chan bool, 1)
 	c.shared.killed = make(chan struct{})
@@ -296,6 +297,7 @@ func (c *conn) handle(args [][]byte, spec *kvstore.Spec) {
 		if spec != nil {
 			name = &connSpec{Spec: *spec}
 		}
+		c.s.cmdStats(name, args).Reject()
 		if !name.CheckArity(args) {
 			c.Error(kvstore.WrongArgs(name.Name))
 			return
@@ -306,6 +308,7 @@ func (c *conn) handle(args [][]byte, spec *kvstore.Spec) {
 	if c.inMulti && !isTxControl(args[0]) && !runsInMulti(args[0]) {
 		switch {
 		case spec != nil && spec.ArgsError(args) != "":
+			c.s.b.Store().CommandStats(spec, args).Reject()
 			c.multiErr = true
 			c.Error(spec.ArgsError(args))
 		case spec != nil:
@@ -313,6 +316,7 @@ func (c *conn) handle(args [][]byte, spec *kvstore.Spec) {
 		case cs != nil:
 			// connection and server commands do not run inside EXEC here; refusing them
 			// aborts the transaction, as Redis does for commands it will not queue
+			c.s.cmdStats(cs, args).Reject()
 			c.multiErr = true
 			c.Error("ERR Command not allowed inside a transaction")
 		default:
@@ -323,13 +327,17 @@ func (c *conn) handle(args [][]byte, spec *kvstore.Spec) {
 	}
 	if cs != nil {
 		c.flushBatch()
+		stats := c.s.cmdStats(cs, args)
 		if !cs.CheckArity(args) {
+			stats.Reject()
 			c.Error(kvstore.WrongArgs(cs.Name))
 			return // refused: neither timed nor shown to monitors, as in Redis
 		}
 		st := c.s.b.Store()
 		start := st.SlowStart(cs.slowSpec(), args)
+		errs, began := c.nerr, stats.Begin()
 		cs.run(c, args)
+		stats.End(began, c.nerr != errs)
 		st.SlowEnd(start, args, c.addr, c.name)
 		c.feedMonitors(c.db, args) // after it ran: SELECT shows its new database
 		return
@@ -340,12 +348,14 @@ func (c *conn) handle(args [][]byte, spec *kvstore.Spec) {
 		return
 	}
 	if !spec.CheckArity(args) {
+		c.s.b.Store().CommandStats(spec, args).Reject()
 		c.flushBatch()
 		c.Error(kvstore.WrongArgs(spec.Name))
 		return
 	}
 	if c.monitoring {
 		// Redis's monitor is a replica of sorts: the keyspace is not its to touch
+		c.s.b.Store().CommandStats(spec, args).Reject()
 		c.flushBatch()
 		c.Error("ERR Replica can't interact with the keyspace")
 		return
@@ -415,6 +425,7 @@ func (c *conn) prepare(blind bool) *replySink {
 	sink := c.sink
 	if sink == nil {
 		sink = &replySink{applied: make(chan struct{}, 1)}
+		sink.errs = &c.s.errors
 	}
 	sink.B, sink.Proto = sink.B[:0], c.Proto
 	sink.addr, sink.name = c.addr, c.name

@@ -106,6 +106,10 @@ type Server struct {
 		netOut      atomic.Uint64
 		blocked     atomic.Int64 // clients waiting in a blocking command
 	}
+	errors errorStats // the error replies sent (INFO errorstats)
+	// connStats are the INFO commandstats counters of the connection commands the store
+	// does not know, by name ("client|list" for a subcommand); made in NewServer.
+	connStats map[string]*kvstore.CmdStats
 }
 
 // NewServer returns a server for b.
@@ -129,6 +133,7 @@ func NewServer(b Backend, cfg Config) *Server {
 		cfg.SlowlogSlowerThan, cfg.SlowlogMaxLen = b.Store().Slowlog() // the store's defaults
 	}
 	s := &Server{b: b, cfg: cfg, start: time.Now(), conns: map[*conn]struct{}{}, done: make(chan struct{})}
+	s.connStats = newConnStats()
 	b.Store().SetPublisher(&s.ps)
 	b.Store().SetNotifyFlags(cfg.NotifyKeyspaceEvents)
 	b.Store().SetSlowlog(cfg.SlowlogSlowerThan, cfg.SlowlogMaxLen)

@@ -11,6 +11,10 @@ import (
 type Writer struct {
 	B     []byte
 	Proto int // 2 or 3
+	// errs counts error replies for INFO errorstats (nil: not counted); nerr counts
+	// this writer's, so that a command that replied one is known to have failed.
+	errs *errorStats
+	nerr uint64
 }
 
 var _ kvstore.ReplyWriter = (*Writer)(nil)
@@ -26,6 +30,10 @@ func (w *Writer) Status(s string) {
 // Error writes an error line; msg carries its own prefix ("ERR ...", "WRONGTYPE ...").
 // CR and LF would end the line early, so they become spaces, as in Redis.
 func (w *Writer) Error(msg string) {
+	w.nerr++
+	if w.errs != nil {
+		w.errs.record(msg)
+	}
 	w.B = append(w.B, '-')
 	for i := 0; i < len(msg); i++ {
 		c := msg[i]

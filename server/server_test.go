@@ -534,3 +534,47 @@ func TestGoRedisScripts(t *testing.T) {
 		t.Fatalf("a failing call: %v", err)
 	}
 }
+
+// TestInfoCommandAndErrorStats: INFO commandstats and errorstats in Redis 7.0's form,
+// errorstats among the default sections, both zeroed by CONFIG RESETSTAT.
+func TestInfoCommandAndErrorStats(t *testing.T) {
+	s := startServer(t, Config{MemoryOnly: true})
+	defer s.Close()
+	ctx := context.Background()
+	c := client(t, s)
+	c.Set(ctx, "a", "1", 0)
+	c.LPush(ctx, "a", "x")     // WRONGTYPE: a failed call
+	c.Do(ctx, "GET")           // arity: a rejected call
+	c.Do(ctx, "CLIENT", "ID")  // a connection command's subcommand
+	c.Do(ctx, "OBJECT", "FOO") // an unknown subcommand: counted nowhere
+	c.Eval(ctx, "return {err='MINE x'}", nil)
+	stats := c.Info(ctx, "commandstats").Val()
+	for _, want := range []string{
+		"# Commandstats\r\n",
+		"cmdstat_set:calls=1,usec=",
+		"cmdstat_lpush:calls=1,usec=",
+		",rejected_calls=0,failed_calls=1\r\n",
+		"cmdstat_get:calls=0,usec=0,usec_per_call=0.00,rejected_calls=1,failed_calls=0\r\n",
+		"cmdstat_client|id:calls=1,",
+		"cmdstat_eval:calls=1,",
+	} {
+		if !strings.Contains(stats, want) {
+			t.Errorf("INFO commandstats lacks %q:\n%s", want, stats)
+		}
+	}
+	if strings.Contains(stats, "cmdstat_object") {
+		t.Errorf("an unknown subcommand was counted:\n%s", stats)
+	}
+	info := c.Info(ctx).Val()
+	for _, want := range []string{"# Errorstats\r\nerrorstat_ERR:count=2\r\nerrorstat_MINE:count=1\r\nerrorstat_WRONGTYPE:count=1\r\n", "total_error_replies:4\r\n"} {
+		if !strings.Contains(info, want) {
+			t.Errorf("INFO lacks %q:\n%s", want, info)
+		}
+	}
+	if err := c.ConfigResetStat(ctx).Err(); err != nil {
+		t.Fatal(err)
+	}
+	if stats := c.Info(ctx, "commandstats", "errorstats").Val(); strings.Contains(stats, "cmdstat_set") || strings.Contains(stats, "errorstat_") {
+		t.Errorf("after CONFIG RESETSTAT:\n%s", stats)
+	}
+}
