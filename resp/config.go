@@ -349,35 +349,56 @@ func commandCommand(c *conn, args [][]byte) {
 	}
 }
 
+// groupCategory is the ACL category of a command's documentation group, where there
+// is one.
+var groupCategory = map[string]string{"generic": "keyspace", "string": "string", "list": "list", "hash": "hash",
+	"set": "set", "sorted-set": "sortedset", "bitmap": "bitmap", "hyperloglog": "hyperloglog", "geo": "geo",
+	"stream": "stream", "pubsub": "pubsub", "connection": "connection", "transactions": "transaction",
+	"scripting": "scripting"}
+
+// commandCategories are a command's ACL categories, in Redis's order, as its flags and
+// group give them (Redis's table also marks commands admin or dangerous one by one;
+// nanokv does not).
+func commandCategories(s *kvstore.Spec) []string {
+	has := map[string]bool{groupCategory[s.Group]: true}
+	has["write"] = s.Flags&kvstore.FlagWrite != 0 && s.Flags&(kvstore.FlagPubSub|kvstore.FlagScript) == 0
+	has["read"] = s.Flags&kvstore.FlagReadOnly != 0
+	has["fast"] = s.Flags&kvstore.FlagFast != 0
+	has["slow"] = !has["fast"]
+	has["blocking"] = s.Flags&kvstore.FlagBlocking != 0
+	var cats []string
+	for _, cat := range aclCategories {
+		if has[cat] {
+			cats = append(cats, "@"+cat)
+		}
+	}
+	return cats
+}
+
 // writeCommandInfo writes Redis 7.0's ten-element command description.
 func writeCommandInfo(c *conn, s *kvstore.Spec) {
-	var flags, cats []string
-	if s.Flags&kvstore.FlagPubSub != 0 {
+	var flags []string
+	switch {
+	case s.Flags&kvstore.FlagPubSub != 0:
 		flags = append(flags, "pubsub")
-	} else if s.Flags&kvstore.FlagWrite != 0 {
+	case s.Flags&kvstore.FlagScript != 0:
+		// EVAL and FCALL go through the log, but Redis does not flag them write
+	case s.Flags&kvstore.FlagWrite != 0:
 		flags = append(flags, "write")
-		cats = append(cats, "@write")
 	}
 	if s.Flags&kvstore.FlagReadOnly != 0 {
 		flags = append(flags, "readonly")
-		cats = append(cats, "@read")
 	}
 	if s.Flags&kvstore.FlagDenyOOM != 0 {
 		flags = append(flags, "denyoom")
 	}
 	if s.Flags&kvstore.FlagFast != 0 {
 		flags = append(flags, "fast")
-		cats = append(cats, "@fast")
-	} else {
-		cats = append(cats, "@slow")
-	}
-	if s.Group != "" {
-		cats = append(cats, "@"+s.Group)
 	}
 	if s.Flags&kvstore.FlagBlocking != 0 {
 		flags = append(flags, "blocking")
-		cats = append(cats, "@blocking")
 	}
+	cats := commandCategories(s)
 	c.Array(10)
 	c.BulkString(s.Name)
 	c.Int(int64(s.Arity))

@@ -8,6 +8,7 @@ import (
 	"io"
 	"log"
 	"net"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -576,5 +577,48 @@ func TestInfoCommandAndErrorStats(t *testing.T) {
 	}
 	if stats := c.Info(ctx, "commandstats", "errorstats").Val(); strings.Contains(stats, "cmdstat_set") || strings.Contains(stats, "errorstat_") {
 		t.Errorf("after CONFIG RESETSTAT:\n%s", stats)
+	}
+}
+
+// TestCompatCommands: what clients and tools ask on connecting, answered as redis-server
+// 7.0.15 with its defaults answers (replies taken from it), for nanokv's one user.
+func TestCompatCommands(t *testing.T) {
+	s := startServer(t, Config{MemoryOnly: true, RequirePass: "secret"})
+	defer s.Close()
+	r := rawConn(t, s)
+	r.expect(t, "+OK", "AUTH", "secret")
+	for _, c := range []struct {
+		want string
+		args []string
+	}{
+		{"*0", []string{"MODULE", "LIST"}},
+		{"-ERR MODULE command not allowed. If the enable-module-command option is set to \"local\", you can run it from a local connection, otherwise you need to set this option in the configuration file, and then restart the server.", []string{"MODULE", "LOAD", "/x.so"}},
+		{"-ERR This instance has cluster support disabled", []string{"CLUSTER", "INFO"}},
+		{"-ERR This instance has cluster support disabled", []string{"READONLY"}},
+		{"-ERR wrong number of arguments for 'cluster' command", []string{"CLUSTER"}},
+		{"-ERR DEBUG command not allowed. If the enable-debug-command option is set to \"local\", you can run it from a local connection, otherwise you need to set this option in the configuration file, and then restart the server.", []string{"DEBUG", "OBJECT", "a"}},
+		{"$7\r\ndefault", []string{"ACL", "WHOAMI"}},
+		{"*1\r\n$93\r\nuser default on #2bb80d537b1da3e38bd30361aa855686bde0eacd7162fef6a25fe97bf527a25b ~* &* +@all", []string{"ACL", "LIST"}},
+		{"*12\r\n$5\r\nflags\r\n*1\r\n$2\r\non\r\n$9\r\npasswords\r\n*1\r\n$64\r\n2bb80d537b1da3e38bd30361aa855686bde0eacd7162fef6a25fe97bf527a25b\r\n$8\r\ncommands\r\n$5\r\n+@all\r\n$4\r\nkeys\r\n$2\r\n~*\r\n$8\r\nchannels\r\n$2\r\n&*\r\n$9\r\nselectors\r\n*0", []string{"ACL", "GETUSER", "default"}},
+		{"*-1", []string{"ACL", "GETUSER", "nobody"}},
+		{"-ERR The 'default' user cannot be removed", []string{"ACL", "DELUSER", "x", "default"}},
+		{"-ERR Unknown category 'nope'", []string{"ACL", "CAT", "nope"}},
+		{"-ERR ACL GENPASS argument must be the number of bits for the output password, a positive number up to 4096", []string{"ACL", "GENPASS", "0"}},
+		{"+OK", []string{"ACL", "DRYRUN", "default", "get", "k"}},
+		{"-ERR Command 'nosuch' not found", []string{"ACL", "DRYRUN", "default", "nosuch"}},
+		{"-ERR unknown subcommand 'FOO'. Try ACL HELP.", []string{"ACL", "FOO"}},
+	} {
+		r.expect(t, c.want, c.args...)
+	}
+	ctx := context.Background()
+	c := client(t, s, func(o *redis.Options) { o.Password = "secret" })
+	if cats := c.Do(ctx, "ACL", "CAT").Val().([]any); len(cats) != 21 || cats[4] != "sortedset" {
+		t.Errorf("ACL CAT: %v", cats)
+	}
+	if cmds := c.Do(ctx, "ACL", "CAT", "string").Val().([]any); !slices.Contains(cmds, any("get")) || slices.Contains(cmds, any("lpush")) {
+		t.Errorf("ACL CAT string: %v", cmds)
+	}
+	if p := c.Do(ctx, "ACL", "GENPASS", "10").Val().(string); len(p) != 3 {
+		t.Errorf("ACL GENPASS 10: %q", p)
 	}
 }
