@@ -82,17 +82,28 @@ type funcLibrary struct {
 type funcLibs struct {
 	mu   sync.RWMutex
 	libs map[string]*funcLibrary // by library name
-	fns  map[string]*funcLibrary // by function name
+	fns  map[string]*funcLibrary // by function name, lower-cased: Redis's are case-insensitive
 }
 
-func (f *funcLibs) function(name string) (*funcLibrary, funcMeta, bool) {
+// function finds a function by name, in any case; fn is the name it was registered
+// with.
+func (f *funcLibs) function(name string) (lib *funcLibrary, fn string, meta funcMeta, ok bool) {
 	f.mu.RLock()
 	defer f.mu.RUnlock()
-	lib := f.fns[name]
-	if lib == nil {
-		return nil, funcMeta{}, false
+	if lib = f.fns[strings.ToLower(name)]; lib == nil {
+		return nil, "", funcMeta{}, false
 	}
-	return lib, lib.funcs[name], true
+	if meta, ok = lib.funcs[name]; ok {
+		return lib, name, meta, true
+	}
+	// the same name in another case; of several ('a' and 'A' in one library), the
+	// first by name, the same on every member
+	for _, fn = range slices.Sorted(maps.Keys(lib.funcs)) {
+		if strings.EqualFold(fn, name) {
+			break
+		}
+	}
+	return lib, fn, lib.funcs[fn], true
 }
 
 func (f *funcLibs) library(name string) (*funcLibrary, bool) {
@@ -134,10 +145,10 @@ func (f *funcLibs) join(libs []*funcLibrary, flush, replace bool, exists string)
 	for _, name := range slices.Sorted(maps.Keys(next)) {
 		lib := next[name]
 		for _, fn := range slices.Sorted(maps.Keys(lib.funcs)) {
-			if _, taken := fns[fn]; taken {
+			if other, taken := fns[strings.ToLower(fn)]; taken && other != lib {
 				return "ERR Function " + fn + " already exists"
 			}
-			fns[fn] = lib
+			fns[strings.ToLower(fn)] = lib
 		}
 	}
 	f.libs, f.fns = next, fns
@@ -153,7 +164,7 @@ func (f *funcLibs) delete(name string) bool {
 	}
 	delete(f.libs, name)
 	for fn := range lib.funcs {
-		delete(f.fns, fn)
+		delete(f.fns, strings.ToLower(fn))
 	}
 	return true
 }
@@ -417,7 +428,7 @@ func (vm *scriptVM) registerFunction(L *lua.LState) int {
 	if !validFunctionName(fn) {
 		fail(errFunctionName)
 	}
-	if _, dup := vm.registered[fn]; dup {
+	if _, dup := vm.registered[fn]; dup { // in its library, case counts (not across)
 		fail("Function already exists in the library")
 	}
 	vm.registered[fn] = registration{fn: callback, meta: meta}
@@ -437,8 +448,7 @@ func luaIsString(v lua.LValue) bool {
 
 func fcallCmd(readOnly bool) func(c *Ctx, args [][]byte) {
 	return func(c *Ctx, args [][]byte) {
-		name := string(args[1])
-		lib, meta, ok := c.s.functions.function(name)
+		lib, name, meta, ok := c.s.functions.function(string(args[1]))
 		if !ok {
 			c.Error(errFunctionNotFound)
 			return

@@ -26,6 +26,11 @@ func TestFunctions(t *testing.T) {
 	h.expect([]any{int64(1), int64(2), "k", "a"}, "FCALL", "args", "1", "k", "a", "b")
 	h.expect(int64(1), "FCALL", "count", "0")
 	h.expect(int64(1), "FCALL", "count", "0") // nothing survives a call
+	// function names are case-insensitive, library names are not (as in Redis)
+	h.expect(Status("OK"), "FCALL", "SETK", "1", "k", "v")
+	h.expect(Err("ERR Function SetK already exists"), "FUNCTION", "LOAD", "#!lua name=other\nredis.register_function('SetK', function() return 1 end)")
+	h.expect("MYLIB", "FUNCTION", "LOAD", "#!lua name=MYLIB\nredis.register_function('upper', function() return 1 end)")
+	h.expect(Status("OK"), "FUNCTION", "DELETE", "MYLIB")
 	for _, c := range []struct {
 		args []string
 		want string
