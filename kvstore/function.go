@@ -271,6 +271,10 @@ func loadLibrary(code string) (*funcLibrary, string) {
 	}
 	vm := scriptVMs.Get().(*scriptVM)
 	defer scriptVMs.Put(vm)
+	// a body that draws (math.random) must register the same on every member, and when
+	// a snapshot is loaded: its draws start from a fixed seed here (an FCALL seeds them
+	// from its entry)
+	vm.rand.seed(0)
 	regs, msg := vm.loadLibrary(proto)
 	if msg != "" {
 		return nil, msg
@@ -479,7 +483,11 @@ func fcallCmd(readOnly bool) func(c *Ctx, args [][]byte) {
 			if msg != "" {
 				return 0, msg
 			}
-			L.Push(regs[name].fn)
+			r, ok := regs[name]
+			if !ok { // a body that registers at random did not, this time
+				return 0, errFunctionNotFound
+			}
+			L.Push(r.fn)
 			L.Push(luaStrings(L, keys))
 			L.Push(luaStrings(L, argv))
 			return 2, ""

@@ -155,3 +155,26 @@ func TestFunctionsInSnapshots(t *testing.T) {
 	b.expect(Status("OK"), "FCALL", "setk", "1", "k", "v")
 	b.expect("v", "FCALL_RO", "getk", "1", "k")
 }
+
+// TestFunctionBodyRunsEachCall: a body that registers on a condition is run afresh at
+// every call; a call that finds its function unregistered this time is refused, not a
+// crash.
+func TestFunctionBodyRunsEachCall(t *testing.T) {
+	h := newHarness(t)
+	const coin = "#!lua name=coin\nredis.register_function('always', function() return 1 end)\nif math.random(2) == 1 then redis.register_function('sometimes', function() return 2 end) end"
+	// a load draws from a fixed seed, so every member (and a snapshot's load) registers
+	// the same: with this body, 'sometimes' too
+	for range 3 {
+		h.expect("coin", "FUNCTION", "LOAD", "REPLACE", coin)
+		if _, ok := h.s.functions.libs["coin"].funcs["sometimes"]; !ok {
+			t.Fatal("a load did not register 'sometimes'")
+		}
+	}
+	seen := map[any]bool{}
+	for range 40 {
+		seen[h.do("FCALL", "sometimes", "0")] = true
+	}
+	if !seen[int64(2)] || !seen[Err(errFunctionNotFound)] || len(seen) != 2 {
+		t.Fatalf("FCALL of a function registered at random: %v", seen)
+	}
+}
