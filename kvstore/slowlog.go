@@ -66,7 +66,7 @@ func (s *Store) Slowlog() (thresholdMicros, maxLen int64) {
 // slowStart returns the time a command starts, or the zero time when it is not timed (a
 // command refused before it runs is not).
 func (s *Store) slowStart(spec *Spec, args [][]byte) time.Time {
-	if spec == nil || spec.Flags&FlagFast != 0 || s.slow.threshold.Load() < 0 || !spec.CheckArity(args) {
+	if spec == nil || spec.Flags&FlagFast != 0 || s.slow.threshold.Load() < 0 && s.latency.threshold.Load() == 0 || !spec.CheckArity(args) {
 		return time.Time{}
 	}
 	return time.Now()
@@ -95,6 +95,7 @@ func (s *Store) SlowEnd(start time.Time, args [][]byte, addr, name string) {
 		return
 	}
 	micros := time.Since(start).Microseconds()
+	s.latency.addSample("command", micros/1000, time.Now().Unix())
 	if th := s.slow.threshold.Load(); th < 0 || micros < th {
 		return
 	}

@@ -139,6 +139,8 @@ type Store struct {
 	// functions are the function libraries (function.go): replicated state, in
 	// snapshots.
 	functions funcLibs
+	// latency is the latency monitor (LATENCY; latency.go): this member's.
+	latency latencyMonitor
 	// cmdStats are the commands' INFO commandstats counters, by Spec.statIndex
 	// (cmdstats.go): this member's, not replicated.
 	cmdStats []CmdStats

@@ -30,6 +30,8 @@ func init() {
 		c.Error(notAllowed("DEBUG", "enable-debug-command"))
 	})
 	add("acl", -2, "server", "6.0.0", "A container for Access List Control commands", aclCommand)
+	add("latency", -2, "server", "2.8.13", "A container for latency diagnostics commands", latencyCommand)
+	connSubcommands["latency"] = slices.Collect(maps.Keys(latencyArity))
 	connSubcommands["module"] = slices.Collect(maps.Keys(moduleArity))
 	connSubcommands["acl"] = slices.Collect(maps.Keys(aclArity))
 }
@@ -257,4 +259,67 @@ var aclHelp = []string{
 	"    Return the current connection username.",
 	"HELP",
 	"    Prints this help.",
+}
+
+var latencyArity = map[string]int{"doctor": 2, "graph": 3, "history": 3, "latest": 2, "reset": -2, "histogram": -2, "help": 2}
+
+// latencyCommand is LATENCY, over the store's latency monitor (kvstore/latency.go). GRAPH
+// draws nothing (it answers Redis's error for an event without samples, and refuses to
+// draw one with samples), and HISTOGRAM is refused: nanokv times one call in 16 (INFO
+// commandstats), not every call as Redis's latency tracking does.
+func latencyCommand(c *conn, args [][]byte) {
+	sub, msg := kvstore.CheckSubcommand(args, "latency", latencyArity)
+	if msg != "" {
+		c.Error(msg)
+		return
+	}
+	st := c.s.b.Store()
+	switch sub {
+	case "latest":
+		events := st.LatencyLatest()
+		c.Array(len(events))
+		for _, e := range events {
+			c.Array(4)
+			c.BulkString(e.Name)
+			c.Int(e.Time)
+			c.Int(e.Latest)
+			c.Int(e.Max)
+		}
+	case "history":
+		h := st.LatencyHistory(string(args[2]))
+		c.Array(len(h))
+		for _, s := range h {
+			c.Array(2)
+			c.Int(s[0])
+			c.Int(s[1])
+		}
+	case "reset":
+		var events []string
+		for _, a := range args[2:] {
+			events = append(events, string(a))
+		}
+		c.Int(int64(st.LatencyReset(events...)))
+	case "doctor":
+		c.Verbatim(st.LatencyDoctor())
+	case "graph":
+		if len(st.LatencyHistory(string(args[2]))) == 0 {
+			c.Error("ERR No samples available for event '" + string(args[2]) + "'")
+			return
+		}
+		c.Error("ERR LATENCY GRAPH is not supported by nanokv: use LATENCY HISTORY")
+	case "histogram":
+		c.Error("ERR LATENCY HISTOGRAM is not supported by nanokv: it times one call in 16 (INFO commandstats), not every call")
+	case "help":
+		c.statusLines([]string{"LATENCY <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+			"DOCTOR", "    Return a human readable latency analysis report.",
+			"GRAPH <event>", "    Return an ASCII latency graph for the <event> class.",
+			"HISTORY <event>", "    Return time-latency samples for the <event> class.",
+			"LATEST", "    Return the latest latency samples for all events.",
+			"RESET [<event> ...]", "    Reset latency data of one or more <event> classes.",
+			"    (default: reset all data for all event classes)",
+			"HISTOGRAM [COMMAND ...]",
+			"    Return a cumulative distribution of latencies in the format of a histogram for the specified command names.",
+			"    If no commands are specified then all histograms are replied.",
+			"HELP", "    Prints this help."})
+	}
 }

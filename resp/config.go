@@ -13,8 +13,9 @@ type configParam struct {
 	get func(cfg *Config) string
 	set func(cfg *Config, v string) bool // nil: read-only
 	// bad is the reason CONFIG SET's error gives for a refused value ("" : that it is
-	// not an integer)
-	bad string
+	// not an integer); for an integer parameter, only for an integer out of range
+	bad     string
+	integer bool
 }
 
 var configParams = map[string]configParam{
@@ -68,7 +69,18 @@ var configParams = map[string]configParam{
 			c.SlowlogMaxLen = n
 			return err == nil && n >= 0
 		},
-		bad: "argument must be between 0 and 9223372036854775807 inclusive",
+		bad:     "argument must be between 0 and 9223372036854775807 inclusive",
+		integer: true,
+	},
+	"latency-monitor-threshold": {
+		get: func(c *Config) string { return strconv.FormatInt(c.LatencyMonitorThreshold, 10) },
+		set: func(c *Config, v string) bool {
+			n, err := strconv.ParseInt(v, 10, 64)
+			c.LatencyMonitorThreshold = n
+			return err == nil && n >= 0
+		},
+		bad:     "argument must be between 0 and 9223372036854775807 inclusive",
+		integer: true,
 	},
 	"maxclients": {
 		get: func(c *Config) string { return strconv.Itoa(c.MaxClients) },
@@ -201,7 +213,7 @@ func configSet(c *conn, pairs [][]byte) {
 			if !p.set(&next, val) {
 				c.s.cfgMu.Unlock()
 				why := p.bad
-				if why == "" {
+				if _, err := strconv.ParseInt(val, 10, 64); why == "" || p.integer && err != nil {
 					why = "argument couldn't be parsed into an integer"
 				}
 				c.Error("ERR CONFIG SET failed (possibly related to argument '" + name + "') - " + why)
@@ -226,6 +238,7 @@ func configSet(c *conn, pairs [][]byte) {
 	c.s.cfg = next
 	c.s.b.Store().SetNotifyFlags(next.NotifyKeyspaceEvents)
 	c.s.b.Store().SetSlowlog(next.SlowlogSlowerThan, next.SlowlogMaxLen)
+	c.s.b.Store().SetLatencyThreshold(next.LatencyMonitorThreshold)
 	c.s.cfgMu.Unlock()
 	c.Status("OK")
 }

@@ -59,6 +59,8 @@ type Config struct {
 	// SlowlogSlowerThan (µs, negative: off) and SlowlogMaxLen: slowlog-log-slower-than
 	// and slowlog-max-len; 0 and 0 at NewServer mean Redis's defaults, 10000 and 128.
 	SlowlogSlowerThan, SlowlogMaxLen int64
+	// LatencyMonitorThreshold is latency-monitor-threshold (ms; 0: off).
+	LatencyMonitorThreshold int64
 	Port                             int
 	Bind                             string
 	Version                          string // nanokv's version, for INFO
@@ -137,6 +139,7 @@ func NewServer(b Backend, cfg Config) *Server {
 	b.Store().SetPublisher(&s.ps)
 	b.Store().SetNotifyFlags(cfg.NotifyKeyspaceEvents)
 	b.Store().SetSlowlog(cfg.SlowlogSlowerThan, cfg.SlowlogMaxLen)
+	b.Store().SetLatencyThreshold(cfg.LatencyMonitorThreshold)
 	if ab, ok := b.(AsyncBackend); ok && cfg.EventLoop {
 		l, err := netserve.NewAsyncLoop(ab, cfg.Logf)
 		if err != nil {

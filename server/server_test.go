@@ -622,3 +622,33 @@ func TestCompatCommands(t *testing.T) {
 		t.Errorf("ACL GENPASS 10: %q", p)
 	}
 }
+
+// TestLatencyCommand: LATENCY over the latency monitor, and latency-monitor-threshold as
+// redis-server 7.0.15 answers them (a command slower than the threshold is in
+// kvstore's TestLatencyMonitor).
+func TestLatencyCommand(t *testing.T) {
+	s := startServer(t, Config{MemoryOnly: true})
+	defer s.Close()
+	r := rawConn(t, s)
+	for _, c := range []struct {
+		want string
+		args []string
+	}{
+		{"*0", []string{"LATENCY", "LATEST"}},
+		{"*0", []string{"LATENCY", "HISTORY", "command"}},
+		{":0", []string{"LATENCY", "RESET"}},
+		{"-ERR No samples available for event 'command'", []string{"LATENCY", "GRAPH", "command"}},
+		{"*2\r\n$25\r\nlatency-monitor-threshold\r\n$1\r\n0", []string{"CONFIG", "GET", "latency-monitor-threshold"}},
+		{"-ERR CONFIG SET failed (possibly related to argument 'latency-monitor-threshold') - argument must be between 0 and 9223372036854775807 inclusive", []string{"CONFIG", "SET", "latency-monitor-threshold", "-1"}},
+		{"-ERR CONFIG SET failed (possibly related to argument 'latency-monitor-threshold') - argument couldn't be parsed into an integer", []string{"CONFIG", "SET", "latency-monitor-threshold", "x"}},
+		{"+OK", []string{"CONFIG", "SET", "latency-monitor-threshold", "100"}},
+		{"-ERR unknown subcommand 'FOO'. Try LATENCY HELP.", []string{"LATENCY", "FOO"}},
+	} {
+		r.expect(t, c.want, c.args...)
+	}
+	ctx := context.Background()
+	c := client(t, s)
+	if d := c.Do(ctx, "LATENCY", "DOCTOR").Val(); !strings.HasPrefix(d.(string), "Dave, no latency spike was observed") {
+		t.Errorf("LATENCY DOCTOR: %q", d)
+	}
+}
