@@ -72,7 +72,7 @@ func (m *latencyMonitor) addSample(event string, ms int64, now int64) {
 
 // LatencyEvent is one event's line of LATENCY LATEST.
 type LatencyEvent struct {
-	Name               string
+	Name              string
 	Time, Latest, Max int64
 }
 

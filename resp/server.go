@@ -61,11 +61,11 @@ type Config struct {
 	SlowlogSlowerThan, SlowlogMaxLen int64
 	// LatencyMonitorThreshold is latency-monitor-threshold (ms; 0: off).
 	LatencyMonitorThreshold int64
-	Port                             int
-	Bind                             string
-	Version                          string // nanokv's version, for INFO
-	RedisVersion                     string // the Redis version we answer as
-	Logf                             func(format string, args ...any)
+	Port                    int
+	Bind                    string
+	Version                 string // nanokv's version, for INFO
+	RedisVersion            string // the Redis version we answer as
+	Logf                    func(format string, args ...any)
 	// Shutdown is called by SHUTDOWN; nil refuses the command.
 	Shutdown func()
 	// EventLoop serves connections from an asynchronous event loop (netserve.Loop, on
