@@ -65,6 +65,9 @@ type Spec struct {
 	// Subcommands are a container command's subcommands and their arities, for
 	// CheckSubcommand (OBJECT, XINFO, XGROUP); nil for any other command.
 	Subcommands map[string]int
+	// Check, when set, is run by the frontend before it proposes a call: an error reply
+	// refuses the call there, before the log (FUNCTION LOAD's timeout).
+	Check func(args [][]byte) string
 
 	// statID is the index of its INFO commandstats counters in a Store's table, and
 	// subStatIDs its subcommands' (set when it is registered; cmdstats.go).

@@ -2,11 +2,13 @@ package kvstore
 
 import (
 	"bytes"
+	"context"
 	"encoding/binary"
 	"maps"
 	"slices"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/cespare/xxhash/v2"
 	lua "github.com/yuin/gopher-lua"
@@ -31,7 +33,7 @@ func init() {
 		&Spec{Name: "fcall_ro", Arity: -3, Flags: FlagReadOnly | FlagAllKeys, Group: "scripting", Since: "7.0.0", Summary: "Invoke a read-only function", Run: fcallCmd(true)},
 		// LOAD, DELETE, FLUSH and RESTORE change the libraries; the others read them.
 		&Spec{Name: "function", Arity: -2, Flags: FlagWrite, Group: "scripting", Since: "7.0.0", Summary: "A container for function commands", Run: functionCmd,
-			Subcommands: functionArity,
+			Subcommands: functionArity, Check: CheckFunctionLoad,
 			ReadOnlyCall: func(args [][]byte) bool {
 				switch strings.ToLower(string(args[1])) {
 				case "load", "delete", "flush", "restore":
@@ -256,7 +258,51 @@ func validFunctionName(s string) bool {
 
 // loadLibrary compiles code and runs its body to learn what it registers; the error is
 // Redis's reply to FUNCTION LOAD of that code.
-func loadLibrary(code string) (*funcLibrary, string) {
+func loadLibrary(code string) (*funcLibrary, string) { return loadLibraryWithin(code, 0) }
+
+// functionLoadTimeout is Redis's bound on a library body's run at FUNCTION LOAD
+// (LOAD_TIMEOUT_MS).
+const functionLoadTimeout = 500 * time.Millisecond
+
+// CheckFunctionLoad is what a frontend runs before it proposes FUNCTION LOAD or RESTORE:
+// each library's body, within Redis's 500 ms. A body that runs longer (a loop that never
+// ends) is refused here, as Redis refuses it, and never reaches the log: there every
+// member runs it to its end, which must come. (A bound on the applier itself would
+// depend on each member's speed, and members could disagree on whether a library
+// loaded.) It returns the error reply, or "".
+func CheckFunctionLoad(args [][]byte) string {
+	if len(args) < 3 {
+		return ""
+	}
+	switch strings.ToLower(string(args[1])) {
+	case "load":
+		_, msg := loadLibraryWithin(string(args[len(args)-1]), functionLoadTimeout)
+		if strings.Contains(msg, "FUNCTION LOAD timeout") {
+			return msg
+		}
+	case "restore":
+		p := args[2]
+		if len(p) < 10 {
+			return ""
+		}
+		r := rdbReader{b: p[:len(p)-10]}
+		for len(r.b) > 0 && !r.bad {
+			if r.next(1)[0] != rdbOpcodeFunction2 {
+				return ""
+			}
+			code := r.str()
+			if r.bad {
+				return ""
+			}
+			if _, msg := loadLibraryWithin(code, functionLoadTimeout); strings.Contains(msg, "FUNCTION LOAD timeout") {
+				return msg
+			}
+		}
+	}
+	return "" // any other error is the applier's to give, in order with the other writes
+}
+
+func loadLibraryWithin(code string, timeout time.Duration) (*funcLibrary, string) {
 	name, body, msg := libraryHeader(code)
 	if msg != "" {
 		return nil, msg
@@ -275,8 +321,17 @@ func loadLibrary(code string) (*funcLibrary, string) {
 	// a snapshot is loaded: its draws start from a fixed seed here (an FCALL seeds them
 	// from its entry)
 	vm.rand.seed(0)
+	if timeout > 0 {
+		ctx, cancel := context.WithTimeout(context.Background(), timeout)
+		defer cancel()
+		vm.L.SetContext(ctx)
+		defer vm.L.RemoveContext()
+	}
 	regs, msg := vm.loadLibrary(proto)
 	if msg != "" {
+		if ctx := vm.L.Context(); ctx != nil && ctx.Err() != nil {
+			return nil, "ERR Error registering functions: ERR FUNCTION LOAD timeout"
+		}
 		return nil, msg
 	}
 	if len(regs) == 0 {

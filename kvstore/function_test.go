@@ -2,6 +2,7 @@ package kvstore
 
 import (
 	"bytes"
+	"encoding/binary"
 	"testing"
 )
 
@@ -176,5 +177,39 @@ func TestFunctionBodyRunsEachCall(t *testing.T) {
 	}
 	if !seen[int64(2)] || !seen[Err(errFunctionNotFound)] || len(seen) != 2 {
 		t.Fatalf("FCALL of a function registered at random: %v", seen)
+	}
+}
+
+// TestCheckFunctionLoad: a body that runs past Redis's 500 ms is refused before the log
+// (FUNCTION LOAD and RESTORE alike); anything else is left to the applier.
+func TestCheckFunctionLoad(t *testing.T) {
+	const loop = "#!lua name=loop\nwhile true do end"
+	const timeout = "ERR Error registering functions: ERR FUNCTION LOAD timeout"
+	args := func(a ...string) [][]byte {
+		var out [][]byte
+		for _, s := range a {
+			out = append(out, []byte(s))
+		}
+		return out
+	}
+	if got := CheckFunctionLoad(args("FUNCTION", "LOAD", loop)); got != timeout {
+		t.Fatalf("LOAD of a loop: %q", got)
+	}
+	if got := CheckFunctionLoad(args("FUNCTION", "LOAD", "REPLACE", loop)); got != timeout {
+		t.Fatalf("LOAD REPLACE of a loop: %q", got)
+	}
+	for _, ok := range []string{testLibrary, "return 1", "#!lua name=x\n"} {
+		if got := CheckFunctionLoad(args("FUNCTION", "LOAD", ok)); got != "" {
+			t.Fatalf("LOAD of %q: %q", ok, got)
+		}
+	}
+	p := rdbAppendString([]byte{rdbOpcodeFunction2}, loop)
+	p = binary.LittleEndian.AppendUint16(p, rdbVersion)
+	p = binary.LittleEndian.AppendUint64(p, redisCRC64(p))
+	if got := CheckFunctionLoad([][]byte{[]byte("FUNCTION"), []byte("RESTORE"), p}); got != timeout {
+		t.Fatalf("RESTORE of a loop: %q", got)
+	}
+	if got := CheckFunctionLoad(args("FUNCTION", "RESTORE", redisFunctionDump)); got != "" {
+		t.Fatalf("RESTORE of Redis's dump: %q", got)
 	}
 }

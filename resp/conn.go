@@ -367,6 +367,14 @@ func (c *conn) handle(args [][]byte, spec *kvstore.Spec) {
 		return
 	}
 	if spec.Writes(args) {
+		if spec.Check != nil {
+			if msg := spec.Check(args); msg != "" {
+				c.s.b.Store().CommandStats(spec, args).Reject()
+				c.flushBatch()
+				c.Error(msg)
+				return
+			}
+		}
 		c.addWrite(spec, args)
 		return
 	}
