@@ -385,24 +385,15 @@ func (vm *scriptVM) libraryAPI() *lua.LTable {
 	for name, v := range map[string]int{"LOG_DEBUG": 0, "LOG_VERBOSE": 1, "LOG_NOTICE": 2, "LOG_WARNING": 3} {
 		t.RawSetString(name, lua.LNumber(v))
 	}
-	p := L.NewTable()
-	mt := L.NewTable()
-	mt.RawSetString("__index", L.NewFunction(func(L *lua.LState) int {
+	vm.libAPI = vm.proxy(func(L *lua.LState) int {
 		v := t.RawGet(L.Get(2))
 		if v == lua.LNil {
 			L.RaiseError("Script attempted to access nonexistent global variable '%s'", L.ToString(2))
 		}
 		L.Push(v)
 		return 1
-	}))
-	mt.RawSetString("__newindex", L.NewFunction(func(L *lua.LState) int {
-		L.RaiseError("Attempt to modify a readonly table")
-		return 0
-	}))
-	L.SetMetatable(p, mt)
-	vm.ro[p] = true
-	vm.libAPI = p
-	return p
+	})
+	return vm.libAPI
 }
 
 // registerFunction is redis.register_function(name, callback) or
@@ -512,16 +503,8 @@ func fcallCmd(readOnly bool) func(c *Ctx, args [][]byte) {
 			c.Error(errFunctionNotFound)
 			return
 		}
-		numkeys, ok := ParseInt(args[2])
-		switch {
-		case !ok:
-			c.Error("ERR Bad number of keys provided")
-			return
-		case numkeys < 0:
-			c.Error("ERR Number of keys can't be negative")
-			return
-		case numkeys > int64(len(args)-3):
-			c.Error("ERR Number of keys can't be greater than number of args")
+		numkeys, ok := c.numKeys(args, "ERR Bad number of keys provided")
+		if !ok {
 			return
 		}
 		if readOnly && meta.flags&flagNoWrites == 0 {

@@ -248,3 +248,21 @@ func (h *harness) expectVersionStays(key string, cmds [][]string) {
 		}
 	}
 }
+
+// restored returns a harness whose store is restored from a snapshot of h's, with h's
+// index, clock and database; the test fails unless the two digests agree.
+func (h *harness) restored() *harness {
+	h.t.Helper()
+	var snap bytes.Buffer
+	if err := h.s.Snapshot(&snap); err != nil {
+		h.t.Fatal(err)
+	}
+	b := &harness{t: h.t, s: New(), index: h.index, now: h.now, db: h.db, resp3: h.resp3}
+	if err := b.s.Restore(bytes.NewReader(snap.Bytes())); err != nil {
+		h.t.Fatal(err)
+	}
+	if h.s.Digest() != b.s.Digest() {
+		h.t.Fatal("digest differs after restore")
+	}
+	return b
+}

@@ -708,6 +708,8 @@ func pfdebugCmd(c *Ctx, args [][]byte) {
 		c.Error("ERR The specified key does not exist")
 		return
 	}
+	c.unshareItem(args[2], it) // as Redis, whatever the subcommand: "raw" from here
+	it.enc = strRaw
 	sub := string(args[1])
 	switch strings.ToLower(sub) {
 	case "getreg":

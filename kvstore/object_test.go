@@ -1,7 +1,6 @@
 package kvstore
 
 import (
-	"bytes"
 	"strconv"
 	"strings"
 	"testing"
@@ -63,6 +62,7 @@ func TestObjectEncoding(t *testing.T) {
 		{"bitfield set unchanged", [][]string{c("SET", "k", "abc"), c("BITFIELD", "k", "SET", "u8", "0", "97")}, "raw", 1},
 		{"bitop", [][]string{c("SET", "a", "1"), c("BITOP", "NOT", "k", "a")}, "raw", 1},
 		{"pfadd", [][]string{c("PFADD", "k", "a")}, "raw", 1},
+		{"pfdebug", [][]string{c("SET", "k", "HYLL\x01\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x80\x7f\xfe"), c("PFDEBUG", "ENCODING", "k")}, "raw", 1},
 		{"copy shared int", [][]string{c("SET", "a", "12"), c("COPY", "a", "k")}, "int", 1},
 		{"copy embstr", [][]string{c("SET", "a", "abc"), c("COPY", "a", "k")}, "embstr", 1},
 		{"copy raw", [][]string{c("SET", "a", "1"), c("APPEND", "a", "2"), c("COPY", "a", "k")}, "raw", 1},
@@ -136,14 +136,7 @@ func TestObjectEncodingAfterSnapshot(t *testing.T) {
 			t.Fatalf("%s before the snapshot: %v, want %s", k, got, w[0])
 		}
 	}
-	var snap bytes.Buffer
-	if err := a.s.Snapshot(&snap); err != nil {
-		t.Fatal(err)
-	}
-	b := newHarness(t)
-	if err := b.s.Restore(bytes.NewReader(snap.Bytes())); err != nil {
-		t.Fatal(err)
-	}
+	b := a.restored()
 	for k, w := range want {
 		if got := b.do("OBJECT", "ENCODING", k); got != w[1] {
 			t.Errorf("%s after the snapshot: %v, want %s", k, got, w[1])

@@ -416,23 +416,31 @@ func (vm *scriptVM) readOnlyView(t *lua.LTable) *lua.LTable {
 	if p, ok := vm.proxies[t]; ok {
 		return p
 	}
-	L := vm.L
-	p := L.NewTable()
-	mt := L.NewTable()
-	mt.RawSetString("__index", L.NewFunction(func(L *lua.LState) int {
+	p := vm.proxy(func(L *lua.LState) int {
 		v := t.RawGet(L.Get(2))
 		if tv, ok := v.(*lua.LTable); ok {
 			v = vm.readOnlyView(tv)
 		}
 		L.Push(v)
 		return 1
-	}))
+	})
+	vm.proxies[t] = p
+	return p
+}
+
+// proxy is an empty table whose reads go to index (its __index) and whose writes are
+// refused; rawset and setmetatable refuse it too.
+func (vm *scriptVM) proxy(index lua.LGFunction) *lua.LTable {
+	L := vm.L
+	p := L.NewTable()
+	mt := L.NewTable()
+	mt.RawSetString("__index", L.NewFunction(index))
 	mt.RawSetString("__newindex", L.NewFunction(func(L *lua.LState) int {
 		L.RaiseError("Attempt to modify a readonly table")
 		return 0
 	}))
 	L.SetMetatable(p, mt)
-	vm.proxies[t], vm.ro[p] = p, true
+	vm.ro[p] = true
 	return p
 }
 
@@ -789,19 +797,28 @@ func (w *luaWriter) Double(f float64)      { w.put(lua.LString(FormatDouble(f)))
 func (w *luaWriter) Resp3() bool           { return false }
 func (w *luaWriter) HumanDouble(f float64) { w.put(lua.LString(FormatHumanDouble(f))) }
 
+// numKeys reads EVAL's or FCALL's numkeys (args[2]), which the arguments after it must
+// hold; notInt is the command's reply to one that is not an integer.
+func (c *Ctx) numKeys(args [][]byte, notInt string) (int, bool) {
+	n, ok := ParseInt(args[2])
+	switch {
+	case !ok:
+		c.Error(notInt)
+	case n < 0:
+		c.Error("ERR Number of keys can't be negative")
+	case n > int64(len(args)-3):
+		c.Error("ERR Number of keys can't be greater than number of args")
+	default:
+		return int(n), true
+	}
+	return 0, false
+}
+
 // evalCmd runs EVAL (bySHA false) or EVALSHA, read-only for the _RO variants.
 func evalCmd(bySHA, readOnly bool) func(c *Ctx, args [][]byte) {
 	return func(c *Ctx, args [][]byte) {
-		numkeys, ok := ParseInt(args[2])
-		switch {
-		case !ok:
-			c.Error(ErrNotInteger)
-			return
-		case numkeys < 0:
-			c.Error("ERR Number of keys can't be negative")
-			return
-		case numkeys > int64(len(args)-3):
-			c.Error("ERR Number of keys can't be greater than number of args")
+		numkeys, ok := c.numKeys(args, ErrNotInteger)
+		if !ok {
 			return
 		}
 		var sha, body string
