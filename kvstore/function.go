@@ -180,7 +180,8 @@ func (f *funcLibs) appendSnapshot(dst []byte) []byte {
 	return dst
 }
 
-// libraries reads the libraries of a snapshot, loading each again.
+// libraries reads the libraries of a snapshot, loading each again. Libraries that
+// could not stand together (a name twice, a function in two) make a bad snapshot.
 func (r *snapReader) libraries() []*funcLibrary {
 	n := r.uvarint()
 	var libs []*funcLibrary
@@ -191,6 +192,11 @@ func (r *snapReader) libraries() []*funcLibrary {
 			return nil
 		}
 		libs = append(libs, lib)
+	}
+	var check funcLibs
+	if check.join(libs, true, false, "%s") != "" {
+		r.err = ErrBadSnapshot
+		return nil
 	}
 	return libs
 }

@@ -1,7 +1,9 @@
 package kvstore
 
 import (
+	"bytes"
 	"encoding/binary"
+	"errors"
 	"testing"
 )
 
@@ -199,5 +201,24 @@ func TestCheckFunctionLoad(t *testing.T) {
 	}
 	if got := CheckFunctionLoad(args("FUNCTION", "RESTORE", redisFunctionDump)); got != "" {
 		t.Fatalf("RESTORE of Redis's dump: %q", got)
+	}
+}
+
+// TestSnapshotOfCollidingLibraries: libraries that could not have loaded together (a
+// function in two of them) make a bad snapshot, not a store missing one.
+func TestSnapshotOfCollidingLibraries(t *testing.T) {
+	a := newHarness(t)
+	a.expect("one", "FUNCTION", "LOAD", "#!lua name=one\nredis.register_function('f', function() return 1 end)")
+	two, msg := loadLibrary("#!lua name=two\nredis.register_function('F', function() return 2 end)")
+	if msg != "" {
+		t.Fatal(msg)
+	}
+	a.s.functions.libs["two"] = two // as no FUNCTION LOAD would leave it
+	var snap bytes.Buffer
+	if err := a.s.Snapshot(&snap); err != nil {
+		t.Fatal(err)
+	}
+	if err := New().Restore(bytes.NewReader(snap.Bytes())); !errors.Is(err, ErrBadSnapshot) {
+		t.Fatalf("restore: %v, want ErrBadSnapshot", err)
 	}
 }
