@@ -322,22 +322,27 @@ func loadLibraryWithin(code string, timeout time.Duration) (*funcLibrary, string
 		return nil, "ERR Error compiling function: " + strings.ReplaceAll(err.Error(), "\n", " ")
 	}
 	vm := scriptVMs.Get().(*scriptVM)
-	defer scriptVMs.Put(vm)
 	// a body that draws (math.random) must register the same on every member, and when
 	// a snapshot is loaded: its draws start from a fixed seed here (an FCALL seeds them
 	// from its entry)
 	vm.rand.seed(0)
+	var ctx context.Context
 	if timeout > 0 {
-		ctx, cancel := context.WithTimeout(context.Background(), timeout)
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(context.Background(), timeout)
 		defer cancel()
 		vm.L.SetContext(ctx)
-		defer vm.L.RemoveContext()
 	}
 	regs, msg := vm.loadLibrary(proto)
-	if msg != "" {
-		if ctx := vm.L.Context(); ctx != nil && ctx.Err() != nil {
+	if ctx != nil {
+		vm.L.RemoveContext()
+		if msg != "" && ctx.Err() != nil {
+			// a VM stopped in the middle of a run is not used again
 			return nil, "ERR Error registering functions: ERR FUNCTION LOAD timeout"
 		}
+	}
+	scriptVMs.Put(vm)
+	if msg != "" {
 		return nil, msg
 	}
 	if len(regs) == 0 {
