@@ -678,10 +678,7 @@ func functionCmd(c *Ctx, args [][]byte) {
 			c.Error("NOTBUSY No scripts in execution right now.")
 		}
 	case "help":
-		c.W.Array(len(functionHelp))
-		for _, l := range functionHelp {
-			c.W.Status(l)
-		}
+		c.statusLines(functionHelp)
 	}
 }
 
@@ -781,7 +778,7 @@ func (c *Ctx) functionRestore(args [][]byte) {
 	for len(r.b) > 0 {
 		switch t := r.next(1)[0]; t {
 		case rdbOpcodeFunctionPreGA:
-			c.Error("ERR Pre-GA function format not supported")
+			c.Error("ERR Pre-GA function format not supported by nanokv")
 			return
 		case rdbOpcodeFunction2:
 		default:
@@ -790,7 +787,7 @@ func (c *Ctx) functionRestore(args [][]byte) {
 		}
 		code := r.str()
 		if r.bad {
-			c.Error("ERR Failed loading library")
+			c.Error("ERR Failed loading library payload")
 			return
 		}
 		lib, msg := loadLibrary(code)

@@ -163,10 +163,7 @@ func objectCmd(c *Ctx, args [][]byte) {
 		return
 	}
 	if sub == "help" {
-		c.W.Array(len(objectHelp))
-		for _, l := range objectHelp {
-			c.W.Status(l)
-		}
+		c.statusLines(objectHelp)
 		return
 	}
 	it, ok := c.lookup(args[2])

@@ -96,3 +96,11 @@ type Sink interface {
 	ReplyWriter
 	Applied()
 }
+
+// statusLines replies lines as an array of status replies (the HELP of a container).
+func (c *Ctx) statusLines(lines []string) {
+	c.W.Array(len(lines))
+	for _, l := range lines {
+		c.W.Status(l)
+	}
+}

@@ -1049,10 +1049,7 @@ func scriptCmd(c *Ctx, args [][]byte) {
 			c.Error("ERR Use SCRIPT DEBUG YES/SYNC/NO")
 		}
 	case sub == "help" && len(args) == 2:
-		c.W.Array(len(scriptHelp))
-		for _, l := range scriptHelp {
-			c.W.Status(l)
-		}
+		c.statusLines(scriptHelp)
 	case sub == "load" || sub == "exists" || sub == "flush" || sub == "kill" || sub == "debug" || sub == "help":
 		c.Error(WrongArgs("script|" + sub))
 	default:

@@ -954,10 +954,7 @@ func xinfoCmd(c *Ctx, args [][]byte) {
 			"HELP",
 			"    Prints this help.",
 		}
-		c.W.Array(len(lines))
-		for _, l := range lines {
-			c.W.Status(l)
-		}
+		c.statusLines(lines)
 		return
 	}
 	// the key first, for every subcommand but HELP, then STREAM's options

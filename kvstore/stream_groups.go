@@ -333,10 +333,7 @@ func xgroupCmd(c *Ctx, args [][]byte) {
 			"HELP",
 			"    Prints this help.",
 		}
-		c.W.Array(len(lines))
-		for _, l := range lines {
-			c.W.Status(l)
-		}
+		c.statusLines(lines)
 		return
 	}
 	mkstream, entriesRead := false, int64(invalidEntriesRead)
