@@ -220,6 +220,9 @@ func (s *Store) Apply(e Entry, w ReplyWriter) error {
 			d.err = ErrCorrupt
 		}
 	}
+	if b := s.tracker.Load(); b != nil {
+		b.t.EntryDone()
+	}
 	if d.err != nil {
 		return fmt.Errorf("kvstore: apply entry %d: %w", e.Index, d.err)
 	}

@@ -456,6 +456,7 @@ func (c *Ctx) storeAt(key []byte, it item, kv string, keepTTL bool) {
 	}
 	it.ver = c.nextVer()
 	d.putOver(h, key, old, existed, it, kv)
+	c.modified(key)
 	if !existed {
 		if (it.typ == TypeList || it.typ == TypeZSet) && c.s.ready.n.Load() > 0 {
 			c.s.keyReady(c.DB, key)
@@ -541,6 +542,7 @@ func (c *Ctx) del(key []byte) bool {
 
 func (c *Ctx) removeKey(d *dbShard, key []byte) {
 	d.remove(key)
+	c.modified(key)
 	v := c.nextVer()
 	if len(d.tomb) >= maxTombstones {
 		d.tomb, d.tombFloor = nil, v
@@ -569,6 +571,7 @@ func (c *Ctx) setExpire(key []byte, at int64) {
 	}
 	d.ttl[string(key)] = at
 	d.put(key, it)
+	c.modified(key)
 }
 
 // persist drops key's deadline; it reports whether there was one.
@@ -582,6 +585,7 @@ func (c *Ctx) persist(key []byte) bool {
 	it.ver = c.nextVer()
 	delete(d.ttl, string(key))
 	d.put(key, it)
+	c.modified(key)
 	return true
 }
 

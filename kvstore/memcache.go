@@ -577,6 +577,7 @@ func mcFlushCmd(c *Ctx, args [][]byte) {
 			return true
 		})
 	}
+	c.flushed() // every deadline moved: a cached TTL is stale
 	c.mcStatus(MCOK)
 }
 

@@ -459,6 +459,9 @@ func (s *Store) Restore(rd io.Reader) error {
 	s.unlockAll(true)
 	s.zk.replace(&fresh.zk)
 	s.allReady()
+	if b := s.tracker.Load(); b != nil {
+		b.t.Flushed()
+	}
 	return nil
 }
 

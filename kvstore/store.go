@@ -158,6 +158,8 @@ type Store struct {
 	ready readyKeys
 	// publisher hands PUBLISH's messages to this member's subscribers (pubsub.go).
 	publisher atomic.Pointer[publisherBox]
+	// tracker hears of changed keys for client-side caching (tracking.go).
+	tracker atomic.Pointer[trackerBox]
 	// notifyFlags: the keyspace events this member publishes (notify.go).
 	notifyFlags atomic.Uint32
 	// slow is the member's slow log (slowlog.go).

@@ -272,6 +272,8 @@ func quitCommand(c *conn, _ [][]byte) {
 
 func resetCommand(c *conn, _ [][]byte) {
 	c.leaveAll()
+	c.s.track.disable(c)
+	c.caching = false
 	c.stopMonitoring()
 	c.inMulti, c.multiErr, c.queued = false, false, nil
 	c.watches = nil
@@ -394,7 +396,7 @@ func validClientName(b []byte) bool {
 }
 
 // clientArity is the arity of each CLIENT subcommand, Redis-style (name included).
-var clientArity = map[string]int{"id": 2, "getname": 2, "setname": 3, "info": 2, "list": -2, "help": 2, "no-evict": 3, "setinfo": 4, "kill": -3, "unblock": -3, "getredir": 2, "trackinginfo": 2}
+var clientArity = map[string]int{"id": 2, "getname": 2, "setname": 3, "info": 2, "list": -2, "help": 2, "no-evict": 3, "setinfo": 4, "kill": -3, "unblock": -3, "getredir": 2, "trackinginfo": 2, "tracking": -3, "caching": 3}
 
 func clientCommand(c *conn, args [][]byte) {
 	sub, msg := kvstore.CheckSubcommand(args, "client", clientArity)
@@ -428,24 +430,22 @@ func clientCommand(c *conn, args [][]byte) {
 		clientUnblock(c, args)
 	case "no-evict":
 		c.Status("OK")
-	case "getredir": // client-side caching (CLIENT TRACKING) is not supported: never on
-		c.Int(-1)
+	case "getredir":
+		clientGetRedir(c)
 	case "trackinginfo":
-		c.Map(3)
-		c.BulkString("flags")
-		c.Set(1)
-		c.BulkString("off")
-		c.BulkString("redirect")
-		c.Int(-1)
-		c.BulkString("prefixes")
-		c.Array(0)
+		clientTrackingInfo(c)
+	case "tracking":
+		clientTracking(c, args)
+	case "caching":
+		clientCaching(c, args)
 	case "setinfo":
 		c.Status("OK")
 	case "help":
 		lines := []string{
 			"CLIENT <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
-			"GETNAME", "    Return the name of the current connection.",
+			"CACHING (YES|NO)", "    Enable/disable tracking of the keys for next command in OPTIN/OPTOUT modes.",
 			"GETREDIR", "    Return the client ID we are redirecting to when tracking is enabled.",
+			"GETNAME", "    Return the name of the current connection.",
 			"ID", "    Return the ID of the current connection.",
 			"INFO", "    Return information about the current client connection.",
 			"KILL <ip:port>", "    Kill connection made from <ip:port>.",
@@ -458,9 +458,12 @@ func clientCommand(c *conn, args [][]byte) {
 			"LIST [options ...]", "    Return information about client connections. Options:",
 			"    * TYPE (NORMAL|MASTER|REPLICA|PUBSUB)", "      Return clients of specified type.",
 			"SETNAME <name>", "    Assign the name <name> to the current connection.",
-			"TRACKINGINFO", "    Return information about current client's tracking status.",
 			"UNBLOCK <clientid> [TIMEOUT|ERROR]", "    Unblock the specified blocked client.",
-			"HELP", "    Print this help.",
+			"TRACKING (ON|OFF) [REDIRECT <id>] [BCAST] [PREFIX <prefix> [...]]",
+			"         [OPTIN] [OPTOUT] [NOLOOP]", "    Control server assisted client side caching.",
+			"TRACKINGINFO", "    Report tracking status for the current connection.",
+			"NO-EVICT (ON|OFF)", "    Protect current client connection from eviction.",
+			"HELP", "    Prints this help.",
 		}
 		c.statusLines(lines)
 	}
@@ -662,9 +665,10 @@ func (c *conn) describe(cmd string) string {
 		multi = len(c.queued)
 	}
 	now := time.Now()
-	return fmt.Sprintf("id=%d addr=%s laddr=%s fd=0 name=%s age=%d idle=%d flags=%s db=%d sub=%d psub=%d ssub=%d multi=%d qbuf=0 qbuf-free=0 argv-mem=0 multi-mem=0 rbs=%d rbp=0 obl=0 oll=0 omem=0 tot-mem=0 events=r cmd=%s user=default redir=-1 resp=%d\n",
+	_, redir := c.trackFlags()
+	return fmt.Sprintf("id=%d addr=%s laddr=%s fd=0 name=%s age=%d idle=%d flags=%s db=%d sub=%d psub=%d ssub=%d multi=%d qbuf=0 qbuf-free=0 argv-mem=0 multi-mem=0 rbs=%d rbp=0 obl=0 oll=0 omem=0 tot-mem=0 events=r cmd=%s user=default redir=%d resp=%d\n",
 		c.id, c.addr, c.laddr, c.name, int(now.Sub(c.created).Seconds()), int(now.Sub(c.lastCmd).Seconds()), c.flagString(), c.db,
-		c.shared.subs[kindChannel].Load(), c.shared.subs[kindPattern].Load(), c.shared.subs[kindShard].Load(), multi, readBufSize, cmd, c.Proto)
+		c.shared.subs[kindChannel].Load(), c.shared.subs[kindPattern].Load(), c.shared.subs[kindShard].Load(), multi, readBufSize, cmd, redir, c.Proto)
 }
 
 // describeOther reports another connection; only fields fixed at accept and its shared
@@ -680,12 +684,14 @@ func (c *conn) describeOther() string {
 	if c.shared.blocked.Load() {
 		flags += "b"
 	}
+	tf, redir := c.trackFlags()
+	flags += tf
 	if flags == "" {
 		flags = "N"
 	}
-	return fmt.Sprintf("id=%d addr=%s laddr=%s fd=0 name= age=%d idle=0 flags=%s db=0 sub=%d psub=%d ssub=%d multi=-1 qbuf=0 qbuf-free=0 argv-mem=0 multi-mem=0 rbs=%d rbp=0 obl=0 oll=0 omem=0 tot-mem=0 events=r cmd=NULL user=default redir=-1 resp=2\n",
+	return fmt.Sprintf("id=%d addr=%s laddr=%s fd=0 name= age=%d idle=0 flags=%s db=0 sub=%d psub=%d ssub=%d multi=-1 qbuf=0 qbuf-free=0 argv-mem=0 multi-mem=0 rbs=%d rbp=0 obl=0 oll=0 omem=0 tot-mem=0 events=r cmd=NULL user=default redir=%d resp=2\n",
 		c.id, c.addr, c.laddr, int(time.Since(c.created).Seconds()), flags,
-		c.shared.subs[kindChannel].Load(), c.shared.subs[kindPattern].Load(), c.shared.subs[kindShard].Load(), readBufSize)
+		c.shared.subs[kindChannel].Load(), c.shared.subs[kindPattern].Load(), c.shared.subs[kindShard].Load(), readBufSize, redir)
 }
 
 func (c *conn) flagString() string {
@@ -699,6 +705,8 @@ func (c *conn) flagString() string {
 	if c.inMulti {
 		flags += "x"
 	}
+	tf, _ := c.trackFlags()
+	flags += tf
 	if flags == "" {
 		flags = "N"
 	}
@@ -736,6 +744,7 @@ func execCommand(c *conn, _ [][]byte) {
 		return
 	}
 	start := len(c.B)
+	c.trackTx(queued)
 	c.propose(kvstore.AppendTx(nil, watches, queued), 1, false)
 	// A SELECT inside the transaction sticks after EXEC, unless the transaction did not
 	// run: a watched key changed (null reply) or it never reached the log (error).
@@ -851,6 +860,8 @@ func (s *Server) infoSection(b *strings.Builder, section string, c *conn) bool {
 		w("connected_clients", s.NumClients())
 		w("maxclients", cfg.MaxClients)
 		w("blocked_clients", s.stats.blocked.Load())
+		clients, _, _, _ := s.track.counts()
+		w("tracking_clients", clients)
 	case "memory":
 		var m runtime.MemStats
 		runtime.ReadMemStats(&m)
@@ -876,6 +887,10 @@ func (s *Server) infoSection(b *strings.Builder, section string, c *conn) bool {
 		w("pubsub_channels", len(s.ps.names(kindChannel, nil)))
 		w("pubsub_patterns", len(s.ps.names(kindPattern, nil)))
 		w("pubsubshard_channels", len(s.ps.names(kindShard, nil)))
+		_, keys, items, prefixes := s.track.counts()
+		w("tracking_total_keys", keys)
+		w("tracking_total_items", items)
+		w("tracking_total_prefixes", prefixes)
 		w("unexpected_error_replies", 0)
 		w("total_error_replies", s.errors.total.Load())
 	case "replication":

@@ -82,6 +82,16 @@ var configParams = map[string]configParam{
 		bad:     "argument must be between 0 and 9223372036854775807 inclusive",
 		integer: true,
 	},
+	"tracking-table-max-keys": {
+		get: func(c *Config) string { return strconv.FormatInt(c.TrackingTableMaxKeys, 10) },
+		set: func(c *Config, v string) bool {
+			n, err := strconv.ParseInt(v, 10, 64)
+			c.TrackingTableMaxKeys = n
+			return err == nil && n >= 0
+		},
+		bad:     "argument must be between 0 and 9223372036854775807 inclusive",
+		integer: true,
+	},
 	"maxclients": {
 		get: func(c *Config) string { return strconv.Itoa(c.MaxClients) },
 		set: func(c *Config, v string) bool {
@@ -236,6 +246,7 @@ func configSet(c *conn, pairs [][]byte) {
 		}
 	}
 	c.s.cfg = next
+	c.s.track.setMaxKeys(next.TrackingTableMaxKeys)
 	c.s.b.Store().SetNotifyFlags(next.NotifyKeyspaceEvents)
 	c.s.b.Store().SetSlowlog(next.SlowlogSlowerThan, next.SlowlogMaxLen)
 	c.s.b.Store().SetLatencyThreshold(next.LatencyMonitorThreshold)

@@ -75,6 +75,9 @@ type conn struct {
 	watches []kvstore.Watch
 	// sub is the connection's pub/sub state, from its first subscription on
 	sub *subscriber
+	// caching: CLIENT CACHING was given for the next command (tracking.go)
+	caching    bool
+	keyScratch [][]byte
 
 	// what other connections see of this one (CLIENT LIST, KILL, UNBLOCK)
 	shared connShared
@@ -86,6 +89,13 @@ type connShared struct {
 	unblock chan bool       // CLIENT UNBLOCK: true for ERROR, false for TIMEOUT
 	subs    [3]atomic.Int32 // subscriptions by kind (pubsub.go)
 	monitor atomic.Bool     // a MONITOR connection (monitor.go)
+	gone    atomic.Bool     // the connection has ended
+
+	// client-side caching (tracking.go): the mode, under the tracking table's lock; the
+	// subscriber invalidations are queued to (set once, by startSub)
+	track       trackState
+	trackBroken atomic.Bool
+	pushq       atomic.Pointer[subscriber]
 
 	mu     sync.Mutex
 	killed chan struct{} // closed by CLIENT KILL
@@ -140,6 +150,7 @@ func newConn(s *Server, nc net.Conn) *conn {
 func (c *conn) serve() {
 	defer c.nc.Close()
 	defer c.endSub()
+	defer c.endTracking()
 	defer c.stopMonitoring()
 	if c.buf == nil {
 		c.buf = make([]byte, readBufSize)
@@ -183,6 +194,10 @@ func (c *conn) consume(n int) bool {
 		c.s.stats.netIn.Add(uint64(n))
 	}
 	c.loop.stall = stallNone
+	if c.shared.track.on {
+		// invalidations wait behind the replies of this read's requests (tracking.go)
+		c.sub.hold()
+	}
 	maxBulk := c.s.config().MaxBulk
 	for c.end-c.start >= c.need && c.start < c.end {
 		lim := ParseLimits{MaxBulk: maxBulk, Unauth: !c.authed} // AUTH may come mid-pipeline
@@ -212,6 +227,9 @@ func (c *conn) consume(n int) bool {
 		}
 		c.start += m
 		c.handle(args, spec)
+		if c.caching && !c.inMulti && !bytes.EqualFold(args[0], []byte("client")) {
+			c.caching = false // CLIENT CACHING tells of the next command only
+		}
 		if c.closeNext {
 			break
 		}
@@ -256,14 +274,14 @@ func (c *conn) makeRoom() bool {
 
 // flushOut writes the buffered replies; false if the connection failed.
 func (c *conn) flushOut() bool {
-	if len(c.B) == 0 {
-		return true
-	}
 	if c.sub != nil {
 		// a subscriber's output goes out in order with its messages (pubsub.go)
 		ok := c.sub.queue(c.B)
 		c.B = c.B[:0]
 		return ok
+	}
+	if len(c.B) == 0 {
+		return true
 	}
 	n, err := c.nc.Write(c.B)
 	c.s.stats.netOut.Add(uint64(n))
@@ -390,7 +408,7 @@ func (c *conn) addWrite(spec *kvstore.Spec, args [][]byte) {
 	}
 	c.batch = kvstore.AppendCommand(c.batch, c.db, args)
 	c.batchOps++
-	if spec.Blind == nil || !spec.Blind(args) {
+	if spec.Blind == nil || !spec.Blind(args) || c.noloop() {
 		c.batchBlind = false
 	}
 	if len(c.batch) >= maxBatchBytes && !c.async {
@@ -432,7 +450,7 @@ func (c *conn) prepare(blind bool) *replySink {
 	}
 	sink := c.sink
 	if sink == nil {
-		sink = &replySink{applied: make(chan struct{}, 1)}
+		sink = &replySink{applied: make(chan struct{}, 1), owner: c.id}
 		sink.errs = &c.s.errors
 	}
 	sink.B, sink.Proto = sink.B[:0], c.Proto
@@ -474,6 +492,7 @@ type replySink struct {
 	Writer
 	applied    chan struct{}
 	addr, name string // the client's, for the slow log
+	owner      int64  // the connection's id (NOLOOP tracking)
 }
 
 func (s *replySink) Applied() { s.applied <- struct{}{} }
@@ -502,6 +521,7 @@ func (c *conn) read(spec *kvstore.Spec, args [][]byte) {
 	if !c.readBarrier() {
 		return
 	}
+	c.trackRead(spec, args)
 	st := c.s.b.Store()
 	start := st.SlowStart(spec, args)
 	st.ReadSpec(spec, c.db, c.clock.Now(), args, &c.Writer)

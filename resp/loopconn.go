@@ -180,6 +180,7 @@ func (c *conn) Released(fd int) {
 
 // Closed forgets the connection.
 func (c *conn) Closed() {
+	c.shared.gone.Store(true)
 	c.s.mu.Lock()
 	delete(c.s.conns, c)
 	c.s.mu.Unlock()

@@ -143,9 +143,13 @@ type subscriber struct {
 	out    []byte
 	resp3  bool // the connection's protocol, for the messages the applier formats
 	failed bool // the client was cut off (too slow, or gone)
-	wake   chan struct{}
-	quit   chan struct{}
-	done   chan struct{}
+	// busy: invalidations wait in held until the connection's next output is queued
+	// (tracking.go)
+	busy bool
+	held []byte
+	wake chan struct{}
+	quit chan struct{}
+	done chan struct{}
 }
 
 // startSub readies the connection for its first subscription: from here on its output
@@ -156,6 +160,7 @@ func (c *conn) startSub() {
 	}
 	s := &subscriber{c: c, wake: make(chan struct{}, 1), quit: make(chan struct{}), done: make(chan struct{})}
 	c.sub = s
+	c.shared.pushq.Store(s)
 	go s.write()
 }
 
@@ -211,6 +216,10 @@ func (s *subscriber) add(b []byte, resp3, setProto bool) bool {
 		s.resp3 = resp3
 	}
 	s.out = append(s.out, b...)
+	if setProto && s.busy {
+		// the connection's output is out of the way: what waited behind it follows
+		s.out, s.held, s.busy = append(s.out, s.held...), s.held[:0], false
+	}
 	over := len(s.out) > pubsubOutLimit
 	s.mu.Unlock()
 	if over {

@@ -61,11 +61,14 @@ type Config struct {
 	SlowlogSlowerThan, SlowlogMaxLen int64
 	// LatencyMonitorThreshold is latency-monitor-threshold (ms; 0: off).
 	LatencyMonitorThreshold int64
-	Port                    int
-	Bind                    string
-	Version                 string // nanokv's version, for INFO
-	RedisVersion            string // the Redis version we answer as
-	Logf                    func(format string, args ...any)
+	// TrackingTableMaxKeys is tracking-table-max-keys (0 at NewServer: Redis's default,
+	// a million; CONFIG SET 0: no limit).
+	TrackingTableMaxKeys int64
+	Port                 int
+	Bind                 string
+	Version              string // nanokv's version, for INFO
+	RedisVersion         string // the Redis version we answer as
+	Logf                 func(format string, args ...any)
 	// Shutdown is called by SHUTDOWN; nil refuses the command.
 	Shutdown func()
 	// EventLoop serves connections from an asynchronous event loop (netserve.Loop, on
@@ -93,6 +96,8 @@ type Server struct {
 
 	// ps indexes the pub/sub subscriptions of this member's clients
 	ps hub
+	// track is the member's client-side caching table (tracking.go)
+	track tracking
 	// mon is the member's MONITOR connections (monitor.go)
 	mon monitorSet
 
@@ -136,6 +141,11 @@ func NewServer(b Backend, cfg Config) *Server {
 	}
 	s := &Server{b: b, cfg: cfg, start: time.Now(), conns: map[*conn]struct{}{}, done: make(chan struct{})}
 	s.connStats = newConnStats()
+	if cfg.TrackingTableMaxKeys == 0 {
+		cfg.TrackingTableMaxKeys = defaultTrackingMaxKeys
+		s.cfg.TrackingTableMaxKeys = cfg.TrackingTableMaxKeys
+	}
+	s.track.s, s.track.maxKeys = s, cfg.TrackingTableMaxKeys
 	b.Store().SetPublisher(&s.ps)
 	b.Store().SetNotifyFlags(cfg.NotifyKeyspaceEvents)
 	b.Store().SetSlowlog(cfg.SlowlogSlowerThan, cfg.SlowlogMaxLen)
