@@ -1,6 +1,7 @@
 package resp
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"maps"
@@ -277,6 +278,7 @@ func resetCommand(c *conn, _ [][]byte) {
 	c.stopMonitoring()
 	c.inMulti, c.multiErr, c.queued = false, false, nil
 	c.watches = nil
+	c.replyOff, c.skipNext, c.skipping = false, false, false
 	c.db = 0
 	c.Proto = 2
 	c.authed = c.s.config().RequirePass == ""
@@ -396,7 +398,7 @@ func validClientName(b []byte) bool {
 }
 
 // clientArity is the arity of each CLIENT subcommand, Redis-style (name included).
-var clientArity = map[string]int{"id": 2, "getname": 2, "setname": 3, "info": 2, "list": -2, "help": 2, "no-evict": 3, "setinfo": 4, "kill": -3, "unblock": -3, "getredir": 2, "trackinginfo": 2, "tracking": -3, "caching": 3}
+var clientArity = map[string]int{"id": 2, "getname": 2, "setname": 3, "info": 2, "list": -2, "help": 2, "no-evict": 3, "setinfo": 4, "kill": -3, "unblock": -3, "getredir": 2, "trackinginfo": 2, "tracking": -3, "caching": 3, "pause": -3, "unpause": 2, "reply": 3}
 
 func clientCommand(c *conn, args [][]byte) {
 	sub, msg := kvstore.CheckSubcommand(args, "client", clientArity)
@@ -429,7 +431,27 @@ func clientCommand(c *conn, args [][]byte) {
 	case "unblock":
 		clientUnblock(c, args)
 	case "no-evict":
-		c.Status("OK")
+		if !bytes.EqualFold(args[2], []byte("on")) && !bytes.EqualFold(args[2], []byte("off")) {
+			c.Error(kvstore.ErrSyntax)
+			return
+		}
+		c.Status("OK") // nanokv evicts no client
+	case "pause":
+		clientPause(c, args)
+	case "unpause":
+		clientUnpause(c)
+	case "reply":
+		switch strings.ToLower(string(args[2])) {
+		case "on":
+			c.replyOff, c.skipping = false, false
+			c.Status("OK")
+		case "off":
+			c.replyOff = true
+		case "skip":
+			c.skipNext = !c.replyOff
+		default:
+			c.Error(kvstore.ErrSyntax)
+		}
 	case "getredir":
 		clientGetRedir(c)
 	case "trackinginfo":
@@ -457,6 +479,9 @@ func clientCommand(c *conn, args [][]byte) {
 			"    * SKIPME (YES|NO)", "      Skip killing current connection (default: yes).",
 			"LIST [options ...]", "    Return information about client connections. Options:",
 			"    * TYPE (NORMAL|MASTER|REPLICA|PUBSUB)", "      Return clients of specified type.",
+			"UNPAUSE", "    Stop the current client pause, resuming traffic.",
+			"PAUSE <timeout> [WRITE|ALL]", "    Suspend all, or just write, clients for <timeout> milliseconds.",
+			"REPLY (ON|OFF|SKIP)", "    Control the replies sent to the current connection.",
 			"SETNAME <name>", "    Assign the name <name> to the current connection.",
 			"UNBLOCK <clientid> [TIMEOUT|ERROR]", "    Unblock the specified blocked client.",
 			"TRACKING (ON|OFF) [REDIRECT <id>] [BCAST] [PREFIX <prefix> [...]]",
@@ -975,7 +1000,7 @@ func shutdownCommand(c *conn, args [][]byte) {
 		switch strings.ToLower(string(a)) {
 		case "nosave", "save", "now", "force":
 		case "abort":
-			c.Error("ERR There is no shutdown in progress.")
+			c.Error("ERR No shutdown in progress.")
 			return
 		default:
 			c.Error(kvstore.ErrSyntax)

@@ -1,6 +1,7 @@
 package resp
 
 import (
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -294,11 +295,7 @@ func commandCommand(c *conn, args [][]byte) {
 	case "count":
 		c.Int(int64(len(allSpecs())))
 	case "list":
-		specs := allSpecs()
-		c.Array(len(specs))
-		for _, s := range specs {
-			c.BulkString(s.Name)
-		}
+		commandList(c, args)
 	case "info":
 		if len(args) == 2 {
 			specs := allSpecs()
@@ -370,6 +367,54 @@ func commandCommand(c *conn, args [][]byte) {
 		}
 	default:
 		c.Error("ERR unknown subcommand '" + string(args[1]) + "'. Try COMMAND HELP.")
+	}
+}
+
+// commandList is COMMAND LIST [FILTERBY MODULE name | ACLCAT category | PATTERN
+// pattern]: every command and container subcommand ("client|list"), as Redis lists
+// them; a subcommand has its container's categories here.
+func commandList(c *conn, args [][]byte) {
+	keep := func(name string, s *kvstore.Spec) bool { return true }
+	if len(args) > 2 {
+		if len(args) != 5 || !strings.EqualFold(string(args[2]), "filterby") {
+			c.Error(kvstore.ErrSyntax)
+			return
+		}
+		arg := string(args[4])
+		switch strings.ToLower(string(args[3])) {
+		case "module": // no command comes from a module
+			keep = func(string, *kvstore.Spec) bool { return false }
+		case "aclcat":
+			keep = func(_ string, s *kvstore.Spec) bool {
+				return slices.Contains(commandCategories(s), "@"+strings.ToLower(arg))
+			}
+		case "pattern":
+			pat := []byte(strings.ToLower(arg))
+			keep = func(name string, _ *kvstore.Spec) bool { return kvstore.Glob(pat, []byte(name)) }
+		default:
+			c.Error(kvstore.ErrSyntax)
+			return
+		}
+	}
+	var names []string
+	for _, s := range allSpecs() {
+		if keep(s.Name, s) {
+			names = append(names, s.Name)
+		}
+		subs := slices.Clone(connSubcommands[s.Name])
+		for sub := range s.Subcommands {
+			subs = append(subs, sub)
+		}
+		slices.Sort(subs)
+		for _, sub := range slices.Compact(subs) {
+			if full := s.Name + "|" + sub; keep(full, s) {
+				names = append(names, full)
+			}
+		}
+	}
+	c.Array(len(names))
+	for _, n := range names {
+		c.BulkString(n)
 	}
 }
 

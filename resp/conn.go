@@ -76,8 +76,11 @@ type conn struct {
 	// sub is the connection's pub/sub state, from its first subscription on
 	sub *subscriber
 	// caching: CLIENT CACHING was given for the next command (tracking.go)
-	caching    bool
-	keyScratch [][]byte
+	caching bool
+	// CLIENT REPLY: replyOff (OFF), skipNext (SKIP: the next command's reply is
+	// dropped), skipping (the current command's is)
+	replyOff, skipNext, skipping bool
+	keyScratch                   [][]byte
 
 	// what other connections see of this one (CLIENT LIST, KILL, UNBLOCK)
 	shared connShared
@@ -226,8 +229,19 @@ func (c *conn) consume(n int) bool {
 			break // parsed again once the loop resumes it
 		}
 		c.start += m
+		c.skipping, c.skipNext = c.skipNext, false
+		isClient := bytes.EqualFold(args[0], []byte("client"))
+		if c.replyOff || c.skipping || isClient {
+			c.flushBatch() // the replies so far are sent, whatever this one turns off
+		}
+		mark := len(c.B)
 		c.handle(args, spec)
-		if c.caching && !c.inMulti && !bytes.EqualFold(args[0], []byte("client")) {
+		if c.replyOff || c.skipping {
+			// CLIENT REPLY OFF or SKIP: the command's reply, a write's too, is dropped
+			c.flushBatch()
+			c.B = c.B[:mark]
+		}
+		if c.caching && !c.inMulti && !isClient {
 			c.caching = false // CLIENT CACHING tells of the next command only
 		}
 		if c.closeNext {
@@ -301,6 +315,10 @@ func (c *conn) handle(args [][]byte, spec *kvstore.Spec) {
 	if !c.authed && !allowedUnauthed(args[0]) {
 		c.flushBatch()
 		c.Error("NOAUTH Authentication required.")
+		return
+	}
+	if c.s.pause.until.Load() != 0 && !c.waitPause(args, spec) {
+		c.closeNext = true
 		return
 	}
 	// Most commands are the store's; the connection table is consulted only for the rest

@@ -98,6 +98,8 @@ type Server struct {
 	ps hub
 	// track is the member's client-side caching table (tracking.go)
 	track tracking
+	// pause is CLIENT PAUSE's (pause.go)
+	pause pauseState
 	// mon is the member's MONITOR connections (monitor.go)
 	mon monitorSet
 
