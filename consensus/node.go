@@ -87,6 +87,10 @@ type Config struct {
 	// proposer waits for the applier to catch up, so a fast client cannot make the
 	// backlog (and the heap) grow without bound.
 	MaxPendingBytes int64
+	// SnapshotLogBytes is how much entry data the WAL gains before the applier writes a
+	// snapshot of a state machine that is a Snapshotter (nodesnap.go): 64 MiB ±12% by
+	// default, and never less than the last snapshot's size; negative: only when asked.
+	SnapshotLogBytes int64
 }
 
 var (
@@ -126,6 +130,7 @@ type Node struct {
 	done sync.WaitGroup
 
 	stats Stats
+	snap  nodeSnap
 }
 
 // Stats counts pipeline events for INFO.
@@ -154,9 +159,17 @@ func Open(cfg Config) (*Node, error) {
 	}
 	n := &Node{cfg: cfg, term: 1, queue: newApplyQueue(), stop: make(chan struct{})}
 	n.flushed = sync.NewCond(&n.mu)
+	n.initSnapshots()
 	if !cfg.MemoryOnly {
+		var snapIndex uint64
+		if n.snap.sm != nil {
+			var err error
+			if snapIndex, err = n.loadSnapshot(); err != nil {
+				return nil, err
+			}
+		}
 		replayed := 0
-		w, err := openWAL(cfg.Dir, cfg.Logf, func(e Entry) error {
+		w, err := openWAL(cfg.Dir, snapIndex, cfg.Logf, func(e Entry) error {
 			cfg.SM.Apply(e, nil)
 			n.last, n.lastTime, n.term = e.Index, e.Time, e.Term
 			replayed++
@@ -166,6 +179,7 @@ func Open(cfg Config) (*Node, error) {
 			return nil, err
 		}
 		n.wal = w
+		n.last = max(n.last, snapIndex)
 		if replayed > 0 {
 			cfg.Logf("consensus: replayed %d entries from the WAL, last index %d", replayed, n.last)
 		}
@@ -340,12 +354,17 @@ func (n *Node) runApplier() {
 	for {
 		select {
 		case <-n.queue.signal:
+		case r := <-n.snap.req:
+			// SAVE, BGSAVE: of everything committed, which may not be applied yet
+			n.queue.drain(n.applyBatch)
+			n.beginSnapshot(r)
 		case <-n.stop:
 			// drain what committed before Close: it is acknowledged and in the WAL
 			n.queue.drain(n.applyBatch)
 			return
 		}
 		n.queue.drain(n.applyBatch)
+		n.maybeSnapshot()
 	}
 }
 
@@ -356,6 +375,7 @@ func (n *Node) applyBatch(batch []pending) {
 		size += int64(len(batch[i].e.Data))
 	}
 	n.pendingBytes.Add(-size)
+	n.snapGrew(size, len(batch))
 	n.stats.AppliedEnts.Add(uint64(len(batch)))
 	n.applied.advance(batch[len(batch)-1].e.Index)
 }

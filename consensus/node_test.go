@@ -392,12 +392,12 @@ func FuzzReadWAL(f *testing.F) {
 // fsync's goroutine must share nothing unsynchronised with the writer.)
 func TestWALRotatesPastASegmentAndReplays(t *testing.T) {
 	dir := t.TempDir()
-	w, err := openWAL(dir, t.Logf, func(Entry) error { return nil })
+	w, err := openWAL(dir, 0, t.Logf, func(Entry) error { return nil })
 	if err != nil {
 		t.Fatal(err)
 	}
 	data := bytes.Repeat([]byte("x"), 64<<10)
-	n := uint64(segmentSize/len(data) + 8) // a little more than one segment
+	n := uint64(int(segmentSize)/len(data) + 8) // a little more than one segment
 	var buf []byte
 	for i := uint64(1); i <= n; i++ {
 		e := Entry{Index: i, Term: 1, Time: int64(i), Data: data}
@@ -416,7 +416,7 @@ func TestWALRotatesPastASegmentAndReplays(t *testing.T) {
 		t.Fatalf("segments %v, want two", segs)
 	}
 	var next uint64 = 1
-	w, err = openWAL(dir, t.Logf, func(e Entry) error {
+	w, err = openWAL(dir, 0, t.Logf, func(e Entry) error {
 		if e.Index != next || !bytes.Equal(e.Data, data) {
 			return fmt.Errorf("replayed entry %d (%d bytes), want %d", e.Index, len(e.Data), next)
 		}

@@ -112,7 +112,11 @@ type RaftStats struct {
 	Sent             atomic.Uint64 // snapshots sent to followers
 	SnapshotBytes    atomic.Int64  // size of the last snapshot
 	SnapshotMaxStall atomic.Int64  // longest pause a snapshot caused the applier (writing it, or one entry copying what it changes), ns
+	LastSnapshotUnix atomic.Int64  // when the last snapshot was written (unix s; 0: none yet)
 }
+
+// SnapshotWriting reports whether a snapshot is being written now.
+func (n *RaftNode) SnapshotWriting() bool { return n.snapWriting.Load() }
 
 type snapReport struct {
 	to     uint64
@@ -1395,6 +1399,7 @@ func (n *RaftNode) snapshotWritten(meta raft.SnapshotMeta, size int64, stall, to
 	}
 	n.stats.Snapshots.Add(1)
 	n.stats.SnapshotBytes.Store(size)
+	n.stats.LastSnapshotUnix.Store(time.Now().Unix())
 	n.noteStall(stall)
 	n.cfg.Logf("consensus: member %d wrote a snapshot at index %d (%d bytes in %v; applying paused %v to begin it, longest apply meanwhile %v)",
 		n.cfg.ID, meta.Index, size, took, stall, time.Duration(n.stats.SnapshotMaxStall.Load()))

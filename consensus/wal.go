@@ -28,8 +28,9 @@ import (
 // client limits (512 MiB bulk), plus headers.
 const maxRecordSize = 1<<30 + 1<<20
 
-// segmentSize is the size past which appends go to a new segment file.
-const segmentSize = 64 << 20
+// segmentSize is the size past which appends go to a new segment file (a variable only
+// for tests, which make many small segments).
+var segmentSize int64 = 64 << 20
 
 // presyncAhead is how far before the end of a segment a write starts an fsync of it on a
 // goroutine of its own. rotate must sync the segment it ends before it starts the next
@@ -156,8 +157,9 @@ func listPrefixed(dir, prefix string) ([]string, error) {
 }
 
 // openWAL opens the single-member WAL: segments named by their first index, entries in
-// strict index order.
-func openWAL(dir string, logf func(string, ...any), fn func(Entry) error) (*wal, error) {
+// strict index order. Entries at or below after, which a snapshot holds, are skipped; the
+// first one after it must be there.
+func openWAL(dir string, after uint64, logf func(string, ...any), fn func(Entry) error) (*wal, error) {
 	var prev uint64
 	w, err := openSegments(dir, "wal", logf, func(_ uint64, payload []byte) error {
 		e, err := decodeEntryPayload(payload)
@@ -167,7 +169,13 @@ func openWAL(dir string, logf func(string, ...any), fn func(Entry) error) (*wal,
 		if prev != 0 && e.Index != prev+1 {
 			return fmt.Errorf("%w: index %d follows %d", ErrCorruptWAL, e.Index, prev)
 		}
+		if prev == 0 && e.Index > after+1 {
+			return fmt.Errorf("wal: the log starts at index %d, after a gap from the snapshot at %d", e.Index, after)
+		}
 		prev = e.Index
+		if e.Index <= after {
+			return nil
+		}
 		return fn(e)
 	})
 	if err != nil {
@@ -175,7 +183,7 @@ func openWAL(dir string, logf func(string, ...any), fn func(Entry) error) (*wal,
 	}
 	w.indexNamed = true
 	if w.f == nil {
-		if err := w.rotate(prev + 1); err != nil {
+		if err := w.rotate(max(prev, after) + 1); err != nil {
 			return nil, err
 		}
 	}

@@ -114,9 +114,10 @@ type Config struct {
 
 // Server is a running node.
 type Server struct {
-	cfg   Config
-	store *kvstore.Store
-	node  *consensus.Node // the single-member pipeline, when not clustered
+	cfg     Config
+	started time.Time
+	store   *kvstore.Store
+	node    *consensus.Node // the single-member pipeline, when not clustered
 	// clusterP is the Raft member once the node is one: set at start, or later by
 	// RAFT.CLUSTER INIT/JOIN on a node started with --cluster alone (then pending holds
 	// what it waits with).
@@ -186,7 +187,7 @@ func Start(cfg Config) (*Server, error) {
 	if !ok {
 		return nil, fmt.Errorf("server: notify-keyspace-events %q: invalid event class character; use 'Ag$lshzxeKEtmdn'", cfg.NotifyKeyspaceEvents)
 	}
-	s := &Server{cfg: cfg, store: kvstore.New(), logf: cfg.Logger.Printf, stop: make(chan struct{}), shutdown: make(chan struct{})}
+	s := &Server{cfg: cfg, started: time.Now(), store: kvstore.New(), logf: cfg.Logger.Printf, stop: make(chan struct{}), shutdown: make(chan struct{})}
 	// The redis listener opens first: a cluster member tells the others its address.
 	if cfg.RedisAddr != "" {
 		ln, err := net.Listen("tcp", cfg.RedisAddr)
@@ -504,6 +505,11 @@ func (s *Server) Info(b *strings.Builder, section string) bool {
 				aof = 0
 			}
 			w("aof_enabled", aof)
+			st := c.raft.Stats()
+			w("rdb_bgsave_in_progress", boolInt(c.raft.SnapshotWriting()))
+			w("rdb_last_save_time", s.LastSave())
+			w("rdb_saves", st.Snapshots.Load())
+			w("snapshot_bytes", st.SnapshotBytes.Load())
 			w("wal_fsync", s.cfg.Fsync)
 		case "raft":
 			b.WriteString("# Raft\r\n")
@@ -524,7 +530,7 @@ func (s *Server) Info(b *strings.Builder, section string) bool {
 			aof = 0
 		}
 		w("aof_enabled", aof)
-		w("rdb_changes_since_last_save", 0)
+		infoSnapshots(w, s.node.SnapshotInfo())
 		w("wal_fsync", st.Fsync)
 		w("wal_writes", stats.WALWrites.Load())
 		w("wal_syncs", stats.WALSyncs.Load())
