@@ -88,7 +88,7 @@ type Config struct {
 	// backlog (and the heap) grow without bound.
 	MaxPendingBytes int64
 	// SnapshotLogBytes is how much entry data the WAL gains before the applier writes a
-	// snapshot of a state machine that is a Snapshotter (nodesnap.go): 64 MiB ±12% by
+	// snapshot of a state machine that is a Snapshotter (nodesnap.go): 256 MiB ±12% by
 	// default, and never less than the last snapshot's size; negative: only when asked.
 	SnapshotLogBytes int64
 }

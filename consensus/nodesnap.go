@@ -118,7 +118,7 @@ func (n *Node) initSnapshots() {
 		n.snap.sm = sm
 	}
 	if n.cfg.SnapshotLogBytes == 0 {
-		n.cfg.SnapshotLogBytes = 64 << 20
+		n.cfg.SnapshotLogBytes = 256 << 20
 	}
 	n.snap.req = make(chan snapRequest)
 	n.snap.lastUnix.Store(time.Now().Unix())
