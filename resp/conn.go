@@ -230,9 +230,10 @@ func (c *conn) consume(n int) bool {
 		}
 		c.start += m
 		c.skipping, c.skipNext = c.skipNext, false
-		isClient := bytes.EqualFold(args[0], []byte("client"))
-		if c.replyOff || c.skipping || isClient {
-			c.flushBatch() // the replies so far are sent, whatever this one turns off
+		if c.replyOff || c.skipping || spec == nil || spec.Flags&kvstore.FlagConn != 0 {
+			// The replies so far are rendered before this one, which may turn them off
+			// (a connection command would flush the batch all the same).
+			c.flushBatch()
 		}
 		mark := len(c.B)
 		c.handle(args, spec)
@@ -241,7 +242,7 @@ func (c *conn) consume(n int) bool {
 			c.flushBatch()
 			c.B = c.B[:mark]
 		}
-		if c.caching && !c.inMulti && !isClient {
+		if c.caching && !c.inMulti && !bytes.EqualFold(args[0], []byte("client")) {
 			c.caching = false // CLIENT CACHING tells of the next command only
 		}
 		if c.closeNext {

@@ -216,12 +216,17 @@ func (s *subscriber) add(b []byte, resp3, setProto bool) bool {
 		s.resp3 = resp3
 	}
 	s.out = append(s.out, b...)
+	more := len(b) > 0
 	if setProto && s.busy {
 		// the connection's output is out of the way: what waited behind it follows
+		more = more || len(s.held) > 0
 		s.out, s.held, s.busy = append(s.out, s.held...), s.held[:0], false
 	}
 	over := len(s.out) > pubsubOutLimit
 	s.mu.Unlock()
+	if !more {
+		return true
+	}
 	if over {
 		s.c.s.config().Logf("resp: closing client %s: pub/sub output over %d bytes", s.c.addr, pubsubOutLimit)
 		s.cut()

@@ -45,8 +45,8 @@ type tracking struct {
 	// first CLIENT TRACKING ON.
 	installed sync.Once
 	// live: there are tracking connections or remembered keys; the applier's calls
-	// return at once while it is false.
-	live atomic.Bool
+	// return at once while it is false. bcast: there are BCAST prefixes.
+	live, bcast atomic.Bool
 
 	mu       sync.Mutex
 	conns    map[int64]*conn               // connections with tracking on, by id
@@ -78,6 +78,7 @@ type trackState struct {
 
 func (t *tracking) setLive() {
 	t.live.Store(len(t.conns) > 0 || len(t.keys) > 0)
+	t.bcast.Store(len(t.prefixes) > 0)
 }
 
 // enable turns tracking on for c (CLIENT TRACKING ON), with options checked.
@@ -243,7 +244,7 @@ func (t *tracking) Flushed() {
 // EntryDone implements kvstore.KeyTracker: the BCAST connections hear of the keys the
 // entry changed under their prefixes, one message a prefix, the keys in order.
 func (t *tracking) EntryDone() {
-	if !t.live.Load() {
+	if !t.bcast.Load() {
 		return
 	}
 	t.mu.Lock()
