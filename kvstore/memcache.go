@@ -621,3 +621,28 @@ func (s *Store) MCGet(key []byte, now int64) (MCItem, bool) {
 
 // MCItemCount is the number of keys in database 0 (memcached's curr_items).
 func (s *Store) MCItemCount() int { return s.DBSize(0) }
+
+// MCEach calls fn with every item memcached's get would find in database 0 at now (its
+// strings), shard by shard under each shard's read lock, in the keyspace table's order
+// (lru_crawler metadump). fn must not call back into the store.
+func (s *Store) MCEach(now int64, fn func(key string, it MCItem)) {
+	for i := range s.shards {
+		sh := &s.shards[i]
+		sh.mu.RLock()
+		d := &sh.dbs[0]
+		d.each(func(k string, it item) bool {
+			if it.typ != TypeString {
+				return true
+			}
+			out := MCItem{Value: it.str, Flags: it.flags, CAS: it.ver}
+			if it.hasTTL {
+				if out.Deadline = d.ttl[k]; out.Deadline <= now {
+					return true
+				}
+			}
+			fn(k, out)
+			return true
+		})
+		sh.mu.RUnlock()
+	}
+}

@@ -65,6 +65,8 @@ const (
 	KindMetaArith
 	KindMetaNoop
 	KindMetaDebug
+	KindLRUCrawler // lru_crawler <subcommand> ... (admin.go)
+	KindShutdown
 )
 
 // Request is one parsed request. Its byte slices point into the parsed buffer.
@@ -192,6 +194,12 @@ func Parse(b []byte, lim Limits, scratch [][]byte) (req Request, n, need int, er
 		return req, n, 0, nil
 	case "stats":
 		req.Kind = KindStats
+		return req, n, 0, nil
+	case "lru_crawler":
+		req.Kind = KindLRUCrawler
+		return req, n, 0, nil
+	case "shutdown":
+		req.Kind = KindShutdown
 		return req, n, 0, nil
 	default:
 		return errReq(req, "ERROR"), n, 0, nil

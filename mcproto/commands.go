@@ -53,6 +53,10 @@ func (c *conn) handle(req *Request) {
 		c.quit = true
 	case KindStats:
 		c.handleStats(req.Tokens[1:])
+	case KindLRUCrawler:
+		c.handleLRUCrawler(req.Tokens[1:])
+	case KindShutdown:
+		c.reply("ERROR: shutdown not enabled") // as memcached without -A
 	case KindMetaNoop:
 		c.reply("MN")
 	case KindMetaDebug:
@@ -455,6 +459,19 @@ func (c *conn) handleStats(args [][]byte) {
 		s.stats.resetCounters()
 		c.line("RESET")
 		return
+	case "sizes":
+		stat("sizes_status", "disabled") // memcached's default: no size histogram
+	case "detail":
+		// per-prefix statistics: nanokv keeps none, so a dump is empty
+		switch {
+		case len(args) >= 2 && (string(args[1]) == "on" || string(args[1]) == "off"):
+			c.line("OK")
+			return
+		case len(args) >= 2 && string(args[1]) == "dump":
+		default:
+			c.line("CLIENT_ERROR usage: stats detail on|off|dump")
+			return
+		}
 	default:
 		c.line("ERROR")
 		return

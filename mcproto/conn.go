@@ -244,7 +244,7 @@ func (c *conn) consume(n int) bool {
 func (c *conn) mustWait(req *Request) bool {
 	c.stall = stallNone
 	switch req.Kind {
-	case KindGet, KindGets, KindMetaGet, KindMetaDebug, KindStats:
+	case KindGet, KindGets, KindMetaGet, KindMetaDebug, KindStats, KindLRUCrawler:
 	default:
 		return false
 	}

@@ -93,7 +93,8 @@ type stats struct {
 	touchHits, touchMisses                             atomic.Uint64
 	storeTooLarge, bytesRead, bytesWritten, totalItems atomic.Uint64
 	verbosity                                          atomic.Uint32
-	_                                                  [0]func() // not comparable
+	crawlerOn                                          atomic.Bool // lru_crawler enable/disable
+	_                                                  [0]func()   // not comparable
 }
 
 // NewServer returns a server for b.
@@ -111,6 +112,7 @@ func NewServer(b Backend, cfg Config) *Server {
 		cfg.Logf = func(string, ...any) {}
 	}
 	s := &Server{b: b, cfg: cfg, start: time.Now(), conns: map[*conn]struct{}{}}
+	s.stats.crawlerOn.Store(true) // memcached starts its LRU crawler
 	if cfg.EventLoop {
 		var l *netserve.Loop
 		var err error

@@ -475,3 +475,40 @@ func (c *testConn) line() string {
 	}
 	return l
 }
+
+// lru_crawler, stats sizes and detail, and shutdown, replied as memcached 1.6.18 replies
+// (la is 0 here: nanokv keeps no access times; CAS values are nanokv's versions).
+func TestAdminCommands(t *testing.T) {
+	for _, mode := range frontendModes {
+		t.Run(mode.name, func(t *testing.T) {
+			c := dial(t, startNodeMode(t, 0, mode).MemcacheAddr())
+			c.send("set big 0 0 200\r\n" + strings.Repeat("y", 200) + "\r\n")
+			c.expect("STORED\r\n")
+			c.send("gets big\r\n")
+			cas := strings.Fields(c.line())[4]
+			c.expect(strings.Repeat("y", 200) + "\r\nEND\r\n")
+			c.send("lru_crawler metadump 6\r\nlru_crawler metadump 1\r\n")
+			c.expect("key=big exp=-1 la=0 cas=" + cas + " fetch=no cls=6 size=262\nEND\r\nEND\r\n")
+			for _, x := range []struct{ req, want string }{
+				{"lru_crawler metadump 99\r\n", "BADCLASS invalid class id\r\n"},
+				{"lru_crawler metadump all extra\r\n", "ERROR\r\n"},
+				{"lru_crawler crawl all\r\n", "OK\r\n"},
+				{"lru_crawler enable\r\n", "ERROR failed to start lru crawler thread\r\n"},
+				{"lru_crawler disable\r\n", "OK\r\n"},
+				{"lru_crawler metadump all\r\n", "CLIENT_ERROR lru crawler disabled\r\n"},
+				{"lru_crawler enable\r\n", "OK\r\n"},
+				{"lru_crawler sleep 2000000\r\n", "CLIENT_ERROR sleep must be one second or less\r\n"},
+				{"lru_crawler tocrawl -1\r\n", "CLIENT_ERROR bad command line format\r\n"},
+				{"lru_crawler\r\n", "ERROR\r\n"},
+				{"stats sizes\r\n", "STAT sizes_status disabled\r\nEND\r\n"},
+				{"stats detail on\r\n", "OK\r\n"},
+				{"stats detail dump\r\n", "END\r\n"},
+				{"stats detail\r\n", "CLIENT_ERROR usage: stats detail on|off|dump\r\n"},
+				{"shutdown\r\n", "ERROR: shutdown not enabled\r\n"},
+			} {
+				c.send(x.req)
+				c.expect(x.want)
+			}
+		})
+	}
+}
