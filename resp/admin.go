@@ -35,7 +35,7 @@ var connSubcommands = map[string][]string{
 	"client":  slices.Collect(maps.Keys(clientArity)),
 	"config":  {"get", "set", "resetstat", "rewrite", "help"},
 	"command": {"count", "info", "docs", "list", "getkeys", "help"},
-	"memory":  {"usage", "purge", "help"},
+	"memory":  {"usage", "purge", "stats", "doctor", "malloc-stats", "help"},
 	"slowlog": {"get", "len", "reset", "help"},
 	"pubsub":  {"channels", "numsub", "numpat", "shardchannels", "shardnumsub", "help"},
 }
@@ -93,6 +93,10 @@ func init() {
 	} {
 		add(rc.name, rc.arity, "raft", "nanokv", rc.summary, raftCommand)
 	}
+	// Redis's replication commands, which the backend answers in Raft's terms.
+	add("failover", -1, "server", "6.2.0", "Start a coordinated failover between this server and one of its replicas.", raftCommand)
+	add("replicaof", 3, "server", "5.0.0", "Make the server a replica of another instance, or promote it as master.", raftCommand)
+	add("slaveof", 3, "server", "1.0.0", "Make the server a replica of another instance, or promote it as master.", raftCommand)
 }
 
 // RaftAdmin is implemented by a backend that answers RedisRaft's RAFT.* commands. The
@@ -1036,11 +1040,28 @@ func memoryCommand(c *conn, args [][]byte) {
 			return
 		}
 		c.read(kvstore.MemoryUsageSpec, args)
+	case "stats", "doctor", "malloc-stats":
+		if len(args) != 2 {
+			c.Error(kvstore.WrongArgs("memory|" + strings.ToLower(string(args[1]))))
+			return
+		}
+		switch strings.ToLower(string(args[1])) {
+		case "stats":
+			memoryStats(c)
+		case "doctor":
+			memoryDoctor(c)
+		default:
+			c.BulkString("Stats not supported for the current allocator") // as Redis built without jemalloc
+		}
 	case "help":
 		lines := []string{"MEMORY <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+			"DOCTOR", "    Return memory problems reports.",
+			"MALLOC-STATS", "    Return internal statistics report from the memory allocator.",
+			"PURGE", "    Attempt to purge dirty pages for reclamation by the allocator.",
+			"STATS", "    Return information about the memory usage of the server.",
 			"USAGE <key> [SAMPLES <count>]", "    Return memory in bytes used by <key> and its value. Nested values are",
 			"    sampled up to <count> times (default: 5, 0 means sample all).",
-			"PURGE", "    Return free memory to the operating system.", "HELP", "    Print this help."}
+			"HELP", "    Prints this help."}
 		c.statusLines(lines)
 	default:
 		c.Error("ERR unknown subcommand '" + string(args[1]) + "'. Try MEMORY HELP.")

@@ -345,6 +345,14 @@ func (s *Server) Replicas(ctx context.Context) (int64, error) {
 
 // RaftCommand answers RedisRaft's administration commands (resp.RaftAdmin).
 func (s *Server) RaftCommand(ctx context.Context, args [][]byte, w kvstore.ReplyWriter) {
+	switch strings.ToLower(string(args[0])) {
+	case "failover":
+		s.failover(ctx, args, w)
+		return
+	case "replicaof", "slaveof":
+		s.replicaof(args, w)
+		return
+	}
 	c := s.cl()
 	if c == nil {
 		if s.pending != nil && strings.EqualFold(string(args[0]), "raft.cluster") {
