@@ -703,8 +703,8 @@ func (c *conn) describe(cmd string) string {
 		c.shared.subs[kindChannel].Load(), c.shared.subs[kindPattern].Load(), c.shared.subs[kindShard].Load(), multi, readBufSize, cmd, redir, c.Proto)
 }
 
-// describeOther reports another connection; only fields fixed at accept and its shared
-// state are safe to read from here, so the rest are shown as their defaults.
+// describeOther reports another connection: the fields fixed at accept, and the rest
+// as it published them after its last network read (publish).
 func (c *conn) describeOther() string {
 	flags := ""
 	if c.shared.monitor.Load() {
@@ -721,9 +721,25 @@ func (c *conn) describeOther() string {
 	if flags == "" {
 		flags = "N"
 	}
-	return fmt.Sprintf("id=%d addr=%s laddr=%s fd=0 name= age=%d idle=0 flags=%s db=0 sub=%d psub=%d ssub=%d multi=-1 qbuf=0 qbuf-free=0 argv-mem=0 multi-mem=0 rbs=%d rbp=0 obl=0 oll=0 omem=0 tot-mem=0 events=r cmd=NULL user=default redir=%d resp=2\n",
-		c.id, c.addr, c.laddr, int(time.Since(c.created).Seconds()), flags,
-		c.shared.subs[kindChannel].Load(), c.shared.subs[kindPattern].Load(), c.shared.subs[kindShard].Load(), readBufSize, redir)
+	sh := &c.shared
+	name, cmd, proto := "", "NULL", sh.proto.Load()
+	if p := sh.name.Load(); p != nil {
+		name = *p
+	}
+	if p := sh.cmd.Load(); p != nil {
+		cmd = *p
+	}
+	if proto == 0 {
+		proto = 2 // not published yet: nothing read so far
+	}
+	now := time.Now()
+	idle := now.Sub(c.created)
+	if last := sh.lastCmd.Load(); last != 0 {
+		idle = now.Sub(time.UnixMilli(last))
+	}
+	return fmt.Sprintf("id=%d addr=%s laddr=%s fd=0 name=%s age=%d idle=%d flags=%s db=%d sub=%d psub=%d ssub=%d multi=-1 qbuf=0 qbuf-free=0 argv-mem=0 multi-mem=0 rbs=%d rbp=0 obl=0 oll=0 omem=0 tot-mem=0 events=r cmd=%s user=default redir=%d resp=%d\n",
+		c.id, c.addr, c.laddr, name, int(now.Sub(c.created).Seconds()), int(idle.Seconds()), flags, sh.db.Load(),
+		sh.subs[kindChannel].Load(), sh.subs[kindPattern].Load(), sh.subs[kindShard].Load(), readBufSize, cmd, redir, proto)
 }
 
 func (c *conn) flagString() string {

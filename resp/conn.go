@@ -6,6 +6,7 @@ import (
 	"errors"
 	"net"
 	"runtime"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -28,16 +29,19 @@ type conn struct {
 	nc net.Conn
 	Writer
 
-	id        int64
-	name      string
-	addr      string
-	laddr     string
-	db        int
-	authed    bool
-	created   time.Time
-	lastCmd   time.Time
-	lastName  string
-	closeNext bool // QUIT: close once the replies are out
+	id      int64
+	name    string
+	addr    string
+	laddr   string
+	db      int
+	authed  bool
+	created time.Time
+	lastCmd time.Time
+	// cmdName is the last command's name as CLIENT LIST shows it ("client|list"), and
+	// sharedName the name last published to shared
+	cmdName    *string
+	sharedName string
+	closeNext  bool // QUIT: close once the replies are out
 	// clock is the time for the reads of one pipelined read
 	clock netserve.ReadClock
 	// barrierOK: the read barrier was passed since the last network read and the last
@@ -93,6 +97,14 @@ type connShared struct {
 	subs    [3]atomic.Int32 // subscriptions by kind (pubsub.go)
 	monitor atomic.Bool     // a MONITOR connection (monitor.go)
 	gone    atomic.Bool     // the connection has ended
+
+	// what CLIENT LIST shows of the connection to the others, as of its last network
+	// read (published by its goroutine, or the loop's, once a read's requests ran)
+	name    atomic.Pointer[string]
+	db      atomic.Int32
+	proto   atomic.Int32
+	lastCmd atomic.Int64 // unix ms
+	cmd     atomic.Pointer[string]
 
 	// client-side caching (tracking.go): the mode, under the tracking table's lock; the
 	// subscriber invalidations are queued to (set once, by startSub)
@@ -172,6 +184,7 @@ func (c *conn) got(n int) bool {
 	}
 	open := c.consume(n)
 	c.flushBatch()
+	c.publish()
 	if open {
 		// Let the other connections that the same poll woke run their requests before
 		// this one writes, as Redis writes every reply of an event-loop round at its
@@ -229,6 +242,7 @@ func (c *conn) consume(n int) bool {
 			break // parsed again once the loop resumes it
 		}
 		c.start += m
+		c.cmdName = cmdName(args, spec)
 		c.skipping, c.skipNext = c.skipNext, false
 		if c.replyOff || c.skipping || spec == nil || spec.Flags&kvstore.FlagConn != 0 {
 			// The replies so far are rendered before this one, which may turn them off
@@ -581,4 +595,61 @@ func (c *conn) queue(spec *kvstore.Spec, args [][]byte) {
 		}
 	}
 	c.Status("QUEUED")
+}
+
+// publish tells the other connections' CLIENT LIST what this one is now.
+func (c *conn) publish() {
+	sh := &c.shared
+	if c.name != c.sharedName {
+		c.sharedName = c.name
+		name := c.name
+		sh.name.Store(&name)
+	}
+	sh.db.Store(int32(c.db))
+	sh.proto.Store(int32(c.Proto))
+	sh.lastCmd.Store(c.lastCmd.UnixMilli())
+	if c.cmdName != nil {
+		sh.cmd.Store(c.cmdName)
+	}
+}
+
+// fullNames are the names CLIENT LIST shows for container subcommands ("client|list"),
+// made once: a connection keeps a pointer to its last command's name.
+var fullNames = map[string]*string{}
+
+func init() {
+	add := func(container string, subs []string) {
+		for _, sub := range subs {
+			full := container + "|" + sub
+			fullNames[full] = &full
+		}
+	}
+	for container, subs := range connSubcommands {
+		add(container, subs)
+	}
+	for _, s := range kvstore.Commands() {
+		for sub := range s.Subcommands {
+			add(s.Name, []string{sub})
+		}
+	}
+}
+
+// cmdName is the name of a command as CLIENT LIST's cmd shows it: the container's
+// subcommand as "container|sub", nil for an unknown command.
+func cmdName(args [][]byte, spec *kvstore.Spec) *string {
+	name := (*string)(nil)
+	container := false
+	if spec != nil && spec.Flags&kvstore.FlagConn == 0 {
+		name, container = &spec.Name, spec.Subcommands != nil
+	} else if cs := lookupConn(args[0]); cs != nil {
+		name, container = &cs.Name, len(connSubcommands[cs.Name]) > 0
+	} else if spec != nil {
+		name = &spec.Name
+	}
+	if container && len(args) > 1 {
+		if full := fullNames[*name+"|"+strings.ToLower(string(args[1]))]; full != nil {
+			return full
+		}
+	}
+	return name
 }

@@ -95,7 +95,9 @@ func (c *conn) Consume(n int, now int64) bool {
 		c.lastCmd = time.UnixMilli(now)
 		c.clock.Set(now)
 	}
-	if !c.consume(n) || c.closeNext {
+	ok := c.consume(n)
+	c.publish()
+	if !ok || c.closeNext {
 		return false
 	}
 	if c.loop.stall == stallNone {

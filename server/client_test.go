@@ -78,3 +78,39 @@ func TestCommandListFilterBy(t *testing.T) {
 		t.Fatalf("ACLCAT hyperloglog: %q", got)
 	}
 }
+
+// CLIENT LIST shows another connection's name, database, protocol and last command as
+// that connection left them.
+func TestClientListShowsOtherConnections(t *testing.T) {
+	s := startServer(t, Config{MemoryOnly: true})
+	defer s.Close()
+	a, b := rawConn(t, s), rawConn(t, s)
+	a.expect(t, "+OK", "CLIENT", "SETNAME", "worker-1")
+	b.expect(t, "+OK", "SELECT", "3")
+	b.readReplyAfter(t, "HELLO", "3")
+	b.expect(t, "_", "GET", "x")
+	list := a.readReplyAfter(t, "CLIENT", "LIST")
+	var mine, other string
+	for _, l := range strings.Split(list, "\n") {
+		switch {
+		case strings.Contains(l, " name=worker-1 "):
+			mine = l
+		case strings.Contains(l, "id="):
+			other = l
+		}
+	}
+	for _, want := range []string{" db=0 ", " cmd=client|list ", " resp=2"} {
+		if !strings.Contains(mine, want) {
+			t.Fatalf("CLIENT LIST's own line lacks %q: %q", want, mine)
+		}
+	}
+	for _, want := range []string{" name= ", " db=3 ", " cmd=get ", " resp=3"} {
+		if !strings.Contains(other, want) {
+			t.Fatalf("CLIENT LIST's line for the other connection lacks %q: %q", want, other)
+		}
+	}
+	b.expect(t, "+OK", "CLIENT", "SETNAME", "worker-2")
+	if list := a.readReplyAfter(t, "CLIENT", "LIST"); !strings.Contains(list, " name=worker-2 ") || !strings.Contains(list, " cmd=client|setname ") {
+		t.Fatalf("CLIENT LIST after the other's SETNAME: %q", list)
+	}
+}
