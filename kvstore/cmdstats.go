@@ -3,8 +3,11 @@ package kvstore
 import (
 	"maps"
 	"slices"
+	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/HdrHistogram/hdrhistogram-go"
 )
 
 // CmdStats are a command's INFO commandstats counters, as Redis 7.0 keeps them: calls
@@ -20,9 +23,71 @@ import (
 type CmdStats struct {
 	calls, rejected, failed atomic.Uint64
 	sampled, sampledNanos   atomic.Uint64
+	// lat is the timed calls' latency histogram (LATENCY HISTOGRAM, INFO latencystats)
+	lat *latencyHist
 	// a cache line each: the read path and the applier count different commands on
 	// different cores (GET and SET, side by side in the table)
-	_ [64 - 5*8]byte
+	_ [64 - 6*8]byte
+}
+
+// latencyHist is an HDR histogram of latencies in ns, with Redis's bounds (1 ns to 1 s,
+// two significant digits), so that its buckets and percentiles are Redis's for the same
+// samples. HdrHistogram's Go port is not safe for concurrent use: a mutex guards it (it
+// is taken by the timed calls only, one in statSample).
+type latencyHist struct {
+	mu sync.Mutex
+	h  *hdrhistogram.Histogram
+}
+
+func (l *latencyHist) record(ns int64) {
+	l.mu.Lock()
+	if l.h == nil {
+		l.h = hdrhistogram.New(1, 1e9, 2)
+	}
+	l.h.RecordValue(min(max(ns, 1), 1e9))
+	l.mu.Unlock()
+}
+
+// LatencyBucket is a point of LATENCY HISTOGRAM's cumulative distribution: the calls
+// that took at most Usec microseconds.
+type LatencyBucket struct{ Usec, Calls int64 }
+
+// Latency returns a command's latency distribution as LATENCY HISTOGRAM reports it: the
+// timed calls, counted at every power of two from 1024 ns as Redis's logarithmic walk
+// of its histogram does, scaled up to all calls (one in statSample is timed); and
+// pct, the latency (µs) at each of percentiles. ok is false when no call was timed.
+func (st *CmdStats) Latency(percentiles []float64) (calls int64, buckets []LatencyBucket, pct []float64, ok bool) {
+	if st.lat == nil {
+		return 0, nil, nil, false
+	}
+	st.lat.mu.Lock()
+	defer st.lat.mu.Unlock()
+	h := st.lat.h
+	if h == nil || h.TotalCount() == 0 {
+		return 0, nil, nil, false
+	}
+	calls = int64(st.calls.Load())
+	timed := h.TotalCount()
+	scale := func(n int64) int64 { return (n*max(calls, timed) + timed/2) / timed }
+	bars := h.Distribution()
+	var cum int64
+	next, prev := 0, int64(0)
+	for level := int64(1024); prev < timed && level <= 1<<31; level *= 2 {
+		// the bucket that holds level: its highest equivalent value is Redis's key
+		top := level + level>>7 - 1 // two significant digits: 2^(n-7) wide at 2^n
+		for next < len(bars) && bars[next].To <= top {
+			cum += bars[next].Count
+			next++
+		}
+		if cum > prev {
+			buckets = append(buckets, LatencyBucket{Usec: top / 1000, Calls: scale(cum)})
+		}
+		prev = cum
+	}
+	for _, p := range percentiles {
+		pct = append(pct, float64(h.ValueAtPercentile(p))/1000)
+	}
+	return max(calls, timed), buckets, pct, true
 }
 
 // statSample is the share of calls whose time is measured (one in statSample).
@@ -44,8 +109,10 @@ func (st *CmdStats) End(start time.Time, failed bool) {
 		return
 	}
 	if !start.IsZero() {
-		st.sampledNanos.Add(uint64(time.Since(start)))
+		ns := time.Since(start)
+		st.sampledNanos.Add(uint64(ns))
 		st.sampled.Add(1)
+		st.lat.record(int64(ns))
 	}
 	st.calls.Add(1)
 	if failed {
@@ -76,7 +143,15 @@ func (st *CmdStats) Reset() {
 	st.failed.Store(0)
 	st.sampled.Store(0)
 	st.sampledNanos.Store(0)
+	if st.lat != nil {
+		st.lat.mu.Lock()
+		st.lat.h = nil
+		st.lat.mu.Unlock()
+	}
 }
+
+// NewCmdStats returns counters for a command a frontend runs itself.
+func NewCmdStats() *CmdStats { return &CmdStats{lat: &latencyHist{}} }
 
 // statNames are the names of the commands' counters, by index in a Store's table: a
 // container's subcommands have their own ("object|encoding"), as in Redis. register

@@ -177,6 +177,9 @@ func (s *Store) ExpiredCount() uint64 { return s.stats.ExpiredKeys.Load() }
 // New returns an empty store.
 func New() *Store {
 	s := &Store{cmdStats: make([]CmdStats, len(statNames))}
+	for i := range s.cmdStats {
+		s.cmdStats[i].lat = &latencyHist{}
+	}
 	s.zk.init()
 	s.SetSlowlog(slowlogDefaultThreshold, slowlogDefaultMaxLen)
 	return s

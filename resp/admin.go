@@ -845,7 +845,7 @@ func roleCommand(c *conn, _ [][]byte) {
 // 7.0's order (and nanokv's raft section).
 var (
 	defaultSections = []string{"server", "clients", "memory", "persistence", "stats", "replication", "cpu", "errorstats", "keyspace"}
-	allSections     = []string{"server", "clients", "memory", "persistence", "stats", "replication", "cpu", "commandstats", "errorstats", "keyspace", "raft"}
+	allSections     = []string{"server", "clients", "memory", "persistence", "stats", "replication", "cpu", "commandstats", "errorstats", "latencystats", "keyspace", "raft"}
 )
 
 func infoCommand(c *conn, args [][]byte) {
@@ -957,6 +957,9 @@ func (s *Server) infoSection(b *strings.Builder, section string, c *conn) bool {
 	case "errorstats":
 		b.WriteString("# Errorstats\r\n")
 		s.errors.appendInfo(b)
+	case "latencystats":
+		b.WriteString("# Latencystats\r\n")
+		s.appendLatencyStats(b)
 	case "keyspace":
 		b.WriteString("# Keyspace\r\n")
 		keys, expires := s.b.Store().KeyspaceInfo()

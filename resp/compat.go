@@ -263,10 +263,9 @@ var aclHelp = []string{
 
 var latencyArity = map[string]int{"doctor": 2, "graph": 3, "history": 3, "latest": 2, "reset": -2, "histogram": -2, "help": 2}
 
-// latencyCommand is LATENCY, over the store's latency monitor (kvstore/latency.go). GRAPH
-// draws nothing (it answers Redis's error for an event without samples, and refuses to
-// draw one with samples), and HISTOGRAM is refused: nanokv times one call in 16 (INFO
-// commandstats), not every call as Redis's latency tracking does.
+// latencyCommand is LATENCY, over the store's latency monitor (kvstore/latency.go) and
+// the commands' latency histograms (latencystats.go). GRAPH draws nothing (it answers
+// Redis's error for an event without samples, and refuses to draw one with samples).
 func latencyCommand(c *conn, args [][]byte) {
 	sub, msg := kvstore.CheckSubcommand(args, "latency", latencyArity)
 	if msg != "" {
@@ -308,7 +307,7 @@ func latencyCommand(c *conn, args [][]byte) {
 		}
 		c.Error("ERR LATENCY GRAPH is not supported by nanokv: use LATENCY HISTORY")
 	case "histogram":
-		c.Error("ERR LATENCY HISTOGRAM is not supported by nanokv: it times one call in 16 (INFO commandstats), not every call")
+		latencyHistogram(c, args)
 	case "help":
 		c.statusLines([]string{"LATENCY <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
 			"DOCTOR", "    Return a human readable latency analysis report.",

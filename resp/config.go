@@ -83,6 +83,16 @@ var configParams = map[string]configParam{
 		bad:     "argument must be between 0 and 9223372036854775807 inclusive",
 		integer: true,
 	},
+	"latency-tracking-info-percentiles": {
+		get: func(c *Config) string { return formatPercentiles(c.LatencyPercentiles) },
+		set: func(c *Config, v string) bool {
+			ps, ok := parsePercentiles(v)
+			c.LatencyPercentiles = ps
+			return ok
+		},
+		bad: "latency-tracking-info-percentiles parameters should sit between [0.0,100.0]",
+	},
+	"latency-tracking": {get: func(*Config) string { return "yes" }},
 	"tracking-table-max-keys": {
 		get: func(c *Config) string { return strconv.FormatInt(c.TrackingTableMaxKeys, 10) },
 		set: func(c *Config, v string) bool {

@@ -58,9 +58,9 @@ func newConnStats() map[string]*kvstore.CmdStats {
 		if kvstore.Lookup([]byte(name)) != nil {
 			continue
 		}
-		m[name] = &kvstore.CmdStats{}
+		m[name] = kvstore.NewCmdStats()
 		for _, sub := range connSubcommands[name] {
-			m[name+"|"+sub] = &kvstore.CmdStats{}
+			m[name+"|"+sub] = kvstore.NewCmdStats()
 		}
 	}
 	return m
@@ -81,7 +81,7 @@ func (s *Server) cmdStats(cs *connSpec, args [][]byte) *kvstore.CmdStats {
 // appendCommandStats writes INFO commandstats: every command that was called or refused,
 // the store's and the connection's, by name.
 func (s *Server) appendCommandStats(b *strings.Builder) {
-	line := func(name string, st *kvstore.CmdStats) {
+	s.eachCommandStats(func(name string, st *kvstore.CmdStats) {
 		calls, usec, rejected, failed := st.Snapshot()
 		if calls == 0 && rejected == 0 && failed == 0 {
 			return
@@ -92,7 +92,12 @@ func (s *Server) appendCommandStats(b *strings.Builder) {
 		}
 		fmt.Fprintf(b, "cmdstat_%s:calls=%d,usec=%d,usec_per_call=%.2f,rejected_calls=%d,failed_calls=%d\r\n",
 			name, calls, usec, perCall, rejected, failed)
-	}
+	})
+}
+
+// eachCommandStats calls fn with every command's counters, the store's and the
+// connection's, by name.
+func (s *Server) eachCommandStats(line func(name string, st *kvstore.CmdStats)) {
 	names := slices.Sorted(maps.Keys(s.connStats))
 	s.b.Store().EachCommandStats(func(name string, st *kvstore.CmdStats) {
 		for len(names) > 0 && names[0] < name {

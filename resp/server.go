@@ -61,6 +61,9 @@ type Config struct {
 	SlowlogSlowerThan, SlowlogMaxLen int64
 	// LatencyMonitorThreshold is latency-monitor-threshold (ms; 0: off).
 	LatencyMonitorThreshold int64
+	// LatencyPercentiles is latency-tracking-info-percentiles (nil at NewServer: Redis's
+	// 50 99 99.9).
+	LatencyPercentiles []float64
 	// TrackingTableMaxKeys is tracking-table-max-keys (0 at NewServer: Redis's default,
 	// a million; CONFIG SET 0: no limit).
 	TrackingTableMaxKeys int64
@@ -141,12 +144,14 @@ func NewServer(b Backend, cfg Config) *Server {
 	if cfg.SlowlogSlowerThan == 0 && cfg.SlowlogMaxLen == 0 {
 		cfg.SlowlogSlowerThan, cfg.SlowlogMaxLen = b.Store().Slowlog() // the store's defaults
 	}
-	s := &Server{b: b, cfg: cfg, start: time.Now(), conns: map[*conn]struct{}{}, done: make(chan struct{})}
-	s.connStats = newConnStats()
+	if cfg.LatencyPercentiles == nil {
+		cfg.LatencyPercentiles = defaultLatencyPercentiles
+	}
 	if cfg.TrackingTableMaxKeys == 0 {
 		cfg.TrackingTableMaxKeys = defaultTrackingMaxKeys
-		s.cfg.TrackingTableMaxKeys = cfg.TrackingTableMaxKeys
 	}
+	s := &Server{b: b, cfg: cfg, start: time.Now(), conns: map[*conn]struct{}{}, done: make(chan struct{})}
+	s.connStats = newConnStats()
 	s.track.s, s.track.maxKeys = s, cfg.TrackingTableMaxKeys
 	b.Store().SetPublisher(&s.ps)
 	b.Store().SetNotifyFlags(cfg.NotifyKeyspaceEvents)

@@ -98,3 +98,42 @@ func TestFailoverAndReplicaOf(t *testing.T) {
 		time.Sleep(time.Millisecond)
 	}
 }
+
+// LATENCY HISTOGRAM and INFO latencystats report the commands' timed calls, in Redis
+// 7.0's shapes; latency-tracking-info-percentiles picks INFO's percentiles.
+func TestLatencyHistogramAndStats(t *testing.T) {
+	s := startServer(t, Config{MemoryOnly: true})
+	defer s.Close()
+	r := rawConn(t, s)
+	r.expect(t, "+OK", "SET", "k", "v")
+	r.expect(t, "$1\r\nv", "GET", "k")
+	h := r.readReplyAfter(t, "LATENCY", "HISTOGRAM", "get", "nosuch")
+	if !strings.HasPrefix(h, "*2\r\n$3\r\nget\r\n*4\r\n$5\r\ncalls\r\n:1\r\n$14\r\nhistogram_usec\r\n*2\r\n:") || !strings.HasSuffix(h, "\r\n:1") {
+		t.Fatalf("LATENCY HISTOGRAM get: %q", h)
+	}
+	if all := r.readReplyAfter(t, "LATENCY", "HISTOGRAM"); !strings.Contains(all, "$3\r\nset\r\n") || !strings.Contains(all, "$3\r\nget\r\n") {
+		t.Fatalf("LATENCY HISTOGRAM: %q", all)
+	}
+	info := r.readReplyAfter(t, "INFO", "latencystats")
+	for _, line := range strings.Split(info, "\r\n") {
+		if strings.HasPrefix(line, "latency_percentiles_usec_get:") {
+			f := strings.Split(strings.TrimPrefix(line, "latency_percentiles_usec_get:"), ",")
+			if len(f) != 3 || !strings.HasPrefix(f[0], "p50=") || !strings.HasPrefix(f[1], "p99=") || !strings.HasPrefix(f[2], "p99.9=") {
+				t.Fatalf("latencystats line %q", line)
+			}
+		}
+	}
+	if !strings.Contains(info, "latency_percentiles_usec_get:p50=") {
+		t.Fatalf("INFO latencystats: %q", info)
+	}
+	r.expect(t, "+OK", "CONFIG", "SET", "latency-tracking-info-percentiles", "90")
+	if info := r.readReplyAfter(t, "INFO", "latencystats"); !strings.Contains(info, "latency_percentiles_usec_get:p90=") {
+		t.Fatalf("INFO latencystats with p90: %q", info)
+	}
+	r.expect(t, "-ERR CONFIG SET failed (possibly related to argument 'latency-tracking-info-percentiles') - latency-tracking-info-percentiles parameters should sit between [0.0,100.0]",
+		"CONFIG", "SET", "latency-tracking-info-percentiles", "101")
+	r.expect(t, "+OK", "CONFIG", "RESETSTAT")
+	if h := r.readReplyAfter(t, "LATENCY", "HISTOGRAM", "get"); h != "*0" {
+		t.Fatalf("LATENCY HISTOGRAM after RESETSTAT: %q", h)
+	}
+}
