@@ -1022,9 +1022,14 @@ func totalMemory() uint64 {
 // SAVE and NOSAVE mean the same here. As in Redis, success closes the connection without
 // a reply.
 func shutdownCommand(c *conn, args [][]byte) {
+	save, force := false, false
 	for _, a := range args[1:] {
 		switch strings.ToLower(string(a)) {
-		case "nosave", "save", "now", "force":
+		case "save":
+			save = true
+		case "force":
+			force = true
+		case "nosave", "now":
 		case "abort":
 			c.Error("ERR No shutdown in progress.")
 			return
@@ -1037,6 +1042,16 @@ func shutdownCommand(c *conn, args [][]byte) {
 	if fn == nil {
 		c.Error("ERR Errors trying to SHUTDOWN. Check logs.")
 		return
+	}
+	// SAVE snapshots first (the WAL keeps every acknowledged write either way; the
+	// snapshot shortens the restart), and a failed one stops the shutdown, as in Redis,
+	// unless FORCE.
+	if sv, ok := c.s.b.(Saver); ok && save {
+		if err := sv.Save(false); err != nil && !force {
+			c.s.config().Logf("resp: SHUTDOWN SAVE: %v", err)
+			c.Error("ERR Errors trying to SHUTDOWN. Check logs.")
+			return
+		}
 	}
 	c.closeNext = true
 	go fn()

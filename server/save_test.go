@@ -95,3 +95,33 @@ func TestSaveMemoryOnlyAndCluster(t *testing.T) {
 		t.Fatalf("INFO persistence after SAVE:\n%s", info)
 	}
 }
+
+// SHUTDOWN SAVE snapshots before it asks the node to stop; on a node that keeps no
+// snapshots it refuses, unless FORCE, as Redis refuses when its save fails.
+func TestShutdownSave(t *testing.T) {
+	dir := t.TempDir()
+	s := startServer(t, Config{DataDir: dir})
+	defer s.Close()
+	r := rawConn(t, s)
+	r.expect(t, "+OK", "SET", "k", "v")
+	r.send("SHUTDOWN", "SAVE")
+	select {
+	case <-s.ShutdownRequested():
+	case <-time.After(10 * time.Second):
+		t.Fatal("SHUTDOWN SAVE did not ask the node to stop")
+	}
+	if snaps, _ := filepath.Glob(filepath.Join(dir, "snap-*.snap")); len(snaps) != 1 {
+		t.Fatalf("snapshot files after SHUTDOWN SAVE: %v", snaps)
+	}
+
+	m := startServer(t, Config{MemoryOnly: true})
+	defer m.Close()
+	r = rawConn(t, m)
+	r.expect(t, "-ERR Errors trying to SHUTDOWN. Check logs.", "SHUTDOWN", "SAVE")
+	r.send("SHUTDOWN", "SAVE", "FORCE")
+	select {
+	case <-m.ShutdownRequested():
+	case <-time.After(10 * time.Second):
+		t.Fatal("SHUTDOWN SAVE FORCE did not ask the node to stop")
+	}
+}
