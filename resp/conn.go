@@ -210,10 +210,6 @@ func (c *conn) consume(n int) bool {
 		c.s.stats.netIn.Add(uint64(n))
 	}
 	c.loop.stall = stallNone
-	if c.shared.track.on {
-		// invalidations wait behind the replies of this read's requests (tracking.go)
-		c.sub.hold()
-	}
 	maxBulk := c.s.config().MaxBulk
 	for c.end-c.start >= c.need && c.start < c.end {
 		lim := ParseLimits{MaxBulk: maxBulk, Unauth: !c.authed} // AUTH may come mid-pipeline
@@ -463,6 +459,11 @@ func (c *conn) flushBatch() {
 }
 
 func (c *conn) propose(data []byte, n int, blind bool) {
+	if c.shared.track.on {
+		// the invalidations of its own writes follow their replies, as in Redis
+		// (tracking.go)
+		c.sub.hold()
+	}
 	sink := c.prepare(blind)
 	var err error
 	if blind {

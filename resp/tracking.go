@@ -18,14 +18,20 @@ import (
 // key a write changes (kvstore.KeyTracker): whichever member a write came through,
 // every member applies it and invalidates its clients' caches.
 //
-// Order is what makes a cache correct. A reply carrying a key's value must reach the
-// client before the invalidation of any write applied after that value was read:
-// otherwise the client drops nothing, then caches a stale value for good. Redis gets
-// that from its single thread; here the applier runs beside the connection. So a
-// connection remembers a key before it reads it (a write applied meanwhile then
-// invalidates it), and from that moment until its replies are queued, the
-// invalidations for it wait behind them (subscriber.hold). An invalidation may then
-// come later than in Redis, never before the value it undoes.
+// Order is what makes a cache correct, both ways. A reply carrying a key's value must
+// reach the client before the invalidation of any write applied after that value was
+// read: otherwise the client drops nothing, then caches a stale value for good. And the
+// invalidation of a write applied before a read must reach it before that read's reply,
+// as in Redis, where it leaves when the write runs: a client that saw its write
+// acknowledged, then read anything on the tracking connection, holds no older value.
+// Redis gets both from its single thread; here the applier runs beside the connection.
+// So a connection remembers a key after its read passed the read barrier (every write
+// acknowledged before is applied, its invalidations queued) and before it reads; from
+// then, or from the proposal of its own writes, until its replies are queued, the
+// invalidations for it wait behind them (subscriber.hold). An invalidation of a write
+// that raced with a read may come later than in Redis, never before the value it undoes
+// nor after a reply to a later read. TestTrackingCacheStaysCoherent checks the first:
+// without the hold it fails within ten runs.
 //
 // What differs from Redis: keys are remembered for a read-only script's declared keys
 // (EVAL_RO, FCALL_RO), where Redis remembers the keys of the commands the script runs;
