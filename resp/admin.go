@@ -791,8 +791,8 @@ func execCommand(c *conn, _ [][]byte) {
 		c.Error("EXECABORT Transaction discarded because of previous errors.")
 		return
 	}
-	start := len(c.B)
 	c.trackTx(queued)
+	start := len(c.B)
 	c.propose(kvstore.AppendTx(nil, watches, queued), 1, false)
 	// A SELECT inside the transaction sticks after EXEC, unless the transaction did not
 	// run: a watched key changed (null reply) or it never reached the log (error).

@@ -32,7 +32,9 @@ func (c *conn) block(spec *kvstore.Spec, args [][]byte) {
 		if write {
 			c.propose(kvstore.AppendCommand(nil, c.db, args), 1, false)
 		} else {
+			c.blocking = true // the attempt's output may be cut back (tracking.go)
 			c.read(spec, args)
+			c.blocking = false
 		}
 	}
 	if !ok {

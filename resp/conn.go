@@ -84,7 +84,9 @@ type conn struct {
 	// CLIENT REPLY: replyOff (OFF), skipNext (SKIP: the next command's reply is
 	// dropped), skipping (the current command's is)
 	replyOff, skipNext, skipping bool
-	keyScratch                   [][]byte
+	// blocking: a blocking command's attempts are running (block.go)
+	blocking   bool
+	keyScratch [][]byte
 
 	// what other connections see of this one (CLIENT LIST, KILL, UNBLOCK)
 	shared connShared

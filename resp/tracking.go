@@ -28,9 +28,10 @@ import (
 // So a connection remembers a key after its read passed the read barrier (every write
 // acknowledged before is applied, its invalidations queued) and before it reads; from
 // then, or from the proposal of its own writes, until its replies are queued, the
-// invalidations for it wait behind them (subscriber.hold). An invalidation of a write
-// that raced with a read may come later than in Redis, never before the value it undoes
-// nor after a reply to a later read. TestTrackingCacheStaysCoherent checks the first:
+// invalidations for it wait behind them (subscriber.hold), and the next read of a
+// pipeline lets out what was held before its own reply. An invalidation of a write that
+// raced with a read may come later than in Redis, never before the value it undoes nor
+// after the reply to a later read. TestTrackingCacheStaysCoherent checks the first:
 // without the hold it fails within ten runs.
 //
 // What differs from Redis: keys are remembered for a read-only script's declared keys
@@ -338,7 +339,17 @@ func (t *tracking) state(c *conn) trackState {
 // with CACHING no).
 func (c *conn) trackRead(spec *kvstore.Spec, args [][]byte) {
 	st := &c.shared.track // this goroutine's own writes: readable without the lock
-	if !st.on || st.bcast || spec.Flags&kvstore.FlagPubSub != 0 {
+	if !st.on {
+		return
+	}
+	if !c.blocking && !c.replyOff && !c.skipping {
+		// Invalidations held for earlier requests of the pipeline go out before this
+		// read's reply: their writes were applied before it passed the read barrier.
+		// (Not where the caller may still cut the output back: a blocking command's
+		// attempts, or a reply CLIENT REPLY drops; those wait for the next output.)
+		c.B = c.sub.takeHeld(c.B)
+	}
+	if st.bcast || spec.Flags&kvstore.FlagPubSub != 0 {
 		return
 	}
 	if (st.optin && !c.caching) || (st.optout && c.caching) {
@@ -585,6 +596,18 @@ func (s *subscriber) hold() {
 	s.mu.Lock()
 	s.busy = true
 	s.mu.Unlock()
+}
+
+// takeHeld appends the held invalidations to the connection's output dst and stops
+// holding.
+func (s *subscriber) takeHeld(dst []byte) []byte {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.busy {
+		dst = append(dst, s.held...)
+		s.held, s.busy = s.held[:0], false
+	}
+	return dst
 }
 
 // pushInvalidate queues an invalidation of keys (all: of everything) in the protocol the

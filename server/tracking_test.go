@@ -557,6 +557,12 @@ func TestTrackingTableAndState(t *testing.T) {
 		t.Fatalf("SWAPDB: got %q, want %q", got, want)
 	}
 
+	// In a pipeline, the invalidation of the connection's own write follows the write's
+	// reply and comes before the next read's: byte for byte what redis-server 7.0.15
+	// sends for the same pipeline.
+	a.exchange(t, respCommand("GET", "p1")+respCommand("SET", "p1", "x")+respCommand("GET", "p2")+respCommand("DEL", "p1"),
+		"_\r\n+OK\r\n>2\r\n$10\r\ninvalidate\r\n*1\r\n$2\r\np1\r\n_\r\n:1\r\n")
+
 	// RESET turns tracking off
 	a.readReplyAfter(t, "RESET")
 	info = b.readReplyAfter(t, "INFO", "clients")
