@@ -16,50 +16,37 @@ type Saver interface {
 	LastSave() int64
 }
 
-func (c *conn) saver() (Saver, bool) {
-	sv, ok := c.s.b.(Saver)
-	if !ok {
+// save asks the backend for a snapshot and replies ok, or the error (running: the
+// error for a snapshot already being written, "" for the backend's own).
+func (c *conn) save(background bool, ok, running string) {
+	sv, is := c.s.b.(Saver)
+	if !is {
 		c.Error("ERR this server keeps no snapshots")
+		return
 	}
-	return sv, ok
+	if err := sv.Save(background); err != nil {
+		if msg := errorReply(err); running == "" || !strings.Contains(msg, "already in progress") {
+			c.Error(msg)
+		} else {
+			c.Error(running)
+		}
+		return
+	}
+	c.Status(ok)
 }
 
-func saveCommand(c *conn, _ [][]byte) {
-	if sv, ok := c.saver(); ok {
-		if err := sv.Save(false); err != nil {
-			c.Error(errorReply(err))
-			return
-		}
-		c.Status("OK")
-	}
-}
+func saveCommand(c *conn, _ [][]byte) { c.save(false, "OK", "") }
 
 func bgsaveCommand(c *conn, args [][]byte) {
 	if len(args) > 2 || (len(args) == 2 && !strings.EqualFold(string(args[1]), "schedule")) {
 		c.Error(kvstore.ErrSyntax)
 		return
 	}
-	if sv, ok := c.saver(); ok {
-		if err := sv.Save(true); err != nil {
-			c.Error(errorReply(err))
-			return
-		}
-		c.Status("Background saving started")
-	}
+	c.save(true, "Background saving started", "")
 }
 
 func bgrewriteaofCommand(c *conn, _ [][]byte) {
-	if sv, ok := c.saver(); ok {
-		if err := sv.Save(true); err != nil {
-			if strings.Contains(errorReply(err), "already in progress") {
-				c.Error("ERR Background append only file rewriting already in progress")
-				return
-			}
-			c.Error(errorReply(err))
-			return
-		}
-		c.Status("Background append only file rewriting started")
-	}
+	c.save(true, "Background append only file rewriting started", "ERR Background append only file rewriting already in progress")
 }
 
 func lastsaveCommand(c *conn, _ [][]byte) {
