@@ -136,7 +136,7 @@ func (n *Node) nextSnapAt() int64 {
 	return max(b-b/8+rand.Int64N(b/4+1), n.snap.size.Load())
 }
 
-// applied counts what the applier applied toward the next snapshot.
+// snapGrew counts what the applier applied toward the next snapshot.
 func (n *Node) snapGrew(bytes int64, entries int) {
 	n.snap.grown += bytes
 	n.snap.sinceSnap.Add(uint64(entries))

@@ -386,19 +386,27 @@ func (c *Ctx) db(key []byte) *dbShard { return &c.s.shards[shardOf(key)].dbs[c.D
 
 // lookup returns the live item at key. A key whose TTL has passed is absent; when applying,
 // it is also deleted then and there, which every replica does at the same entry.
+//
+// The read path counts its lookups, found or not (INFO's keyspace_hits and misses, as
+// Redis counts its read lookups); the applier's are writes' and run on every member.
 func (c *Ctx) lookup(key []byte) (item, bool) {
-	d := c.db(key)
+	sh := &c.s.shards[shardOf(key)]
+	d := &sh.dbs[c.DB]
 	it, ok := d.get(key)
-	if !ok {
-		return item{}, false
-	}
-	if it.hasTTL && d.ttl[string(key)] <= c.Now {
+	if ok && it.hasTTL && d.ttl[string(key)] <= c.Now {
 		if c.writing {
 			c.expire(d, key)
 		}
-		return item{}, false
+		it, ok = item{}, false
 	}
-	return it, true
+	if !c.writing {
+		if ok {
+			sh.hits.Add(1)
+		} else {
+			sh.misses.Add(1)
+		}
+	}
+	return it, ok
 }
 
 // expire deletes key, whose deadline has passed at the entry's time.

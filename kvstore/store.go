@@ -109,6 +109,9 @@ type dbShard struct {
 type shard struct {
 	mu  sync.RWMutex
 	dbs [NumDBs]dbShard
+	// hits and misses count the read path's lookups in this shard (INFO's
+	// keyspace_hits and keyspace_misses)
+	hits, misses atomic.Uint64
 }
 
 // Store is the keyspace. The zero value is not usable; call New.
@@ -173,6 +176,24 @@ type Stats struct {
 
 // ExpiredCount is the number of keys deleted because their TTL passed.
 func (s *Store) ExpiredCount() uint64 { return s.stats.ExpiredKeys.Load() }
+
+// KeyspaceHits returns how many lookups of this member's reads found their key, and how
+// many did not (INFO keyspace_hits, keyspace_misses).
+func (s *Store) KeyspaceHits() (hits, misses uint64) {
+	for i := range s.shards {
+		hits += s.shards[i].hits.Load()
+		misses += s.shards[i].misses.Load()
+	}
+	return hits, misses
+}
+
+// ResetKeyspaceHits zeroes them (CONFIG RESETSTAT).
+func (s *Store) ResetKeyspaceHits() {
+	for i := range s.shards {
+		s.shards[i].hits.Store(0)
+		s.shards[i].misses.Store(0)
+	}
+}
 
 // New returns an empty store.
 func New() *Store {

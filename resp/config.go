@@ -177,6 +177,7 @@ func configCommand(c *conn, args [][]byte) {
 		c.s.stats.netOut.Store(0)
 		c.s.errors.reset()
 		c.s.resetCommandStats()
+		c.s.b.Store().ResetKeyspaceHits()
 		c.Status("OK")
 	case "rewrite":
 		c.Error("ERR The server is running without a config file")

@@ -137,3 +137,33 @@ func TestLatencyHistogramAndStats(t *testing.T) {
 		t.Fatalf("LATENCY HISTOGRAM after RESETSTAT: %q", h)
 	}
 }
+
+// INFO keyspace_hits and keyspace_misses count the read path's lookups, as Redis counts
+// its read lookups (the figures are what redis-server 7.0.15 shows for the same
+// commands); CONFIG RESETSTAT zeroes them.
+func TestKeyspaceHitsAndMisses(t *testing.T) {
+	s := startServer(t, Config{MemoryOnly: true})
+	defer s.Close()
+	r := rawConn(t, s)
+	r.expect(t, "+OK", "SET", "a", "1")
+	r.expect(t, "$1\r\n1", "GET", "a")
+	r.expect(t, "$-1", "GET", "b")
+	r.expect(t, "*3\r\n$1\r\n1\r\n$-1\r\n$-1", "MGET", "a", "b", "c")
+	stats := func() string {
+		info := r.readReplyAfter(t, "INFO", "stats")
+		var out []string
+		for _, l := range strings.Split(info, "\r\n") {
+			if strings.HasPrefix(l, "keyspace_") {
+				out = append(out, l)
+			}
+		}
+		return strings.Join(out, " ")
+	}
+	if got := stats(); got != "keyspace_hits:2 keyspace_misses:3" {
+		t.Fatalf("INFO stats: %q", got)
+	}
+	r.expect(t, "+OK", "CONFIG", "RESETSTAT")
+	if got := stats(); got != "keyspace_hits:0 keyspace_misses:0" {
+		t.Fatalf("INFO stats after RESETSTAT: %q", got)
+	}
+}
