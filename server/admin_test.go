@@ -30,7 +30,8 @@ func TestMemoryStatsDoctor(t *testing.T) {
 	if v[25] != int64(1) { // keys.count
 		t.Fatalf("keys.count %v", v[25])
 	}
-	if d, _ := c.Do(ctx, "MEMORY", "DOCTOR").Text(); !strings.HasPrefix(d, "Hi Sam, ") {
+	// which of Redis's reports depends on the test process's heap
+	if d, _ := c.Do(ctx, "MEMORY", "DOCTOR").Text(); !strings.HasPrefix(d, "Hi Sam, ") && !strings.HasPrefix(d, "Sam, I detected a few issues") {
 		t.Fatalf("MEMORY DOCTOR: %q", d)
 	}
 	if m, _ := c.Do(ctx, "MEMORY", "MALLOC-STATS").Text(); m != "Stats not supported for the current allocator" {

@@ -544,7 +544,7 @@ func TestTrackingTableAndState(t *testing.T) {
 	b.expect(t, "+OK", "CONFIG", "SET", "tracking-table-max-keys", "0")
 
 	// a key that expires is told of when the leader's expiry deletes it
-	b.expect(t, "+OK", "SET", "e", "v", "PX", "30")
+	b.expect(t, "+OK", "SET", "e", "v", "PX", "500") // long enough for the GET under load
 	a.expect(t, "$1\r\nv", "GET", "e")
 	if got, want := waitPush(t, a), ">2\r\n$10\r\ninvalidate\r\n*1\r\n$1\r\ne"; got != want {
 		t.Fatalf("expiry: got %q, want %q", got, want)
