@@ -30,16 +30,6 @@ var slabClasses = func() []int {
 	return append(out, 512<<10)
 }()
 
-// itemSize is the bytes memcached's item for a key, flags and value takes: its 48-byte
-// header, the key and its NUL, the flags when not zero, the value and its "\r\n", the CAS.
-func itemSize(key string, flags uint32, vlen int) int {
-	n := 48 + len(key) + 1 + vlen + 2 + 8
-	if flags != 0 {
-		n += 4
-	}
-	return n
-}
-
 // slabClass is the class (1-based) memcached stores an item of size bytes in.
 func slabClass(size int) int {
 	for i, s := range slabClasses {
@@ -142,7 +132,7 @@ func (c *conn) handleLRUCrawler(args [][]byte) {
 func (c *conn) metadump(classes map[int]bool) {
 	now := time.Now()
 	c.s.b.Store().MCEach(now.UnixMilli(), func(key string, it kvstore.MCItem) {
-		size := itemSize(key, it.Flags, len(it.Value))
+		size := itemSize(len(key), it.Flags, len(it.Value))
 		cls := slabClass(size)
 		if classes != nil && !classes[cls] {
 			return

@@ -268,11 +268,18 @@ func readData(b []byte, n int, req Request, vlen int, lim Limits) (Request, int,
 // TooLarge reports whether an item with this key length, flags and value length exceeds
 // the item size limit as memcached 1.6 counts it.
 func TooLarge(keyLen int, flags uint32, vlen, itemSizeMax int) bool {
+	return itemSize(keyLen, flags, vlen) > itemSizeMax
+}
+
+// itemSize is the bytes memcached 1.6's item for a key of keyLen bytes, flags and a
+// value of vlen bytes takes (itemOverhead, and the flags when not zero): what its size
+// limit, me and lru_crawler metadump count.
+func itemSize(keyLen int, flags uint32, vlen int) int {
 	size := itemOverhead + keyLen + vlen
 	if flags != 0 {
 		size += 4
 	}
-	return size > itemSizeMax
+	return size
 }
 
 // parseMetaSet reads ms <key> <datalen> <flags>* and its data block. A line refused

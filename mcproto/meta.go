@@ -443,11 +443,8 @@ func (c *conn) handleMetaDebug(toks [][]byte) {
 	if it.Deadline != 0 {
 		exp = -it.SecondsLeft(c.clock.Now())
 	}
-	size := itemOverhead + len(key) + len(it.Value)
-	if it.Flags != 0 {
-		size += 4
-	}
+	size := itemSize(len(key), it.Flags, len(it.Value))
 	c.out = append(c.out, "ME "...)
 	c.out = append(c.out, key...)
-	c.out = fmt.Appendf(c.out, " exp=%d la=0 cas=%d fetch=no cls=1 size=%d\r\n", exp, it.CAS, size)
+	c.out = fmt.Appendf(c.out, " exp=%d la=0 cas=%d fetch=no cls=%d size=%d\r\n", exp, it.CAS, slabClass(size), size)
 }

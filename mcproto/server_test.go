@@ -489,6 +489,8 @@ func TestAdminCommands(t *testing.T) {
 			c.expect(strings.Repeat("y", 200) + "\r\nEND\r\n")
 			c.send("lru_crawler metadump 6\r\nlru_crawler metadump 1\r\n")
 			c.expect("key=big exp=-1 la=0 cas=" + cas + " fetch=no cls=6 size=262\nEND\r\nEND\r\n")
+			c.send("me big\r\n") // memcached 1.6.18: the same size and class
+			c.expect("ME big exp=-1 la=0 cas=" + cas + " fetch=no cls=6 size=262\r\n")
 			for _, x := range []struct{ req, want string }{
 				{"lru_crawler metadump 99\r\n", "BADCLASS invalid class id\r\n"},
 				{"lru_crawler metadump all extra\r\n", "ERROR\r\n"},

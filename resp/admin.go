@@ -675,16 +675,14 @@ func clientUnblock(c *conn, args [][]byte) {
 		c.Error("ERR CLIENT UNBLOCK reason should be TIMEOUT or ERROR")
 		return
 	}
-	for _, o := range c.s.clients() {
-		if o.id == id && o.shared.blocked.Load() {
-			select {
-			case o.shared.unblock <- asError:
-				c.Int(1)
-			default:
-				c.Int(0) // already being unblocked
-			}
-			return
+	if o := c.s.clientByID(id); o != nil && o.shared.blocked.Load() {
+		select {
+		case o.shared.unblock <- asError:
+			c.Int(1)
+		default:
+			c.Int(0) // already being unblocked
 		}
+		return
 	}
 	c.Int(0)
 }

@@ -1,6 +1,7 @@
 package resp
 
 import (
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -180,19 +181,10 @@ func (t *tracking) evictOver(just [][]byte) {
 		if int64(len(t.keys)) <= t.maxKeys {
 			return
 		}
-		if !containsKey(just, k) {
+		if !slices.ContainsFunc(just, func(b []byte) bool { return string(b) == k }) {
 			t.invalidateKey(k, 0)
 		}
 	}
-}
-
-func containsKey(keys [][]byte, k string) bool {
-	for _, b := range keys {
-		if string(b) == k {
-			return true
-		}
-	}
-	return false
 }
 
 // Modified implements kvstore.KeyTracker.
