@@ -91,8 +91,11 @@ func copyPackets(pkts []nicoffload.Packet) []nicoffload.Packet {
 	return cp
 }
 
-// monoNow is the driver's clock: only differences matter.
-func monoNow() int64 { return time.Now().UnixNano() }
+// monoNow is the driver's clock, in nanoseconds: only differences matter, so it reads
+// the monotonic clock alone (time.Now reads the wall clock too).
+func monoNow() int64 { return int64(time.Since(monoBase)) }
+
+var monoBase = time.Now()
 
 // releaseOffloaded answers the proposers whose entries the engine committed: blind
 // writes are acknowledged now; the entries reach the applier when the core commits them.

@@ -192,9 +192,13 @@ func (s *Store) Apply(e Entry, w ReplyWriter) error {
 		s.applyArgs = d.args[:0]
 		*c = Ctx{} // nor the writer
 	}()
+	var mark int64 // the end of the last timed command, while nothing else ran since
 	for len(d.b) > 0 && d.err == nil {
 		kind := d.b[0]
 		d.b = d.b[1:]
+		if kind != opCommand {
+			mark = 0
+		}
 		switch kind {
 		case opCommand:
 			db, args := d.command()
@@ -203,9 +207,9 @@ func (s *Store) Apply(e Entry, w ReplyWriter) error {
 			}
 			c.DB = db
 			spec := Lookup(args[0])
-			start := s.slowStart(spec, args)
+			start := s.slowStart(spec, args, mark)
 			c.runSpec(spec, args, true)
-			s.slowEnd(start, args, w)
+			mark = s.slowEnd(start, args, w)
 		case opTx:
 			s.applyTx(c, &d)
 		case opExpire:
@@ -262,6 +266,7 @@ func (s *Store) applyTx(c *Ctx, d *decoder) {
 		c.held = nil
 		s.unlockShards(held)
 	}()
+	var mark int64 // as in Apply
 	for i := uint64(0); i < n && d.err == nil; i++ {
 		db, args := d.command()
 		if d.err != nil {
@@ -275,10 +280,11 @@ func (s *Store) applyTx(c *Ctx, d *decoder) {
 		case spec.ArgsError(args) != "":
 			c.reject(spec, args)
 			c.Error(spec.ArgsError(args))
+			mark = 0
 		default:
-			start := s.slowStart(spec, args)
+			start := s.slowStart(spec, args, mark)
 			c.call(spec, args)
-			s.slowEnd(start, args, c.W)
+			mark = s.slowEnd(start, args, c.W)
 		}
 	}
 }
