@@ -1,7 +1,9 @@
 package mcproto
 
 import (
+	"cmp"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -146,4 +148,129 @@ func (c *conn) metadump(classes map[int]bool) {
 		c.out = fmt.Appendf(c.out, " exp=%d la=0 cas=%d fetch=no cls=%d size=%d\n", exp, it.CAS, cls, size)
 	})
 	c.out = append(c.out, "END\r\n"...)
+}
+
+// slabPage is memcached's slab page; slabChunkMax its largest chunk (slab_chunk_max,
+// half a page), past which memcached splits an item into a header and chunks of data,
+// each chunk with a header of chunkHeader bytes (its item_chunk on 64-bit).
+const (
+	slabPage     = 1 << 20
+	slabChunkMax = slabPage / 2
+	chunkHeader  = 48
+)
+
+// classUsage is what the items of one slab class would take in memcached 1.6.
+type classUsage struct {
+	items     int // items:N:number
+	requested int // items:N:mem_requested: the items' own sizes
+	chunks    int // slabs N:used_chunks
+}
+
+// slabUsage counts database 0's items by the slab class memcached would store each in
+// (index: class − 1), and the chunks they would take in each class.
+func (c *conn) slabUsage() []classUsage {
+	use := make([]classUsage, len(slabClasses))
+	c.s.b.Store().MCEach(time.Now().UnixMilli(), func(key string, it kvstore.MCItem) {
+		size := itemSize(len(key), it.Flags, len(it.Value))
+		u := &use[slabClass(size)-1]
+		u.items++
+		u.requested += size
+		if size <= slabChunkMax {
+			u.chunks++
+			return
+		}
+		// a header without the value's bytes, then the value and its "\r\n" in chunks:
+		// full ones of the largest size, the last one as large as what is left needs
+		use[slabClass(size-len(it.Value)-2+chunkHeader)-1].chunks++
+		for left := len(it.Value) + 2; left > 0; left -= slabChunkMax - chunkHeader {
+			use[slabClass(min(left+chunkHeader, slabChunkMax))-1].chunks++
+		}
+	})
+	return use
+}
+
+// statsItems answers "stats items" as memcached 1.6 does without its segmented LRU
+// (-o no_lru_maintainer): nanokv keeps no LRU, so there are no hot, warm or cold
+// counts, and nothing is evicted or reclaimed in place (the leader deletes expired
+// items; the general "reclaimed" counts them). Nor does it keep access times: age is 0.
+func (c *conn) statsItems(stat func(string, any)) {
+	for i, u := range c.slabUsage() {
+		if u.items == 0 {
+			continue
+		}
+		p := "items:" + strconv.Itoa(i+1) + ":"
+		stat(p+"number", u.items)
+		stat(p+"age", 0)
+		stat(p+"mem_requested", u.requested)
+		for _, zero := range []string{"evicted", "evicted_nonzero", "evicted_time", "outofmemory",
+			"tailrepairs", "reclaimed", "expired_unfetched", "evicted_unfetched", "crawler_reclaimed",
+			"crawler_items_checked", "lrutail_reflocked"} {
+			stat(p+zero, 0)
+		}
+	}
+}
+
+// statsSlabs answers "stats slabs": each class's chunks and the pages memcached would
+// have allocated to hold the items there now. memcached's per-class command counters
+// (get_hits, cmd_set, ...) are left out: nanokv counts commands, not classes.
+func (c *conn) statsSlabs(stat func(string, any)) {
+	active, pages := 0, 0
+	for i, u := range c.slabUsage() {
+		if u.chunks == 0 {
+			continue
+		}
+		size := slabClasses[i]
+		perPage := slabPage / size
+		n := (u.chunks + perPage - 1) / perPage
+		active++
+		pages += n
+		p := strconv.Itoa(i+1) + ":"
+		stat(p+"chunk_size", size)
+		stat(p+"chunks_per_page", perPage)
+		stat(p+"total_pages", n)
+		stat(p+"total_chunks", n*perPage)
+		stat(p+"used_chunks", u.chunks)
+		stat(p+"free_chunks", n*perPage-u.chunks)
+		stat(p+"free_chunks_end", 0)
+	}
+	stat("active_slabs", active)
+	stat("total_malloced", pages*slabPage)
+}
+
+// statsConns answers "stats conns": the listeners, then every connection, numbered as
+// nanokv numbers them (memcached numbers them by file descriptor), with the seconds since
+// each last sent a command (since it connected, if it has not). The asking connection is
+// conn_parse_cmd, one that has sent commands conn_read, one that has not conn_new_cmd,
+// as memcached 1.6 reports them between commands.
+func (c *conn) statsConns(stat func(string, any)) {
+	s := c.s
+	now := time.Now().UnixMilli()
+	s.mu.Lock()
+	lns := slices.Clone(s.listeners)
+	conns := make([]*conn, 0, len(s.conns))
+	for o := range s.conns {
+		conns = append(conns, o)
+	}
+	s.mu.Unlock()
+	slices.SortFunc(conns, func(a, b *conn) int { return cmp.Compare(a.id, b.id) })
+	for _, l := range lns {
+		p := strconv.FormatUint(l.id, 10) + ":"
+		stat(p+"addr", "tcp:"+l.addr)
+		stat(p+"state", "conn_listening")
+		stat(p+"secs_since_last_cmd", (now-s.start.UnixMilli())/1000)
+	}
+	for _, o := range conns {
+		p := strconv.FormatUint(o.id, 10) + ":"
+		last, state := o.lastCmd.Load(), "conn_read"
+		switch {
+		case o == c:
+			state = "conn_parse_cmd"
+		case last == 0:
+			last, state = o.connected, "conn_new_cmd"
+		}
+		stat(p+"addr", "tcp:"+o.raddr)
+		stat(p+"listen_addr", "tcp:"+o.laddr)
+		stat(p+"state", state)
+		stat(p+"secs_since_last_cmd", max(now-last, 0)/1000)
+	}
 }

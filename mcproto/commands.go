@@ -444,17 +444,11 @@ func (c *conn) handleStats(args [][]byte) {
 		stat("num_threads", runtime.GOMAXPROCS(0))
 		stat("flush_enabled", "yes")
 	case "items":
-		if n := s.b.Store().MCItemCount(); n > 0 {
-			// one pseudo slab class: nanokv has no slabs
-			stat("items:1:number", n)
-			stat("items:1:evicted", 0)
-			stat("items:1:outofmemory", 0)
-			stat("items:1:reclaimed", s.b.Store().ExpiredCount())
-		}
+		c.statsItems(stat)
 	case "slabs":
-		// nanokv has no slab allocator
-		stat("active_slabs", 0)
-		stat("total_malloced", 0)
+		c.statsSlabs(stat)
+	case "conns":
+		c.statsConns(stat)
 	case "reset":
 		s.stats.resetCounters()
 		c.line("RESET")

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"net"
 	"runtime"
+	"sync/atomic"
 	"time"
 
 	"github.com/nanokv/nanokv/internal/netserve"
@@ -45,6 +46,14 @@ type conn struct {
 	scratch [][]byte
 	swallow int // bytes of a refused data block still to discard
 	quit    bool
+
+	// what "stats conns" shows: the connection's number, addresses, when it connected
+	// and when it last sent a command (unix ms; 0: not yet)
+	id           uint64
+	raddr, laddr string
+	connected    int64
+	lastCmd      atomic.Int64
+
 	// barrierOK: the read barrier has been passed since the last network read and the
 	// last proposal, so the reads that arrived with it may go straight to the store.
 	barrierOK bool
@@ -116,7 +125,11 @@ type result struct {
 }
 
 func newConn(s *Server, nc net.Conn) *conn {
-	return &conn{s: s, nc: nc}
+	c := &conn{s: s, nc: nc, id: s.nextID.Add(1), connected: time.Now().UnixMilli()}
+	if nc != nil {
+		c.raddr, c.laddr = nc.RemoteAddr().String(), nc.LocalAddr().String()
+	}
+	return c
 }
 
 // resultSink receives the results of one proposed batch from the applier (kvstore.Sink).
@@ -184,7 +197,9 @@ func (r *resultSink) Resp3() bool    { return false }
 func (c *conn) serve() {
 	defer c.nc.Close()
 	netserve.ReadLoop(c.nc, c.space, func(n int) bool {
-		c.clock.Set(time.Now().UnixMilli())
+		now := time.Now().UnixMilli()
+		c.clock.Set(now)
+		c.lastCmd.Store(now)
 		open := c.consume(n)
 		c.flushBatch()
 		// Let the other connections woken by the same poll run first, so that the

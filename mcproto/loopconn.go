@@ -12,6 +12,7 @@ func (c *conn) Space() []byte { return c.space() }
 // Consume handles what a read brought.
 func (c *conn) Consume(n int, now int64) bool {
 	c.clock.Set(now)
+	c.lastCmd.Store(now)
 	return c.consume(n)
 }
 

@@ -71,13 +71,16 @@ type Server struct {
 	cfg   Config
 	start time.Time
 
-	mu      sync.Mutex
-	lns     []net.Listener
-	conns   map[*conn]struct{}
-	closed  bool
-	loop    *netserve.Loop // nil: a goroutine per connection
-	async   AsyncBackend   // set when loop is asynchronous
-	handler sync.WaitGroup
+	mu    sync.Mutex
+	lns   []net.Listener
+	conns map[*conn]struct{}
+	// listeners numbers the listeners for "stats conns", from the connections' counter
+	listeners []listenerInfo
+	nextID    atomic.Uint64
+	closed    bool
+	loop      *netserve.Loop // nil: a goroutine per connection
+	async     AsyncBackend   // set when loop is asynchronous
+	handler   sync.WaitGroup
 
 	stats stats
 }
@@ -140,8 +143,17 @@ func NewServer(b Backend, cfg Config) *Server {
 	return s
 }
 
+// listenerInfo is a listener as "stats conns" shows it.
+type listenerInfo struct {
+	id   uint64
+	addr string
+}
+
 // Serve accepts connections on ln until Close.
 func (s *Server) Serve(ln net.Listener) error {
+	s.mu.Lock()
+	s.listeners = append(s.listeners, listenerInfo{s.nextID.Add(1), ln.Addr().String()})
+	s.mu.Unlock()
 	return netserve.Serve(&s.mu, &s.closed, &s.lns, ln, func(nc net.Conn) {
 		s.stats.totalConns.Add(1)
 		s.mu.Lock()

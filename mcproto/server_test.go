@@ -95,7 +95,7 @@ func awaitLeadership(t testing.TB, addr string) {
 }
 
 // startMemcached starts the real memcached (when installed) to compare replies with.
-func startMemcached(t *testing.T) string {
+func startMemcached(t *testing.T, extra ...string) string {
 	t.Helper()
 	bin, err := exec.LookPath("memcached")
 	if err != nil {
@@ -105,7 +105,7 @@ func startMemcached(t *testing.T) string {
 		addr := fmt.Sprintf("127.0.0.1:%d", testnet.FreePort(t))
 		_, port, _ := net.SplitHostPort(addr)
 		// -m 1024: it keeps every item the tests store, as nanokv does
-		args := []string{"-l", "127.0.0.1", "-p", port, "-U", "0", "-t", "1", "-m", "1024"}
+		args := append([]string{"-l", "127.0.0.1", "-p", port, "-U", "0", "-t", "1", "-m", "1024"}, extra...)
 		if os.Geteuid() == 0 {
 			args = append(args, "-u", "root")
 		}
