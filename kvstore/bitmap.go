@@ -22,7 +22,7 @@ func init() {
 		&Spec{Name: "getbit", Arity: 3, Flags: FlagReadOnly | FlagFast, FirstKey: 1, LastKey: 1, Step: 1, Group: "bitmap", Since: "2.2.0", Summary: "Returns the bit value at offset in the string value stored at key", Run: getbitCmd},
 		&Spec{Name: "bitcount", Arity: -2, Flags: FlagReadOnly, FirstKey: 1, LastKey: 1, Step: 1, Group: "bitmap", Since: "2.6.0", Summary: "Count set bits in a string", Run: bitcountCmd},
 		&Spec{Name: "bitpos", Arity: -3, Flags: FlagReadOnly, FirstKey: 1, LastKey: 1, Step: 1, Group: "bitmap", Since: "2.8.7", Summary: "Find first bit set or clear in a string", Run: bitposCmd},
-		&Spec{Name: "bitop", Arity: -4, Flags: FlagWrite | FlagDenyOOM, FirstKey: 2, LastKey: -1, Step: 1, Group: "bitmap", Since: "2.6.0", Summary: "Perform bitwise operations between strings", Run: bitopCmd},
+		&Spec{Name: "bitop", Arity: -4, Flags: FlagWrite | FlagDenyOOM | FlagReadLookups, FirstKey: 2, LastKey: -1, Step: 1, Group: "bitmap", Since: "2.6.0", Summary: "Perform bitwise operations between strings", Run: bitopCmd},
 		&Spec{Name: "bitfield", Arity: -2, Flags: FlagWrite | FlagDenyOOM, FirstKey: 1, LastKey: 1, Step: 1, Group: "bitmap", Since: "3.2.0", Summary: "Perform arbitrary bitfield integer operations on strings", Run: func(c *Ctx, args [][]byte) { c.bitfield(args, false) }},
 		&Spec{Name: "bitfield_ro", Arity: -2, Flags: FlagReadOnly | FlagFast, FirstKey: 1, LastKey: 1, Step: 1, Group: "bitmap", Since: "6.0.0", Summary: "Perform arbitrary bitfield integer operations on strings. Read-only variant of BITFIELD", Run: func(c *Ctx, args [][]byte) { c.bitfield(args, true) }},
 	)
@@ -447,7 +447,11 @@ func (c *Ctx) bitfield(args [][]byte, readOnly bool) {
 		ops = append(ops, o)
 	}
 	if !writes {
+		// only GETs: Redis looks the key up as a read, and a miss publishes keymiss
+		outer := c.readCmd
+		c.readCmd = true
 		s, _, wrong := c.getString(args[1])
+		c.readCmd = outer
 		if wrong {
 			return
 		}

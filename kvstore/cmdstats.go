@@ -223,15 +223,18 @@ func (s *Store) EachCommandStats(fn func(name string, st *CmdStats)) {
 // call runs spec with its counters: every execution of a command goes through here
 // (the read path, the applier, a transaction's commands, a script's calls).
 func (c *Ctx) call(spec *Spec, args [][]byte) {
-	st := c.s.CommandStats(spec, args)
-	if st == nil {
+	// a read's misses publish keymiss, also inside MULTI and scripts (readCmd)
+	outer := c.readCmd
+	c.readCmd = spec.Flags&FlagReadLookups != 0 || !spec.Writes(args)
+	if st := c.s.CommandStats(spec, args); st == nil {
 		spec.Run(c, args)
-		return
+	} else {
+		errs := c.errs
+		start := st.Begin()
+		spec.Run(c, args)
+		st.End(start, c.errs != errs)
 	}
-	errs := c.errs
-	start := st.Begin()
-	spec.Run(c, args)
-	st.End(start, c.errs != errs)
+	c.readCmd = outer
 }
 
 // reject counts a call of spec refused before it ran.

@@ -37,6 +37,10 @@ const (
 	// FlagPubSub commands are pub/sub's (PUBLISH): COMMAND INFO reports "pubsub" where
 	// a write's "write" would be, though PUBLISH goes through the log (pubsub.go).
 	FlagPubSub
+	// FlagReadLookups write commands look their keys up as Redis's lookupKeyRead does
+	// (GETDEL, a STORE command's sources): a miss publishes keymiss, as a read's does.
+	// The key such a command writes it does not look up.
+	FlagReadLookups
 )
 
 // Spec is one command: its Redis metadata and its implementation.
@@ -286,6 +290,10 @@ type Ctx struct {
 	// errs counts the error replies written through Error (a command failed if it
 	// wrote one: INFO commandstats).
 	errs int
+	// readCmd: the command running looks keys up as Redis's lookupKeyRead does (a miss
+	// publishes keymiss): a read command, on the applier too (MULTI, scripts), or a write
+	// with FlagReadLookups.
+	readCmd bool
 }
 
 var readSeq atomic.Uint64
@@ -406,6 +414,27 @@ func (c *Ctx) lookup(key []byte) (item, bool) {
 			sh.misses.Add(1)
 		}
 	}
+	if !ok && c.readCmd {
+		c.notifyMiss(key)
+	}
+	return it, ok
+}
+
+// lookupWrite is lookup for a key the command is about to write (Redis's lookupKeyWrite:
+// a STORE command's destination, the key DEL removes), or one Redis looks up with
+// LOOKUP_NONOTIFY (OBJECT): a miss publishes no keymiss.
+func (c *Ctx) lookupWrite(key []byte) (item, bool) { return c.lookupPublishing(key, false) }
+
+// lookupRead is lookup for a write command's read of a key (Redis's lookupKeyRead, as
+// SET ... GET reads the old value): a miss publishes keymiss.
+func (c *Ctx) lookupRead(key []byte) (item, bool) { return c.lookupPublishing(key, true) }
+
+// lookupPublishing is lookup that publishes keymiss on a miss when miss is true.
+func (c *Ctx) lookupPublishing(key []byte, miss bool) (item, bool) {
+	outer := c.readCmd
+	c.readCmd = miss
+	it, ok := c.lookup(key)
+	c.readCmd = outer
 	return it, ok
 }
 
@@ -540,7 +569,7 @@ func (c *Ctx) touched(key []byte, it item) {
 
 // del deletes key, with a "del" event; it reports whether a live key was there.
 func (c *Ctx) del(key []byte) bool {
-	if _, ok := c.lookup(key); !ok {
+	if _, ok := c.lookupWrite(key); !ok {
 		return false
 	}
 	c.removeKey(c.db(key), key)

@@ -36,9 +36,9 @@ func init() {
 		// PFCOUNT of one key stores the cardinality it computes in the key's header (and
 		// Redis signals the key as modified), so that call goes through the log; a count
 		// over several keys only reads.
-		&Spec{Name: "pfcount", Arity: -2, Flags: FlagWrite, FirstKey: 1, LastKey: -1, Step: 1, Group: "hyperloglog", Since: "2.8.9", Summary: "Return the approximated cardinality of the set(s) observed by the HyperLogLog at key(s).", Run: pfcountCmd,
+		&Spec{Name: "pfcount", Arity: -2, Flags: FlagWrite | FlagReadLookups, FirstKey: 1, LastKey: -1, Step: 1, Group: "hyperloglog", Since: "2.8.9", Summary: "Return the approximated cardinality of the set(s) observed by the HyperLogLog at key(s).", Run: pfcountCmd,
 			ReadOnlyCall: func(args [][]byte) bool { return len(args) > 2 }},
-		&Spec{Name: "pfmerge", Arity: -2, Flags: FlagWrite | FlagDenyOOM, FirstKey: 1, LastKey: -1, Step: 1, Group: "hyperloglog", Since: "2.8.9", Summary: "Merge N different HyperLogLogs into a single one.", Run: pfmergeCmd},
+		&Spec{Name: "pfmerge", Arity: -2, Flags: FlagWrite | FlagDenyOOM | FlagReadLookups, FirstKey: 1, LastKey: -1, Step: 1, Group: "hyperloglog", Since: "2.8.9", Summary: "Merge N different HyperLogLogs into a single one.", Run: pfmergeCmd},
 		&Spec{Name: "pfdebug", Arity: 3, Flags: FlagWrite | FlagDenyOOM, FirstKey: 2, LastKey: 2, Step: 1, Group: "hyperloglog", Since: "2.8.9", Summary: "Internal commands for debugging HyperLogLog values", Run: pfdebugCmd},
 	)
 }
@@ -665,7 +665,7 @@ func pfmergeCmd(c *Ctx, args [][]byte) {
 		}
 	}
 	var b []byte
-	if it, exists := c.lookup(args[1]); exists {
+	if it, exists := c.lookupWrite(args[1]); exists {
 		b = []byte(it.str)
 	} else {
 		b = newHLL()

@@ -30,7 +30,7 @@ func init() {
 		&Spec{Name: "dbsize", Arity: 1, Flags: FlagReadOnly | FlagFast | FlagAllKeys, Group: "server", Since: "1.0.0", Summary: "Return the number of keys in the selected database", Run: dbsizeCmd},
 		&Spec{Name: "flushdb", Arity: -1, Flags: FlagWrite | FlagAllKeys, Group: "server", Since: "1.0.0", Summary: "Remove all keys from the current database", Run: flushCmd(false), Blind: flushIsBlind},
 		&Spec{Name: "flushall", Arity: -1, Flags: FlagWrite | FlagAllKeys, Group: "server", Since: "1.0.0", Summary: "Remove all keys from all databases", Run: flushCmd(true), Blind: flushIsBlind},
-		&Spec{Name: "copy", Arity: -3, Flags: FlagWrite | FlagDenyOOM, FirstKey: 1, LastKey: 2, Step: 1, Group: "generic", Since: "6.2.0", Summary: "Copy a key", Run: copyCmd},
+		&Spec{Name: "copy", Arity: -3, Flags: FlagWrite | FlagDenyOOM | FlagReadLookups, FirstKey: 1, LastKey: 2, Step: 1, Group: "generic", Since: "6.2.0", Summary: "Copy a key", Run: copyCmd},
 		&Spec{Name: "move", Arity: 3, Flags: FlagWrite | FlagFast, FirstKey: 1, LastKey: 1, Step: 1, Group: "generic", Since: "1.0.0", Summary: "Move a key to another database", Run: moveCmd},
 		&Spec{Name: "object", Arity: -2, Flags: FlagReadOnly, FirstKey: 2, LastKey: 2, Step: 1, Group: "generic", Since: "2.2.3", Summary: "A container for object introspection commands", Run: objectCmd, Subcommands: objectArity},
 		&Spec{Name: "swapdb", Arity: 3, Flags: FlagWrite | FlagFast | FlagAllKeys, Group: "server", Since: "4.0.0", Summary: "Swaps two Redis databases", Run: swapdbCmd},
@@ -474,7 +474,7 @@ func copyCmd(c *Ctx, args [][]byte) {
 	at, hasTTL := c.expireAt(src)
 	dc := *c
 	dc.DB = dstDB
-	if _, exists := dc.lookup(dst); exists {
+	if _, exists := dc.lookupWrite(dst); exists {
 		if !replace {
 			c.W.Int(0)
 			return

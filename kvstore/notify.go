@@ -12,8 +12,7 @@ import "strconv"
 // The events, their names and their order are Redis 7.0's, command by command
 // (notify_test.go holds the cases taken from redis-server). What differs: a key whose
 // TTL passed is deleted, with its "expired" event, when the leader's expiry entry or
-// the next write to it is applied, never by a read; and key-miss events ("m") are
-// accepted but not published, since reads are not applied on every member.
+// the next write to it is applied, never by a read.
 
 // Notification classes, with Redis's bit values.
 const (
@@ -105,6 +104,14 @@ func (c *Ctx) notify(class uint32, event string, key []byte) {
 		return
 	}
 	c.publishEvent(flags, c.DB, event, key)
+}
+
+// notifyMiss publishes a read's miss of key ("keymiss", class m). Redis publishes it from
+// the node that ran the read, and so does the member that served it.
+func (c *Ctx) notifyMiss(key []byte) {
+	if flags := c.s.notifyFlags.Load(); flags&notifyKeyMiss != 0 && flags&(notifyKeyspace|notifyKeyevent) != 0 {
+		c.publishEvent(flags, c.DB, "keymiss", key)
+	}
 }
 
 // publishEvent publishes one event in database db; flags says on which channels.

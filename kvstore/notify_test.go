@@ -452,3 +452,51 @@ func TestMemcacheKeyspaceEvents(t *testing.T) {
 		}
 	}
 }
+
+// Key misses ("m"), as redis-server 7.0.15 published them for the same commands on
+// missing keys: a read's lookups, and a write's lookups of keys it reads (lookupKeyRead),
+// publish keymiss; a write's lookup of the key it writes, and OBJECT's, do not. Reads are
+// also run through Apply (inside MULTI or a script they are), with the same events.
+func TestKeyMissEventsAsRedis(t *testing.T) {
+	h := newHarness(t)
+	log := &eventLog{t: t, twins: true}
+	h.s.SetPublisher(log)
+	flags, _ := ParseNotifyFlags("KEm")
+	h.s.SetNotifyFlags(flags)
+	h.do("set", "str", "v")
+	for _, c := range []struct {
+		args   []string
+		events string
+	}{
+		{[]string{"get", "nk"}, "keymiss(nk)@0"},
+		{[]string{"get", "str"}, ""},
+		{[]string{"mget", "str", "a", "b"}, "keymiss(a)@0 keymiss(b)@0"},
+		{[]string{"exists", "nk"}, "keymiss(nk)@0"},
+		{[]string{"zlexcount", "nk", "[a", "[b"}, "keymiss(nk)@0"},
+		{[]string{"zrangestore", "d", "nk", "0", "1"}, "keymiss(nk)@0"},
+		{[]string{"sunionstore", "d", "nk", "str2"}, "keymiss(nk)@0 keymiss(str2)@0"},
+		{[]string{"object", "encoding", "nk"}, ""},
+		{[]string{"pfdebug", "encoding", "nk"}, ""},
+		{[]string{"bitfield", "nk", "get", "u8", "0"}, "keymiss(nk)@0"},
+		{[]string{"bitfield", "nk2", "set", "u8", "0", "1"}, ""},
+		{[]string{"set", "nk3", "v", "get"}, "keymiss(nk3)@0"},
+		{[]string{"getdel", "nk4"}, "keymiss(nk4)@0"},
+		{[]string{"del", "nk5"}, ""},
+		{[]string{"incr", "nk6"}, ""},
+		{[]string{"lmove", "nk7", "d", "left", "left"}, ""},
+		{[]string{"smove", "nk7", "d", "m"}, ""},
+		{[]string{"xack", "nk7", "g", "1-1"}, "keymiss(nk7)@0"},
+		{[]string{"xautoclaim", "nk7", "g", "c", "x", "0"}, "keymiss(nk7)@0"}, // before its error
+	} {
+		h.do(c.args...)
+		if got := log.take(); got != c.events {
+			t.Errorf("%q: got %q, want %q", c.args, got, c.events)
+		}
+		if spec := Lookup([]byte(c.args[0])); spec.Flags&FlagWrite == 0 {
+			h.applied(c.args...)
+			if got := log.take(); got != c.events {
+				t.Errorf("%q applied: got %q, want %q", c.args, got, c.events)
+			}
+		}
+	}
+}

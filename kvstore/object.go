@@ -166,7 +166,7 @@ func objectCmd(c *Ctx, args [][]byte) {
 		c.statusLines(objectHelp)
 		return
 	}
-	it, ok := c.lookup(args[2])
+	it, ok := c.lookupWrite(args[2]) // LOOKUP_NONOTIFY, as Redis
 	if !ok {
 		c.W.Null()
 		return

@@ -31,13 +31,13 @@ func init() {
 		&Spec{Name: "srandmember", Arity: -2, Flags: r, FirstKey: 1, LastKey: 1, Step: 1, Group: "set", Since: "1.0.0", Summary: "Get one or multiple random members from a set", Run: srandmemberCmd},
 		&Spec{Name: "smove", Arity: 4, Flags: wf, FirstKey: 1, LastKey: 2, Step: 1, Group: "set", Since: "1.0.0", Summary: "Move a member from one set to another", Run: smoveCmd},
 		&Spec{Name: "sinter", Arity: -2, Flags: r, FirstKey: 1, LastKey: -1, Step: 1, Group: "set", Since: "1.0.0", Summary: "Intersect multiple sets", Run: sinterCmd},
-		&Spec{Name: "sinterstore", Arity: -3, Flags: wd, FirstKey: 1, LastKey: -1, Step: 1, Group: "set", Since: "1.0.0", Summary: "Intersect multiple sets and store the resulting set in a key", Run: sinterstoreCmd},
+		&Spec{Name: "sinterstore", Arity: -3, Flags: wd | FlagReadLookups, FirstKey: 1, LastKey: -1, Step: 1, Group: "set", Since: "1.0.0", Summary: "Intersect multiple sets and store the resulting set in a key", Run: sinterstoreCmd},
 		// SINTERCARD's keys follow a numkeys argument: it locks the whole store
 		&Spec{Name: "sintercard", Arity: -3, Flags: r | FlagAllKeys, Group: "set", Since: "7.0.0", Summary: "Intersect multiple sets and return the cardinality of the result", Run: sintercardCmd},
 		&Spec{Name: "sunion", Arity: -2, Flags: r, FirstKey: 1, LastKey: -1, Step: 1, Group: "set", Since: "1.0.0", Summary: "Add multiple sets", Run: sunionCmd},
-		&Spec{Name: "sunionstore", Arity: -3, Flags: wd, FirstKey: 1, LastKey: -1, Step: 1, Group: "set", Since: "1.0.0", Summary: "Add multiple sets and store the resulting set in a key", Run: sunionstoreCmd},
+		&Spec{Name: "sunionstore", Arity: -3, Flags: wd | FlagReadLookups, FirstKey: 1, LastKey: -1, Step: 1, Group: "set", Since: "1.0.0", Summary: "Add multiple sets and store the resulting set in a key", Run: sunionstoreCmd},
 		&Spec{Name: "sdiff", Arity: -2, Flags: r, FirstKey: 1, LastKey: -1, Step: 1, Group: "set", Since: "1.0.0", Summary: "Subtract multiple sets", Run: sdiffCmd},
-		&Spec{Name: "sdiffstore", Arity: -3, Flags: wd, FirstKey: 1, LastKey: -1, Step: 1, Group: "set", Since: "1.0.0", Summary: "Subtract multiple sets and store the resulting set in a key", Run: sdiffstoreCmd},
+		&Spec{Name: "sdiffstore", Arity: -3, Flags: wd | FlagReadLookups, FirstKey: 1, LastKey: -1, Step: 1, Group: "set", Since: "1.0.0", Summary: "Subtract multiple sets and store the resulting set in a key", Run: sdiffstoreCmd},
 		&Spec{Name: "sscan", Arity: -3, Flags: r, FirstKey: 1, LastKey: 1, Step: 1, Group: "set", Since: "2.8.0", Summary: "Incrementally iterate Set elements", Run: sscanCmd},
 	)
 }

@@ -29,12 +29,12 @@ func TestSetsSpecs(t *testing.T) {
 		{name: "srandmember", arity: -2, flags: r, first: 1, last: 1, step: 1, since: "1.0.0"},
 		{name: "smove", arity: 4, flags: wf, first: 1, last: 2, step: 1, since: "1.0.0"},
 		{name: "sinter", arity: -2, flags: r, first: 1, last: -1, step: 1, since: "1.0.0"},
-		{name: "sinterstore", arity: -3, flags: wd, first: 1, last: -1, step: 1, since: "1.0.0"},
+		{name: "sinterstore", arity: -3, flags: wd | FlagReadLookups, first: 1, last: -1, step: 1, since: "1.0.0"},
 		{name: "sintercard", arity: -3, flags: r | FlagAllKeys, since: "7.0.0"},
 		{name: "sunion", arity: -2, flags: r, first: 1, last: -1, step: 1, since: "1.0.0"},
-		{name: "sunionstore", arity: -3, flags: wd, first: 1, last: -1, step: 1, since: "1.0.0"},
+		{name: "sunionstore", arity: -3, flags: wd | FlagReadLookups, first: 1, last: -1, step: 1, since: "1.0.0"},
 		{name: "sdiff", arity: -2, flags: r, first: 1, last: -1, step: 1, since: "1.0.0"},
-		{name: "sdiffstore", arity: -3, flags: wd, first: 1, last: -1, step: 1, since: "1.0.0"},
+		{name: "sdiffstore", arity: -3, flags: wd | FlagReadLookups, first: 1, last: -1, step: 1, since: "1.0.0"},
 		{name: "sscan", arity: -3, flags: r, first: 1, last: 1, step: 1, since: "2.8.0"},
 	} {
 		hsCheckSpec(t, c, "set")

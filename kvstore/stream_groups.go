@@ -26,10 +26,10 @@ func init() {
 	)
 	register(
 		&Spec{Name: "xgroup", Arity: -2, Flags: w, FirstKey: 2, LastKey: 2, Step: 1, Group: "stream", Since: "5.0.0", Summary: "A container for consumer groups commands", Run: xgroupCmd, Subcommands: xgroupArity},
-		&Spec{Name: "xreadgroup", Arity: -7, Flags: FlagWrite | FlagBlocking, Group: "stream", Since: "5.0.0", Summary: "Return new entries from a stream using a consumer group, or access the history of the pending entries for a given consumer. Can block.", Run: xreadCmd, MoreKeys: xreadKeys},
-		&Spec{Name: "xack", Arity: -4, Flags: wf, FirstKey: 1, LastKey: 1, Step: 1, Group: "stream", Since: "5.0.0", Summary: "Marks a pending message as correctly processed, effectively removing it from the pending entries list of the consumer group. Return value of the command is the number of messages successfully acknowledged, that is, the IDs we were actually able to resolve in the PEL.", Run: xackCmd},
+		&Spec{Name: "xreadgroup", Arity: -7, Flags: FlagWrite | FlagBlocking | FlagReadLookups, Group: "stream", Since: "5.0.0", Summary: "Return new entries from a stream using a consumer group, or access the history of the pending entries for a given consumer. Can block.", Run: xreadCmd, MoreKeys: xreadKeys},
+		&Spec{Name: "xack", Arity: -4, Flags: wf | FlagReadLookups, FirstKey: 1, LastKey: 1, Step: 1, Group: "stream", Since: "5.0.0", Summary: "Marks a pending message as correctly processed, effectively removing it from the pending entries list of the consumer group. Return value of the command is the number of messages successfully acknowledged, that is, the IDs we were actually able to resolve in the PEL.", Run: xackCmd},
 		&Spec{Name: "xpending", Arity: -3, Flags: FlagReadOnly, FirstKey: 1, LastKey: 1, Step: 1, Group: "stream", Since: "5.0.0", Summary: "Return information and entries from a stream consumer group pending entries list, that are messages fetched but never acknowledged.", Run: xpendingCmd},
-		&Spec{Name: "xclaim", Arity: -6, Flags: wf, FirstKey: 1, LastKey: 1, Step: 1, Group: "stream", Since: "5.0.0", Summary: "Changes (or acquires) ownership of a message in a consumer group, as if the message was delivered to the specified consumer.", Run: xclaimCmd},
+		&Spec{Name: "xclaim", Arity: -6, Flags: wf | FlagReadLookups, FirstKey: 1, LastKey: 1, Step: 1, Group: "stream", Since: "5.0.0", Summary: "Changes (or acquires) ownership of a message in a consumer group, as if the message was delivered to the specified consumer.", Run: xclaimCmd},
 		&Spec{Name: "xautoclaim", Arity: -6, Flags: wf, FirstKey: 1, LastKey: 1, Step: 1, Group: "stream", Since: "6.2.0", Summary: "Changes (or acquires) ownership of messages in a consumer group, as if the messages were delivered to the specified consumer.", Run: xautoclaimCmd},
 	)
 }
@@ -825,6 +825,9 @@ func (c *Ctx) writeClaimed(s *stream, ids []streamID, justid bool) {
 }
 
 func xautoclaimCmd(c *Ctx, args [][]byte) {
+	// Redis looks the key up (as a read) before it parses the arguments: a miss publishes
+	// keymiss even when they are refused
+	c.lookupRead(args[1])
 	minIdle, ok := ParseInt(args[4])
 	if !ok {
 		c.Error("ERR Invalid min-idle-time argument for XAUTOCLAIM")

@@ -18,9 +18,9 @@ func init() {
 		&Spec{Name: "setnx", Arity: 3, Flags: FlagWrite | FlagDenyOOM | FlagFast, FirstKey: 1, LastKey: 1, Step: 1, Group: "string", Since: "1.0.0", Summary: "Set the value of a key, only if the key does not exist", Run: setnxCmd},
 		&Spec{Name: "setex", Arity: 4, Flags: FlagWrite | FlagDenyOOM, FirstKey: 1, LastKey: 1, Step: 1, Group: "string", Since: "2.0.0", Summary: "Set the value and expiration of a key", Run: setexCmd(1000), Blind: setexIsBlind},
 		&Spec{Name: "psetex", Arity: 4, Flags: FlagWrite | FlagDenyOOM, FirstKey: 1, LastKey: 1, Step: 1, Group: "string", Since: "2.6.0", Summary: "Set the value and expiration in milliseconds of a key", Run: setexCmd(1), Blind: setexIsBlind},
-		&Spec{Name: "getset", Arity: 3, Flags: FlagWrite | FlagDenyOOM | FlagFast, FirstKey: 1, LastKey: 1, Step: 1, Group: "string", Since: "1.0.0", Summary: "Set the string value of a key and return its old value", Run: getsetCmd},
-		&Spec{Name: "getdel", Arity: 2, Flags: FlagWrite | FlagFast, FirstKey: 1, LastKey: 1, Step: 1, Group: "string", Since: "6.2.0", Summary: "Get the value of a key and delete the key", Run: getdelCmd},
-		&Spec{Name: "getex", Arity: -2, Flags: FlagWrite | FlagFast, FirstKey: 1, LastKey: 1, Step: 1, Group: "string", Since: "6.2.0", Summary: "Get the value of a key and optionally set its expiration", Run: getexCmd},
+		&Spec{Name: "getset", Arity: 3, Flags: FlagWrite | FlagDenyOOM | FlagFast | FlagReadLookups, FirstKey: 1, LastKey: 1, Step: 1, Group: "string", Since: "1.0.0", Summary: "Set the string value of a key and return its old value", Run: getsetCmd},
+		&Spec{Name: "getdel", Arity: 2, Flags: FlagWrite | FlagFast | FlagReadLookups, FirstKey: 1, LastKey: 1, Step: 1, Group: "string", Since: "6.2.0", Summary: "Get the value of a key and delete the key", Run: getdelCmd},
+		&Spec{Name: "getex", Arity: -2, Flags: FlagWrite | FlagFast | FlagReadLookups, FirstKey: 1, LastKey: 1, Step: 1, Group: "string", Since: "6.2.0", Summary: "Get the value of a key and optionally set its expiration", Run: getexCmd},
 		&Spec{Name: "mget", Arity: -2, Flags: FlagReadOnly | FlagFast, FirstKey: 1, LastKey: -1, Step: 1, Group: "string", Since: "1.0.0", Summary: "Get the values of all the given keys", Run: mgetCmd},
 		&Spec{Name: "mset", Arity: -3, Flags: FlagWrite | FlagDenyOOM, FirstKey: 1, LastKey: -1, Step: 2, Group: "string", Since: "1.0.1", Summary: "Set multiple keys to multiple values", Run: msetCmd, Blind: msetIsBlind},
 		&Spec{Name: "msetnx", Arity: -3, Flags: FlagWrite | FlagDenyOOM, FirstKey: 1, LastKey: -1, Step: 2, Group: "string", Since: "1.0.1", Summary: "Set multiple keys to multiple values, only if none of the keys exist", Run: msetnxCmd},
@@ -173,7 +173,11 @@ func setCmd(c *Ctx, args [][]byte) {
 		c.W.Status("OK")
 		return
 	}
-	old, exists := c.lookup(key)
+	lookup := c.lookup
+	if flags&setGet != 0 {
+		lookup = c.lookupRead // GET reads the old value as Redis's GET does
+	}
+	old, exists := lookup(key)
 	if flags&setGet != 0 && exists && old.typ != TypeString {
 		c.Error(ErrWrongType)
 		return

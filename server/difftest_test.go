@@ -583,8 +583,9 @@ type eventWatch struct {
 
 const diffEventMark = "nanokv-difftest-mark"
 
-// diffNotifyFlags: every class Redis 7.0 publishes for writes, and new-key events.
-const diffNotifyFlags = "KEAn"
+// diffNotifyFlags: every class Redis 7.0 publishes for writes, new-key events and the
+// misses of reads.
+const diffNotifyFlags = "KEAnm"
 
 func newEventWatch(addr string) (*eventWatch, error) {
 	w := &eventWatch{}
@@ -788,11 +789,15 @@ func (r *runner) stepGroup(its []item) bool {
 		}
 		r.hist = append(r.hist, histEntry{idx: r.idx, db: r.refDB, tag: tag, args: it.args})
 		norms[i] = it.norm
-		if len(it.lexKeys) > 0 && !r.lexUniform(it.lexKeys) {
-			r.relaxedStep = true // it may write differently on the two servers
-			norms[i] = nKind
-			r.relaxedLex++
-			r.schedule(it) // may have written differently-ordered ranges: drop the keys afterwards
+		if len(it.lexKeys) > 0 {
+			uniform := r.lexUniform(it.lexKeys)
+			r.compareEvents(nil, 0, false) // the probe's key misses are not the step's events
+			if !uniform {
+				r.relaxedStep = true // it may write differently on the two servers
+				norms[i] = nKind
+				r.relaxedLex++
+				r.schedule(it) // may have written differently-ordered ranges: drop the keys afterwards
+			}
 		}
 	}
 
@@ -1387,6 +1392,7 @@ func (r *runner) checkpoint(dbs []int, what string) {
 		s.main.do("SELECT", strconv.Itoa(r.refDB))
 	}
 	r.resync()
+	r.compareEvents(nil, 0, false) // the dump's own reads (their key misses) and deletions
 }
 
 func typeOfDump(d string) string {
