@@ -139,11 +139,11 @@ func aclCommand(c *conn, args [][]byte) {
 			return
 		}
 		var names []string
-		for _, s := range allSpecs() {
-			if slices.Contains(commandCategories(s), "@"+cat) {
-				names = append(names, s.Name)
+		eachCommandName(func(name string, s *kvstore.Spec) {
+			if slices.Contains(commandCategories(name, s), "@"+cat) {
+				names = append(names, name)
 			}
-		}
+		})
 		c.Array(len(names))
 		for _, n := range names {
 			c.BulkString(n)

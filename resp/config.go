@@ -383,7 +383,7 @@ func commandCommand(c *conn, args [][]byte) {
 
 // commandList is COMMAND LIST [FILTERBY MODULE name | ACLCAT category | PATTERN
 // pattern]: every command and container subcommand ("client|list"), as Redis lists
-// them; a subcommand has its container's categories here.
+// them.
 func commandList(c *conn, args [][]byte) {
 	keep := func(name string, s *kvstore.Spec) bool { return true }
 	if len(args) > 2 {
@@ -396,8 +396,8 @@ func commandList(c *conn, args [][]byte) {
 		case "module": // no command comes from a module
 			keep = func(string, *kvstore.Spec) bool { return false }
 		case "aclcat":
-			keep = func(_ string, s *kvstore.Spec) bool {
-				return slices.Contains(commandCategories(s), "@"+strings.ToLower(arg))
+			keep = func(name string, s *kvstore.Spec) bool {
+				return slices.Contains(commandCategories(name, s), "@"+strings.ToLower(arg))
 			}
 		case "pattern":
 			pat := []byte(strings.ToLower(arg))
@@ -408,21 +408,11 @@ func commandList(c *conn, args [][]byte) {
 		}
 	}
 	var names []string
-	for _, s := range allSpecs() {
-		if keep(s.Name, s) {
-			names = append(names, s.Name)
+	eachCommandName(func(name string, s *kvstore.Spec) {
+		if keep(name, s) {
+			names = append(names, name)
 		}
-		subs := slices.Clone(connSubcommands[s.Name])
-		for sub := range s.Subcommands {
-			subs = append(subs, sub)
-		}
-		slices.Sort(subs)
-		for _, sub := range slices.Compact(subs) {
-			if full := s.Name + "|" + sub; keep(full, s) {
-				names = append(names, full)
-			}
-		}
-	}
+	})
 	c.Array(len(names))
 	for _, n := range names {
 		c.BulkString(n)
@@ -436,10 +426,13 @@ var groupCategory = map[string]string{"generic": "keyspace", "string": "string",
 	"stream": "stream", "pubsub": "pubsub", "connection": "connection", "transactions": "transaction",
 	"scripting": "scripting"}
 
-// commandCategories are a command's ACL categories, in Redis's order, as its flags and
-// group give them (Redis's table also marks commands admin or dangerous one by one;
-// nanokv does not).
-func commandCategories(s *kvstore.Spec) []string {
+// commandCategories are the ACL categories of command name (a subcommand as
+// "container|sub") of spec s, in Redis's order: Redis 7.0's own for its commands
+// (redisCategories), and for nanokv's as their flags and group give them.
+func commandCategories(name string, s *kvstore.Spec) []string {
+	if cats, ok := redisCategories[name]; ok {
+		return strings.Fields(cats)
+	}
 	has := map[string]bool{groupCategory[s.Group]: true}
 	has["write"] = s.Flags&kvstore.FlagWrite != 0 && s.Flags&(kvstore.FlagPubSub|kvstore.FlagScript) == 0
 	has["read"] = s.Flags&kvstore.FlagReadOnly != 0
@@ -453,6 +446,22 @@ func commandCategories(s *kvstore.Spec) []string {
 		}
 	}
 	return cats
+}
+
+// eachCommandName calls fn with the name of every command the server knows and, after
+// each container, the full names of its subcommands ("client|id"), in order.
+func eachCommandName(fn func(name string, s *kvstore.Spec)) {
+	for _, s := range allSpecs() {
+		fn(s.Name, s)
+		subs := slices.Clone(connSubcommands[s.Name])
+		for sub := range s.Subcommands {
+			subs = append(subs, sub)
+		}
+		slices.Sort(subs)
+		for _, sub := range slices.Compact(subs) {
+			fn(s.Name+"|"+sub, s)
+		}
+	}
 }
 
 // writeCommandInfo writes Redis 7.0's ten-element command description.
@@ -478,7 +487,7 @@ func writeCommandInfo(c *conn, s *kvstore.Spec) {
 	if s.Flags&kvstore.FlagBlocking != 0 {
 		flags = append(flags, "blocking")
 	}
-	cats := commandCategories(s)
+	cats := commandCategories(s.Name, s)
 	c.Array(10)
 	c.BulkString(s.Name)
 	c.Int(int64(s.Arity))
