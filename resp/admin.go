@@ -288,35 +288,52 @@ func resetCommand(c *conn, _ [][]byte) {
 	c.replyOff, c.skipNext, c.skipping = false, false, false
 	c.db = 0
 	c.Proto = 2
-	c.authed = c.s.config().RequirePass == ""
+	c.logInDefault()
 	c.Status("RESET")
 }
 
 const errNoPassword = "ERR AUTH <password> called without any password configured for the default user. Are you sure your configuration is correct?"
 const errWrongPass = "WRONGPASS invalid username-password pair or user is disabled."
 
-// checkAuth validates credentials for the only user, "default".
-func (c *conn) checkAuth(user, pass []byte) bool {
-	want := c.s.config().RequirePass
-	if string(user) != "default" {
+// logInDefault makes a new (or RESET) connection act as the default user if that user
+// needs no password, as Redis does; otherwise it must authenticate.
+func (c *conn) logInDefault() {
+	c.user.Store(nil)
+	c.authed = false
+	if ref := c.s.acl.user("default"); ref != nil {
+		if u := ref.load(); u.on && u.nopass {
+			c.user.Store(ref)
+			c.authed = true
+		}
+	}
+}
+
+// logIn authenticates the connection as user with pass; a failure is logged (ACL LOG)
+// under cmd, the command that tried, as the client spelled it (as Redis logs it).
+func (c *conn) logIn(user, pass []byte, cmd []byte) bool {
+	ref := c.s.acl.authenticate(string(user), string(pass))
+	if ref == nil {
+		c.s.acl.record("auth", c.aclContext(), string(cmd), string(user), c.describe(strings.ToLower(string(cmd))))
 		return false
 	}
-	return want == "" || string(pass) == want
+	c.user.Store(ref)
+	c.authed = true
+	return true
 }
 
 func authCommand(c *conn, args [][]byte) {
 	switch len(args) {
 	case 2:
-		if c.s.config().RequirePass == "" {
+		if u := c.s.acl.user("default"); u == nil || u.load().nopass {
 			c.Error(errNoPassword)
 			return
 		}
-		if !c.checkAuth([]byte("default"), args[1]) {
+		if !c.logIn([]byte("default"), args[1], args[0]) {
 			c.Error(errWrongPass)
 			return
 		}
 	case 3:
-		if !c.checkAuth(args[1], args[2]) {
+		if !c.logIn(args[1], args[2], args[0]) {
 			c.Error(errWrongPass)
 			return
 		}
@@ -324,7 +341,6 @@ func authCommand(c *conn, args [][]byte) {
 		c.Error(kvstore.WrongArgs("auth"))
 		return
 	}
-	c.authed = true
 	c.Status("OK")
 }
 
@@ -348,11 +364,10 @@ func helloCommand(c *conn, args [][]byte) {
 		more := len(args) - i - 1
 		switch {
 		case eqFold(args[i], "auth") && more >= 2:
-			if !c.checkAuth(args[i+1], args[i+2]) {
+			if !c.logIn(args[i+1], args[i+2], args[0]) {
 				c.Error(errWrongPass)
 				return
 			}
-			c.authed = true
 			i += 2
 		case eqFold(args[i], "setname") && more >= 1:
 			name, setName = args[i+1], true
@@ -600,6 +615,7 @@ func clientKill(c *conn, args [][]byte) {
 	}
 	var id int64
 	var typ, addr, laddr string
+	var user *aclRef
 	skipMe := true
 	for i := 2; i < len(args); i += 2 {
 		opt, v := strings.ToLower(string(args[i])), args[i+1]
@@ -620,7 +636,7 @@ func clientKill(c *conn, args [][]byte) {
 		case "laddr":
 			laddr = string(v)
 		case "user":
-			if string(v) != "default" {
+			if user = c.s.acl.user(string(v)); user == nil {
 				c.Error("ERR No such user '" + string(v) + "'")
 				return
 			}
@@ -643,7 +659,8 @@ func clientKill(c *conn, args [][]byte) {
 	var self bool
 	for _, o := range c.s.clients() {
 		if id != 0 && o.id != id || typ != "" && o.clientType() != typ ||
-			addr != "" && o.addr != addr || laddr != "" && o.laddr != laddr || skipMe && o == c {
+			addr != "" && o.addr != addr || laddr != "" && o.laddr != laddr || skipMe && o == c ||
+			user != nil && o.user.Load() != user {
 			continue
 		}
 		n++
@@ -696,9 +713,9 @@ func (c *conn) describe(cmd string) string {
 	}
 	now := time.Now()
 	_, redir := c.trackFlags()
-	return fmt.Sprintf("id=%d addr=%s laddr=%s fd=0 name=%s age=%d idle=%d flags=%s db=%d sub=%d psub=%d ssub=%d multi=%d qbuf=0 qbuf-free=0 argv-mem=0 multi-mem=0 rbs=%d rbp=0 obl=0 oll=0 omem=0 tot-mem=0 events=r cmd=%s user=default redir=%d resp=%d\n",
+	return fmt.Sprintf("id=%d addr=%s laddr=%s fd=0 name=%s age=%d idle=%d flags=%s db=%d sub=%d psub=%d ssub=%d multi=%d qbuf=0 qbuf-free=0 argv-mem=0 multi-mem=0 rbs=%d rbp=0 obl=0 oll=0 omem=0 tot-mem=0 events=r cmd=%s user=%s redir=%d resp=%d\n",
 		c.id, c.addr, c.laddr, c.name, int(now.Sub(c.created).Seconds()), int(now.Sub(c.lastCmd).Seconds()), c.flagString(), c.db,
-		c.shared.subs[kindChannel].Load(), c.shared.subs[kindPattern].Load(), c.shared.subs[kindShard].Load(), multi, readBufSize, cmd, redir, c.Proto)
+		c.shared.subs[kindChannel].Load(), c.shared.subs[kindPattern].Load(), c.shared.subs[kindShard].Load(), multi, readBufSize, cmd, c.userName(), redir, c.Proto)
 }
 
 // describeOther reports another connection: the fields fixed at accept, and the rest
@@ -735,9 +752,9 @@ func (c *conn) describeOther() string {
 	if last := sh.lastCmd.Load(); last != 0 {
 		idle = now.Sub(time.UnixMilli(last))
 	}
-	return fmt.Sprintf("id=%d addr=%s laddr=%s fd=0 name=%s age=%d idle=%d flags=%s db=%d sub=%d psub=%d ssub=%d multi=-1 qbuf=0 qbuf-free=0 argv-mem=0 multi-mem=0 rbs=%d rbp=0 obl=0 oll=0 omem=0 tot-mem=0 events=r cmd=%s user=default redir=%d resp=%d\n",
+	return fmt.Sprintf("id=%d addr=%s laddr=%s fd=0 name=%s age=%d idle=%d flags=%s db=%d sub=%d psub=%d ssub=%d multi=-1 qbuf=0 qbuf-free=0 argv-mem=0 multi-mem=0 rbs=%d rbp=0 obl=0 oll=0 omem=0 tot-mem=0 events=r cmd=%s user=%s redir=%d resp=%d\n",
 		c.id, c.addr, c.laddr, name, int(now.Sub(c.created).Seconds()), int(idle.Seconds()), flags, sh.db.Load(),
-		sh.subs[kindChannel].Load(), sh.subs[kindPattern].Load(), sh.subs[kindShard].Load(), readBufSize, cmd, redir, proto)
+		sh.subs[kindChannel].Load(), sh.subs[kindPattern].Load(), sh.subs[kindShard].Load(), readBufSize, cmd, c.userName(), redir, proto)
 }
 
 func (c *conn) flagString() string {

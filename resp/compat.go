@@ -1,20 +1,16 @@
 package resp
 
 import (
-	"crypto/rand"
-	"crypto/sha256"
-	"encoding/hex"
 	"maps"
 	"slices"
-	"strings"
 
 	"github.com/nanokv/nanokv/kvstore"
 )
 
 // Commands clients and tools send on connecting, answered as a Redis 7.0 server with its
 // defaults answers them: RedisInsight asks MODULE LIST, cluster-aware clients CLUSTER
-// INFO or READONLY, health checks ACL WHOAMI. nanokv has no cluster slots, no modules,
-// no DEBUG and one user (default, whose password is --requirepass).
+// INFO or READONLY, health checks ACL WHOAMI. nanokv has no cluster slots, no modules
+// and no DEBUG; ACL is acl.go's.
 
 func init() {
 	add := func(name string, arity int, group, since, summary string, run func(*conn, [][]byte)) {
@@ -62,171 +58,6 @@ func moduleCommand(c *conn, args [][]byte) {
 	default:
 		c.Error(notAllowed("MODULE", "enable-module-command"))
 	}
-}
-
-var aclArity = map[string]int{"cat": -2, "deluser": -3, "dryrun": -4, "getuser": 3, "genpass": -2, "list": 2,
-	"load": 2, "log": -2, "save": 2, "setuser": -3, "users": 2, "whoami": 2, "help": 2}
-
-// aclCategories are Redis 7.0's ACL categories, in its order.
-var aclCategories = []string{"keyspace", "read", "write", "set", "sortedset", "list", "hash", "string", "bitmap",
-	"hyperloglog", "geo", "stream", "pubsub", "admin", "fast", "slow", "blocking", "dangerous", "connection",
-	"transaction", "scripting"}
-
-const errNoACLFile = "ERR This Redis instance is not configured to use an ACL file. You may want to specify users via the ACL SETUSER command and then issue a CONFIG REWRITE (assuming you have a Redis configuration file set) in order to store users in the Redis configuration."
-
-// aclCommand answers ACL for nanokv's one user, default: on, all keys, channels and
-// commands, and --requirepass its password (nopass without one). Users cannot be
-// created: SETUSER is refused.
-func aclCommand(c *conn, args [][]byte) {
-	sub, msg := kvstore.CheckSubcommand(args, "acl", aclArity)
-	if msg != "" {
-		c.Error(msg)
-		return
-	}
-	pass := c.s.config().RequirePass
-	switch sub {
-	case "whoami":
-		c.BulkString("default")
-	case "users":
-		c.Array(1)
-		c.BulkString("default")
-	case "list":
-		c.Array(1)
-		c.BulkString("user default on " + aclPassword(pass) + " ~* &* +@all")
-	case "getuser":
-		if string(args[2]) != "default" {
-			c.NullArray()
-			return
-		}
-		c.Map(6)
-		c.BulkString("flags")
-		if pass == "" {
-			c.Array(2)
-			c.BulkString("on")
-			c.BulkString("nopass")
-		} else {
-			c.Array(1)
-			c.BulkString("on")
-		}
-		c.BulkString("passwords")
-		if pass == "" {
-			c.Array(0)
-		} else {
-			c.Array(1)
-			c.BulkString(strings.TrimPrefix(aclPassword(pass), "#"))
-		}
-		for _, kv := range [][2]string{{"commands", "+@all"}, {"keys", "~*"}, {"channels", "&*"}} {
-			c.BulkString(kv[0])
-			c.BulkString(kv[1])
-		}
-		c.BulkString("selectors")
-		c.Array(0)
-	case "cat":
-		if len(args) > 3 {
-			c.Error(kvstore.WrongArgs("acl|cat"))
-			return
-		}
-		if len(args) == 2 {
-			c.Array(len(aclCategories))
-			for _, cat := range aclCategories {
-				c.BulkString(cat)
-			}
-			return
-		}
-		cat := strings.ToLower(string(args[2]))
-		if !slices.Contains(aclCategories, cat) {
-			c.Error("ERR Unknown category '" + string(args[2]) + "'")
-			return
-		}
-		var names []string
-		eachCommandName(func(name string, s *kvstore.Spec) {
-			if slices.Contains(commandCategories(name, s), "@"+cat) {
-				names = append(names, name)
-			}
-		})
-		c.Array(len(names))
-		for _, n := range names {
-			c.BulkString(n)
-		}
-	case "genpass":
-		bits := int64(256)
-		if len(args) == 3 {
-			n, ok := kvstore.ParseInt(args[2])
-			if !ok {
-				c.Error(kvstore.ErrNotInteger)
-				return
-			}
-			if n <= 0 || n > 4096 {
-				c.Error("ERR ACL GENPASS argument must be the number of bits for the output password, a positive number up to 4096")
-				return
-			}
-			bits = n
-		} else if len(args) > 3 {
-			c.Error(kvstore.WrongArgs("acl|genpass"))
-			return
-		}
-		b := make([]byte, (bits+7)/8)
-		rand.Read(b)
-		c.BulkString(hex.EncodeToString(b)[:(bits+3)/4])
-	case "log":
-		switch {
-		case len(args) > 3:
-			c.Error(kvstore.WrongArgs("acl|log"))
-		case len(args) == 3 && strings.EqualFold(string(args[2]), "reset"):
-			c.Status("OK")
-		case len(args) == 3:
-			if _, ok := kvstore.ParseInt(args[2]); !ok {
-				c.Error(kvstore.ErrNotInteger)
-				return
-			}
-			c.Array(0)
-		default:
-			c.Array(0) // nothing was ever denied: there is one user, allowed everything
-		}
-	case "dryrun":
-		if string(args[2]) != "default" {
-			c.Error("ERR User '" + string(args[2]) + "' not found")
-			return
-		}
-		spec := kvstore.Lookup(args[3])
-		var cs *connSpec
-		if spec == nil {
-			cs = lookupConn(args[3])
-		}
-		switch {
-		case spec != nil && !spec.CheckArity(args[3:]):
-			c.Error(kvstore.WrongArgs(spec.Name))
-		case cs != nil && !cs.CheckArity(args[3:]):
-			c.Error(kvstore.WrongArgs(cs.Name))
-		case spec == nil && cs == nil:
-			c.Error("ERR Command '" + string(args[3]) + "' not found")
-		default:
-			c.Status("OK")
-		}
-	case "deluser":
-		for _, u := range args[2:] {
-			if string(u) == "default" {
-				c.Error("ERR The 'default' user cannot be removed")
-				return
-			}
-		}
-		c.Int(0)
-	case "setuser":
-		c.Error("ERR ACL SETUSER is not supported: nanokv has one user, default, whose password is --requirepass")
-	case "load", "save":
-		c.Error(errNoACLFile)
-	case "help":
-		c.statusLines(aclHelp)
-	}
-}
-
-// aclPassword is a password as ACL LIST and GETUSER show it: its SHA-256, or nopass.
-func aclPassword(pass string) string {
-	if pass == "" {
-		return "nopass"
-	}
-	sum := sha256.Sum256([]byte(pass))
-	return "#" + hex.EncodeToString(sum[:])
 }
 
 var aclHelp = []string{

@@ -258,6 +258,11 @@ func configSet(c *conn, pairs [][]byte) {
 		}
 	}
 	c.s.cfg = next
+	for i := 0; i < len(pairs); i += 2 {
+		if strings.EqualFold(string(pairs[i]), "requirepass") {
+			c.s.acl.setRequirePass(next.RequirePass) // the default user's password
+		}
+	}
 	c.s.track.setMaxKeys(next.TrackingTableMaxKeys)
 	c.s.b.Store().SetNotifyFlags(next.NotifyKeyspaceEvents)
 	c.s.b.Store().SetSlowlog(next.SlowlogSlowerThan, next.SlowlogMaxLen)

@@ -29,12 +29,15 @@ type conn struct {
 	nc net.Conn
 	Writer
 
-	id      int64
-	name    string
-	addr    string
-	laddr   string
-	db      int
-	authed  bool
+	id     int64
+	name   string
+	addr   string
+	laddr  string
+	db     int
+	authed bool
+	// user is the user the connection acts as (authed: not nil); others read it for
+	// CLIENT LIST
+	user    atomic.Pointer[aclRef]
 	created time.Time
 	lastCmd time.Time
 	// cmdName is the last command's name as CLIENT LIST shows it ("client|list"), and
@@ -156,7 +159,7 @@ func newConn(s *Server, nc net.Conn) *conn {
 	}
 	c.Proto = 2
 	c.errs = &s.errors
-	c.authed = s.config().RequirePass == ""
+	c.logInDefault()
 	c.shared.unblock = make(chan bool, 1)
 	c.shared.killed = make(chan struct{})
 	return c
@@ -340,6 +343,9 @@ func (c *conn) handle(args [][]byte, spec *kvstore.Spec) {
 	if spec == nil || spec.Flags&kvstore.FlagConn != 0 {
 		cs = lookupConn(args[0])
 	}
+	if u := c.user.Load(); u != nil && !u.load().free && !c.permitted(u.load(), args, spec, cs) {
+		return
+	}
 	if c.Proto == 2 && c.subscribed() && !subscribedOK(args[0]) && (cs != nil || spec != nil) {
 		c.flushBatch()
 		name := cs
@@ -351,7 +357,11 @@ func (c *conn) handle(args [][]byte, spec *kvstore.Spec) {
 			c.Error(kvstore.WrongArgs(name.Name))
 			return
 		}
-		c.Error("ERR Can't execute '" + name.Name + "': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / PING / QUIT / RESET are allowed in this context")
+		full := name.Name
+		if n := cmdName(args, spec); n != nil {
+			full = *n // a subcommand as "acl|whoami", as Redis names it
+		}
+		c.Error("ERR Can't execute '" + full + "': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / PING / QUIT / RESET are allowed in this context")
 		return
 	}
 	if c.inMulti && !isTxControl(args[0]) && !runsInMulti(args[0]) {

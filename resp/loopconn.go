@@ -48,6 +48,9 @@ func (c *conn) mustWait(args [][]byte, spec *kvstore.Spec) bool {
 		if c.batchOps > 0 { // NOAUTH goes behind the open batch's replies
 			c.loop.stall = stallBatch
 		}
+	case c.user.Load() != nil && !c.user.Load().load().free:
+		// a restricted user's commands are checked by handle, on a goroutine of its own
+		c.loop.stall = stallRelease
 	case plain && spec.Flags&kvstore.FlagBlocking != 0 && spec.CheckArity(args) && mayBlock(args):
 		// it may wait: on a goroutine of its own, once the open batch is answered
 		c.loop.stall = stallRelease

@@ -105,6 +105,8 @@ type Server struct {
 	pause pauseState
 	// mon is the member's MONITOR connections (monitor.go)
 	mon monitorSet
+	// acl is the member's users and ACL log (acl.go)
+	acl *aclTable
 
 	loop  *netserve.Loop // nil: a goroutine per connection
 	async AsyncBackend   // set with loop
@@ -150,7 +152,7 @@ func NewServer(b Backend, cfg Config) *Server {
 	if cfg.TrackingTableMaxKeys == 0 {
 		cfg.TrackingTableMaxKeys = defaultTrackingMaxKeys
 	}
-	s := &Server{b: b, cfg: cfg, start: time.Now(), conns: map[*conn]struct{}{}, done: make(chan struct{})}
+	s := &Server{b: b, cfg: cfg, start: time.Now(), conns: map[*conn]struct{}{}, done: make(chan struct{}), acl: newACLTable(cfg.RequirePass)}
 	s.connStats = newConnStats()
 	s.track.s, s.track.maxKeys = s, cfg.TrackingTableMaxKeys
 	b.Store().SetPublisher(&s.ps)

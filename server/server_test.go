@@ -600,7 +600,7 @@ func TestCompatCommands(t *testing.T) {
 		{"$7\r\ndefault", []string{"ACL", "WHOAMI"}},
 		{"*1\r\n$93\r\nuser default on #2bb80d537b1da3e38bd30361aa855686bde0eacd7162fef6a25fe97bf527a25b ~* &* +@all", []string{"ACL", "LIST"}},
 		{"*12\r\n$5\r\nflags\r\n*1\r\n$2\r\non\r\n$9\r\npasswords\r\n*1\r\n$64\r\n2bb80d537b1da3e38bd30361aa855686bde0eacd7162fef6a25fe97bf527a25b\r\n$8\r\ncommands\r\n$5\r\n+@all\r\n$4\r\nkeys\r\n$2\r\n~*\r\n$8\r\nchannels\r\n$2\r\n&*\r\n$9\r\nselectors\r\n*0", []string{"ACL", "GETUSER", "default"}},
-		{"*-1", []string{"ACL", "GETUSER", "nobody"}},
+		{"$-1", []string{"ACL", "GETUSER", "nobody"}},
 		{"-ERR The 'default' user cannot be removed", []string{"ACL", "DELUSER", "x", "default"}},
 		{"-ERR Unknown category 'nope'", []string{"ACL", "CAT", "nope"}},
 		{"-ERR ACL GENPASS argument must be the number of bits for the output password, a positive number up to 4096", []string{"ACL", "GENPASS", "0"}},

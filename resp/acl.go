@@ -1,0 +1,746 @@
+package resp
+
+import (
+	"crypto/sha256"
+	"crypto/subtle"
+	"encoding/hex"
+	"slices"
+	"sort"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/nanokv/nanokv/kvstore"
+)
+
+// Users and their permissions (ACL), as Redis 7.0 keeps them: each member its own, not
+// replicated (Redis replicates no ACL either), starting with the one user "default",
+// whose password is requirepass. A connection acts as the user it authenticated as, and
+// every command it sends is checked against that user's commands, keys and channels
+// before it runs or is queued; a denied one is answered NOPERM and written to the ACL
+// log. Not done: selectors, and scripts for a restricted user (see aclUser.check).
+
+// aclUser is one user's rules, never changed once published: ACL SETUSER builds a new
+// one and swaps it into the user's aclRef, so a connection sees the change at its next
+// command.
+type aclUser struct {
+	name      string
+	on        bool
+	nopass    bool
+	sanitize  string   // "sanitize-payload", "skip-sanitize-payload" or ""
+	passwords []string // SHA-256 in hex, in the order they were added
+
+	// allCmds: +@all was the last of +@all and -@all, which also allows the commands a
+	// later version adds (Redis's "future commands" bit; -get leaves it set)
+	allCmds bool
+	cmds    map[string]bool // allowed commands by full name ("get", "client|id", "select|0")
+
+	allKeys bool
+	keys    []aclKeyPattern
+
+	allChannels bool
+	channels    []string
+
+	// free: every command, key and channel; the connection then checks nothing
+	free bool
+}
+
+// aclKeyPattern is a key pattern with the access it grants: ~p both, %R~p reads, %W~p
+// writes.
+type aclKeyPattern struct {
+	pattern     string
+	read, write bool
+}
+
+// aclRef is a user as connections hold it: the rules in force, and whether the user was
+// deleted (its connections are closed then).
+type aclRef struct {
+	u       atomic.Pointer[aclUser]
+	deleted atomic.Bool
+}
+
+func (r *aclRef) load() *aclUser { return r.u.Load() }
+
+// aclTable is a member's users and ACL log.
+type aclTable struct {
+	mu    sync.Mutex
+	users map[string]*aclRef
+	log   []aclLogEntry // the newest last
+}
+
+// newACLTable starts with the default user, allowed everything, with password pass
+// ("" for none).
+func newACLTable(pass string) *aclTable {
+	t := &aclTable{users: map[string]*aclRef{}}
+	u := &aclUser{name: "default", on: true, allCmds: true, cmds: map[string]bool{}, allKeys: true, allChannels: true, free: true}
+	for _, n := range aclCommands().names {
+		u.cmds[n] = true
+	}
+	setDefaultPassword(u, pass)
+	ref := &aclRef{}
+	ref.u.Store(u)
+	t.users["default"] = ref
+	return t
+}
+
+func setDefaultPassword(u *aclUser, pass string) {
+	u.nopass, u.passwords = pass == "", nil
+	if pass != "" {
+		u.passwords = []string{hashPassword(pass)}
+	}
+}
+
+// setRequirePass is CONFIG SET requirepass: the default user's only password, or none.
+func (t *aclTable) setRequirePass(pass string) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	ref := t.users["default"]
+	u := ref.load().clone()
+	setDefaultPassword(u, pass)
+	ref.u.Store(u)
+}
+
+func (t *aclTable) user(name string) *aclRef {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.users[name]
+}
+
+func hashPassword(pass string) string {
+	sum := sha256.Sum256([]byte(pass))
+	return hex.EncodeToString(sum[:])
+}
+
+// authenticate returns the user name authenticates as with pass, or nil: a user that
+// does not exist, is off, or has no such password.
+func (t *aclTable) authenticate(name, pass string) *aclRef {
+	ref := t.user(name)
+	if ref == nil {
+		return nil
+	}
+	u := ref.load()
+	if !u.on {
+		return nil
+	}
+	if u.nopass {
+		return ref
+	}
+	h := hashPassword(pass)
+	for _, p := range u.passwords {
+		if subtle.ConstantTimeCompare([]byte(p), []byte(h)) == 1 {
+			return ref
+		}
+	}
+	return nil
+}
+
+func (u *aclUser) clone() *aclUser {
+	n := *u
+	n.cmds = make(map[string]bool, len(u.cmds))
+	for k, v := range u.cmds {
+		n.cmds[k] = v
+	}
+	n.passwords = slices.Clone(u.passwords)
+	n.keys = slices.Clone(u.keys)
+	n.channels = slices.Clone(u.channels)
+	return &n
+}
+
+// --- the commands rules apply to -----------------------------------------------------
+
+// aclCommandSet is every command name rules can name: the commands, and after each
+// container the full names of its subcommands.
+type aclCommandSet struct {
+	names []string            // in order
+	subs  map[string][]string // container -> its subcommands' full names
+	cats  map[string][]string // name -> its categories ("@read")
+	top   []string            // the commands (no subcommands), in order
+}
+
+var aclCommands = sync.OnceValue(func() *aclCommandSet {
+	set := &aclCommandSet{subs: map[string][]string{}, cats: map[string][]string{}}
+	eachCommandName(func(name string, s *kvstore.Spec) {
+		set.names = append(set.names, name)
+		set.cats[name] = commandCategories(name, s)
+		if container, _, ok := strings.Cut(name, "|"); ok {
+			set.subs[container] = append(set.subs[container], name)
+		} else {
+			set.top = append(set.top, name)
+		}
+	})
+	return set
+})
+
+func (set *aclCommandSet) known(name string) bool {
+	_, ok := set.cats[name]
+	return ok
+}
+
+func (set *aclCommandSet) inCategory(name, cat string) bool {
+	return slices.Contains(set.cats[name], "@"+cat)
+}
+
+// --- ACL SETUSER ---------------------------------------------------------------------
+
+const (
+	errACLSyntax      = "Syntax error"
+	errACLUnknownName = "Unknown command or category name in ACL"
+	errACLNoSuchPass  = "The password you are trying to remove from the user does not exist"
+	errACLHash        = "The password hash must be exactly 64 characters and contain only lowercase hexadecimal characters"
+	errACLAllKeys     = "Adding a pattern after the * pattern (or the 'allkeys' flag) is not valid and does not have any effect. Try 'resetkeys' to start with an empty list of patterns"
+	errACLAllChannels = "Adding a pattern after the * pattern (or the 'allchannels' flag) is not valid and does not have any effect. Try 'resetchannels' to start with an empty list of channels"
+	errACLSelectors   = "selectors are not supported by nanokv"
+)
+
+// newACLUser is a user ACL SETUSER creates: off, no password, no commands, keys or
+// channels (Redis 7.0's acl-pubsub-default is resetchannels).
+func newACLUser(name string) *aclUser {
+	return &aclUser{name: name, cmds: map[string]bool{}}
+}
+
+// apply applies one rule to u, or returns why it cannot (Redis's reason).
+func (u *aclUser) apply(op string) string {
+	set := aclCommands()
+	lower := strings.ToLower(op)
+	switch {
+	case lower == "on":
+		u.on = true
+	case lower == "off":
+		u.on = false
+	case lower == "nopass":
+		u.nopass, u.passwords = true, nil
+	case lower == "resetpass":
+		u.nopass, u.passwords = false, nil
+	case lower == "sanitize-payload" || lower == "skip-sanitize-payload":
+		u.sanitize = lower
+	case lower == "allkeys" || op == "~*":
+		u.allKeys, u.keys = true, nil
+	case lower == "resetkeys":
+		u.allKeys, u.keys = false, nil
+	case lower == "allchannels" || op == "&*":
+		u.allChannels, u.channels = true, nil
+	case lower == "resetchannels":
+		u.allChannels, u.channels = false, nil
+	case lower == "allcommands":
+		return u.apply("+@all")
+	case lower == "nocommands":
+		return u.apply("-@all")
+	case lower == "reset":
+		*u = *newACLUser(u.name)
+		u.sanitize = "sanitize-payload"
+	case lower == "clearselectors":
+	case op[0] == '>':
+		u.addPassword(hashPassword(op[1:]))
+	case op[0] == '#':
+		if !validHash(op[1:]) {
+			return errACLHash
+		}
+		u.addPassword(op[1:])
+	case op[0] == '<' || op[0] == '!':
+		h := op[1:]
+		if op[0] == '<' {
+			h = hashPassword(h)
+		} else if !validHash(h) {
+			return errACLHash
+		}
+		i := slices.Index(u.passwords, h)
+		if i < 0 {
+			return errACLNoSuchPass
+		}
+		u.passwords = slices.Delete(u.passwords, i, i+1)
+	case op[0] == '~' || op[0] == '%':
+		return u.addKeyPattern(op)
+	case op[0] == '&':
+		if u.allChannels {
+			return errACLAllChannels
+		}
+		if !slices.Contains(u.channels, op[1:]) {
+			u.channels = append(u.channels, op[1:])
+		}
+	case op[0] == '(':
+		return errACLSelectors
+	case (op[0] == '+' || op[0] == '-') && len(op) > 1 && op[1] == '@':
+		allow := op[0] == '+'
+		cat := lower[2:]
+		if cat == "all" {
+			u.allCmds = allow
+			clear(u.cmds)
+			if allow {
+				for _, name := range set.names {
+					u.cmds[name] = true
+				}
+			}
+			return ""
+		}
+		if !slices.Contains(aclCategories, cat) {
+			return errACLUnknownName
+		}
+		for _, name := range set.names {
+			if set.inCategory(name, cat) {
+				u.setCommand(name, allow)
+			}
+		}
+	case op[0] == '+' || op[0] == '-':
+		allow := op[0] == '+'
+		name := lower[1:]
+		container, sub, isSub := strings.Cut(name, "|")
+		switch {
+		case !isSub && set.known(name):
+			u.setCommand(name, allow)
+			for _, s := range set.subs[name] {
+				u.setCommand(s, allow)
+			}
+		case isSub && set.known(name):
+			u.setCommand(name, allow)
+		case isSub && allow && sub != "" && set.known(container) && len(set.subs[container]) == 0:
+			u.cmds[name] = true // a first argument (+select|0): Redis allows these too
+		default:
+			return errACLUnknownName
+		}
+	default:
+		return errACLSyntax
+	}
+	return ""
+}
+
+func (u *aclUser) setCommand(name string, allow bool) {
+	if allow {
+		u.cmds[name] = true
+		return
+	}
+	delete(u.cmds, name)
+	// first-argument allowances go with the command they qualify
+	for k := range u.cmds {
+		if strings.HasPrefix(k, name+"|") {
+			delete(u.cmds, k)
+		}
+	}
+}
+
+func (u *aclUser) addPassword(h string) {
+	u.nopass = false
+	if !slices.Contains(u.passwords, h) {
+		u.passwords = append(u.passwords, h)
+	}
+}
+
+func validHash(h string) bool {
+	if len(h) != 64 {
+		return false
+	}
+	for i := 0; i < len(h); i++ {
+		if c := h[i]; !('0' <= c && c <= '9' || 'a' <= c && c <= 'f') {
+			return false
+		}
+	}
+	return true
+}
+
+// addKeyPattern adds ~pattern, %R~pattern, %W~pattern or %RW~pattern.
+func (u *aclUser) addKeyPattern(op string) string {
+	read, write := true, true
+	pat := op[1:]
+	if op[0] == '%' {
+		perm, rest, ok := strings.Cut(op[1:], "~")
+		if !ok || perm == "" {
+			return errACLSyntax
+		}
+		read, write = false, false
+		for _, p := range strings.ToUpper(perm) {
+			switch p {
+			case 'R':
+				read = true
+			case 'W':
+				write = true
+			default:
+				return errACLSyntax
+			}
+		}
+		pat = rest
+	}
+	if u.allKeys {
+		return errACLAllKeys
+	}
+	if pat == "*" && read && write {
+		u.allKeys, u.keys = true, nil
+		return ""
+	}
+	for i := range u.keys {
+		if u.keys[i].pattern == pat {
+			u.keys[i].read = u.keys[i].read || read
+			u.keys[i].write = u.keys[i].write || write
+			return ""
+		}
+	}
+	u.keys = append(u.keys, aclKeyPattern{pattern: pat, read: read, write: write})
+	return ""
+}
+
+// setUser applies rules to the user name (created if it does not exist) all at once:
+// on an error nothing changes, and the error names the rule.
+func (t *aclTable) setUser(name string, rules []string) string {
+	if strings.ContainsAny(name, " \x00") {
+		return "ERR Usernames can't contain spaces or null characters"
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	ref := t.users[name]
+	var u *aclUser
+	if ref != nil {
+		u = ref.load().clone()
+	} else {
+		u = newACLUser(name)
+	}
+	for _, op := range rules {
+		if op == "" {
+			return "ERR Error in ACL SETUSER modifier '': Syntax error"
+		}
+		if why := u.apply(op); why != "" {
+			return "ERR Error in ACL SETUSER modifier '" + op + "': " + why
+		}
+	}
+	u.free = u.allCmds && u.allKeys && u.allChannels && !slices.ContainsFunc(aclCommands().names, func(n string) bool { return !u.cmds[n] })
+	if ref == nil {
+		ref = &aclRef{}
+		t.users[name] = ref
+	}
+	ref.u.Store(u)
+	return ""
+}
+
+// deleteUsers removes the users names and returns how many there were; their
+// connections are closed by the caller.
+func (t *aclTable) deleteUsers(names []string) (deleted []*aclRef) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	for _, n := range names {
+		if ref := t.users[n]; ref != nil {
+			delete(t.users, n)
+			ref.deleted.Store(true)
+			deleted = append(deleted, ref)
+		}
+	}
+	return deleted
+}
+
+func (t *aclTable) names() []string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	var out []string
+	for n := range t.users {
+		out = append(out, n)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// --- describing a user ----------------------------------------------------------------
+
+// describeCommands is a user's command rules as Redis 7.0 writes them: +@all or -@all,
+// then the categories that best fit what the user may run, then the commands that
+// still differ. Redis lists those last ones in its hash table's order; nanokv in
+// order of name.
+func (u *aclUser) describeCommands() string {
+	set := aclCommands()
+	additive := !u.allCmds
+	var rules []string
+	fake := map[string]bool{} // what the rules so far allow
+	if additive {
+		rules = append(rules, "-@all")
+	} else {
+		rules = append(rules, "+@all")
+		for _, n := range set.names {
+			fake[n] = true
+		}
+	}
+	// temp: the user's commands, with each category applied taken back out of it
+	temp := map[string]bool{}
+	for _, n := range set.names {
+		temp[n] = u.cmds[n]
+	}
+	applied := map[string]bool{}
+	for {
+		best, mindiff, maxsame := "", int(^uint(0)>>1), 0
+		for _, cat := range aclCategories {
+			if applied[cat] {
+				continue
+			}
+			on, off := 0, 0
+			for _, n := range set.top {
+				if set.inCategory(n, cat) {
+					if temp[n] {
+						on++
+					} else {
+						off++
+					}
+				}
+			}
+			diff, same := off, on
+			if !additive {
+				diff, same = on, off
+			}
+			if same > diff && (diff < mindiff || diff == mindiff && same > maxsame) {
+				best, mindiff, maxsame = cat, diff, same
+			}
+		}
+		if best == "" {
+			break
+		}
+		applied[best] = true
+		sign := "+@"
+		if !additive {
+			sign = "-@"
+		}
+		rules = append(rules, sign+best)
+		for _, n := range set.names {
+			if set.inCategory(n, best) {
+				fake[n] = additive
+				temp[n] = !additive
+			}
+		}
+	}
+	for _, n := range set.top {
+		if u.cmds[n] != fake[n] {
+			rules = append(rules, map[bool]string{true: "+", false: "-"}[u.cmds[n]]+n)
+			fake[n] = u.cmds[n]
+			for _, s := range set.subs[n] {
+				fake[s] = u.cmds[n]
+			}
+		}
+		for _, s := range set.subs[n] {
+			if u.cmds[s] != fake[s] {
+				rules = append(rules, map[bool]string{true: "+", false: "-"}[u.cmds[s]]+s)
+			}
+		}
+	}
+	// first-argument allowances (+select|0) are not commands of their own
+	var firstArgs []string
+	for k, v := range u.cmds {
+		if v && !set.known(k) {
+			firstArgs = append(firstArgs, "+"+k)
+		}
+	}
+	sort.Strings(firstArgs)
+	return strings.Join(append(rules, firstArgs...), " ")
+}
+
+func (u *aclUser) flags() []string {
+	f := []string{"off"}
+	if u.on {
+		f[0] = "on"
+	}
+	if u.nopass {
+		f = append(f, "nopass")
+	}
+	if u.sanitize != "" {
+		f = append(f, u.sanitize)
+	}
+	return f
+}
+
+func (u *aclUser) describeKeys() string {
+	if u.allKeys {
+		return "~*"
+	}
+	var out []string
+	for _, k := range u.keys {
+		switch {
+		case k.read && k.write:
+			out = append(out, "~"+k.pattern)
+		case k.read:
+			out = append(out, "%R~"+k.pattern)
+		default:
+			out = append(out, "%W~"+k.pattern)
+		}
+	}
+	return strings.Join(out, " ")
+}
+
+func (u *aclUser) describeChannels() string {
+	if u.allChannels {
+		return "&*"
+	}
+	var out []string
+	for _, c := range u.channels {
+		out = append(out, "&"+c)
+	}
+	return strings.Join(out, " ")
+}
+
+// listLine is the user's line in ACL LIST.
+func (u *aclUser) listLine() string {
+	parts := append([]string{"user", u.name}, u.flags()...)
+	for _, p := range u.passwords {
+		parts = append(parts, "#"+p)
+	}
+	if k := u.describeKeys(); k != "" {
+		parts = append(parts, k)
+	}
+	if !u.allChannels {
+		parts = append(parts, "resetchannels")
+	}
+	if ch := u.describeChannels(); ch != "" {
+		parts = append(parts, ch)
+	}
+	return strings.Join(append(parts, u.describeCommands()), " ")
+}
+
+// --- checking a command ---------------------------------------------------------------
+
+// aclDenial is why a user may not run a command: what Redis's ACL log calls the reason,
+// and its object (the command, key or channel).
+type aclDenial struct {
+	reason, object string
+}
+
+func (d aclDenial) err() string {
+	switch d.reason {
+	case "key":
+		return "NOPERM this user has no permissions to access one of the keys used as arguments"
+	case "channel":
+		return "NOPERM this user has no permissions to access one of the channels used as arguments"
+	}
+	return "NOPERM this user has no permissions to run the '" + d.object + "' command"
+}
+
+// dryRun is ACL DRYRUN's wording of the denial.
+func (d aclDenial) dryRun() string {
+	switch d.reason {
+	case "key":
+		return "This user has no permissions to access the '" + d.object + "' key"
+	case "channel":
+		return "This user has no permissions to access the '" + d.object + "' channel"
+	}
+	return "This user has no permissions to run the '" + d.object + "' command"
+}
+
+// channelCommands are the commands whose arguments from the second on are channels
+// (publishers name one), and whether they are patterns, which must equal an allowed
+// pattern.
+var channelCommands = map[string]struct{ publish, pattern bool }{
+	"publish": {publish: true}, "spublish": {publish: true},
+	"subscribe": {}, "ssubscribe": {}, "psubscribe": {pattern: true},
+}
+
+// check returns why u may not run args, whose command is s (named name, with its
+// subcommand if it is a container), or nil. A command that is unknown or has a wrong
+// argument count passes: it is refused as usual.
+func (u *aclUser) check(s *kvstore.Spec, args [][]byte) *aclDenial {
+	if u.free || !s.CheckArity(args) {
+		return nil
+	}
+	set := aclCommands()
+	name := s.Name
+	if subs := set.subs[name]; len(subs) > 0 && len(args) > 1 {
+		name += "|" + strings.ToLower(string(args[1]))
+		if !set.known(name) {
+			return nil // an unknown subcommand: the command says so
+		}
+	}
+	if !u.cmds[name] && !(len(args) > 1 && u.cmds[name+"|"+strings.ToLower(string(args[1]))]) {
+		return &aclDenial{"command", name}
+	}
+	if s.Flags&kvstore.FlagScript != 0 {
+		// scripts run on the applier, which checks no ACL: only a user allowed every
+		// command, key and channel may run one
+		return &aclDenial{"command", name}
+	}
+	if !u.allKeys {
+		read := !s.Writes(args) || s.Blind == nil || !s.Blind(args)
+		write := s.Writes(args)
+		for _, k := range s.Keys(nil, args) {
+			if !u.mayKey(k, read, write) {
+				return &aclDenial{"key", string(k)}
+			}
+		}
+	}
+	if cc, ok := channelCommands[s.Name]; ok && !u.allChannels && len(args) > 1 {
+		chans := args[1:]
+		if cc.publish {
+			chans = args[1:2]
+		}
+		for _, ch := range chans {
+			if !u.mayChannel(string(ch), cc.pattern) {
+				return &aclDenial{"channel", string(ch)}
+			}
+		}
+	}
+	return nil
+}
+
+// mayKey reports whether a pattern gives the access needed to key: a read command's
+// keys need read access, a write's keys both, but for a write that only overwrites
+// (SET without GET, MSET), which needs write access alone.
+func (u *aclUser) mayKey(key []byte, read, write bool) bool {
+	for _, p := range u.keys {
+		if (!read || p.read) && (!write || p.write) && kvstore.Glob([]byte(p.pattern), key) {
+			return true
+		}
+	}
+	return false
+}
+
+func (u *aclUser) mayChannel(ch string, pattern bool) bool {
+	for _, p := range u.channels {
+		if pattern && p == ch || !pattern && kvstore.Glob([]byte(p), []byte(ch)) {
+			return true
+		}
+	}
+	return false
+}
+
+// --- the ACL log ------------------------------------------------------------------------
+
+// aclLogEntry is a denial, as ACL LOG shows it; denials alike within a minute are one
+// entry with a count.
+type aclLogEntry struct {
+	count                             int
+	reason, context, object, username string
+	created, updated                  time.Time
+	clientInfo                        string
+}
+
+const (
+	aclLogMaxLen   = 128
+	aclLogGrouping = 60 * time.Second
+)
+
+func (t *aclTable) record(reason, context, object, username, clientInfo string) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	now := time.Now()
+	for i := len(t.log) - 1; i >= 0; i-- {
+		e := &t.log[i]
+		if e.reason == reason && e.context == context && e.object == object && e.username == username && now.Sub(e.updated) < aclLogGrouping {
+			e.count++
+			e.updated, e.clientInfo = now, clientInfo
+			// the updated entry is the newest
+			moved := *e
+			t.log = append(slices.Delete(t.log, i, i+1), moved)
+			return
+		}
+	}
+	t.log = append(t.log, aclLogEntry{count: 1, reason: reason, context: context, object: object, username: username, created: now, updated: now, clientInfo: clientInfo})
+	if over := len(t.log) - aclLogMaxLen; over > 0 {
+		t.log = slices.Delete(t.log, 0, over)
+	}
+}
+
+// entries returns up to n entries, the newest first.
+func (t *aclTable) entries(n int) []aclLogEntry {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	n = min(n, len(t.log))
+	out := make([]aclLogEntry, n)
+	for i := range out {
+		out[i] = t.log[len(t.log)-1-i]
+	}
+	return out
+}
+
+func (t *aclTable) resetLog() {
+	t.mu.Lock()
+	t.log = nil
+	t.mu.Unlock()
+}

@@ -1,0 +1,282 @@
+package resp
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/nanokv/nanokv/kvstore"
+)
+
+// The ACL command and the connection's side of ACLs: checking each command, and the
+// user it acts as.
+
+// userName is the user the connection acts as, for CLIENT LIST and ACL WHOAMI: default
+// before it authenticates, as Redis reports it.
+func (c *conn) userName() string {
+	if ref := c.user.Load(); ref != nil {
+		return ref.load().name
+	}
+	return "default"
+}
+
+// aclContext is where a denied command came from, as the ACL log names it.
+func (c *conn) aclContext() string {
+	if c.inMulti {
+		return "multi"
+	}
+	return "toplevel"
+}
+
+// permitted checks a command of u's (spec, or cs for a connection command) against u's
+// permissions. A denied one is answered NOPERM, fails the transaction it was sent in,
+// and goes to the ACL log. Commands that need no authentication (AUTH, HELLO) are not
+// checked, as in Redis.
+func (c *conn) permitted(u *aclUser, args [][]byte, spec *kvstore.Spec, cs *connSpec) bool {
+	s := spec
+	if cs != nil {
+		if cs.noAuth {
+			return true
+		}
+		s = &cs.Spec
+	}
+	if s == nil {
+		return true
+	}
+	d := u.check(s, args)
+	if d == nil {
+		return true
+	}
+	c.flushBatch()
+	if cs != nil {
+		c.s.cmdStats(cs, args).Reject()
+	} else {
+		c.s.b.Store().CommandStats(spec, args).Reject()
+	}
+	if c.inMulti && !isTxControl(args[0]) {
+		c.multiErr = true
+	}
+	name := strings.ToLower(string(args[0]))
+	if n := cmdName(args, spec); n != nil {
+		name = *n
+	}
+	c.s.acl.record(d.reason, c.aclContext(), d.object, u.name, c.describe(name))
+	c.Error(d.err())
+	return false
+}
+
+var aclArity = map[string]int{"cat": -2, "deluser": -3, "dryrun": -4, "getuser": 3, "genpass": -2, "list": 2,
+	"load": 2, "log": -2, "save": 2, "setuser": -3, "users": 2, "whoami": 2, "help": 2}
+
+// aclCategories are Redis 7.0's ACL categories, in its order.
+var aclCategories = []string{"keyspace", "read", "write", "set", "sortedset", "list", "hash", "string", "bitmap",
+	"hyperloglog", "geo", "stream", "pubsub", "admin", "fast", "slow", "blocking", "dangerous", "connection",
+	"transaction", "scripting"}
+
+const errNoACLFile = "ERR This Redis instance is not configured to use an ACL file. You may want to specify users via the ACL SETUSER command and then issue a CONFIG REWRITE (assuming you have a Redis configuration file set) in order to store users in the Redis configuration."
+
+func aclCommand(c *conn, args [][]byte) {
+	sub, msg := kvstore.CheckSubcommand(args, "acl", aclArity)
+	if msg != "" {
+		c.Error(msg)
+		return
+	}
+	t := c.s.acl
+	switch sub {
+	case "whoami":
+		c.BulkString(c.userName())
+	case "users":
+		names := t.names()
+		c.Array(len(names))
+		for _, n := range names {
+			c.BulkString(n)
+		}
+	case "list":
+		names := t.names()
+		var lines []string
+		for _, n := range names {
+			if ref := t.user(n); ref != nil {
+				lines = append(lines, ref.load().listLine())
+			}
+		}
+		c.Array(len(lines))
+		for _, l := range lines {
+			c.BulkString(l)
+		}
+	case "getuser":
+		ref := t.user(string(args[2]))
+		if ref == nil {
+			c.Null()
+			return
+		}
+		u := ref.load()
+		c.Map(6)
+		c.BulkString("flags")
+		flags := u.flags()
+		c.Array(len(flags))
+		for _, f := range flags {
+			c.BulkString(f)
+		}
+		c.BulkString("passwords")
+		c.Array(len(u.passwords))
+		for _, p := range u.passwords {
+			c.BulkString(p)
+		}
+		for _, kv := range [][2]string{{"commands", u.describeCommands()}, {"keys", u.describeKeys()}, {"channels", u.describeChannels()}} {
+			c.BulkString(kv[0])
+			c.BulkString(kv[1])
+		}
+		c.BulkString("selectors")
+		c.Array(0)
+	case "setuser":
+		rules := make([]string, 0, len(args)-3)
+		for _, a := range args[3:] {
+			rules = append(rules, string(a))
+		}
+		if msg := t.setUser(string(args[2]), rules); msg != "" {
+			c.Error(msg)
+			return
+		}
+		c.Status("OK")
+	case "deluser":
+		var names []string
+		for _, u := range args[2:] {
+			if string(u) == "default" {
+				c.Error("ERR The 'default' user cannot be removed")
+				return
+			}
+			names = append(names, string(u))
+		}
+		deleted := t.deleteUsers(names)
+		// Redis closes the connections of a deleted user
+		for _, o := range c.s.clients() {
+			if slices.Contains(deleted, o.user.Load()) {
+				if o == c {
+					c.closeNext = true
+				} else {
+					o.kill()
+				}
+			}
+		}
+		c.Int(int64(len(deleted)))
+	case "dryrun":
+		ref := t.user(string(args[2]))
+		if ref == nil {
+			c.Error("ERR User '" + string(args[2]) + "' not found")
+			return
+		}
+		spec := findSpec(args[3])
+		switch {
+		case spec == nil:
+			c.Error("ERR Command '" + string(args[3]) + "' not found")
+		case !spec.CheckArity(args[3:]):
+			c.Error(kvstore.WrongArgs(spec.Name))
+		default:
+			if d := ref.load().check(spec, args[3:]); d != nil {
+				c.BulkString(d.dryRun())
+				return
+			}
+			c.Status("OK")
+		}
+	case "cat":
+		aclCat(c, args)
+	case "genpass":
+		aclGenpass(c, args)
+	case "log":
+		aclLog(c, args)
+	case "load", "save":
+		c.Error(errNoACLFile)
+	case "help":
+		c.statusLines(aclHelp)
+	}
+}
+
+func aclCat(c *conn, args [][]byte) {
+	if len(args) > 3 {
+		c.Error(kvstore.WrongArgs("acl|cat"))
+		return
+	}
+	if len(args) == 2 {
+		c.Array(len(aclCategories))
+		for _, cat := range aclCategories {
+			c.BulkString(cat)
+		}
+		return
+	}
+	cat := strings.ToLower(string(args[2]))
+	if !slices.Contains(aclCategories, cat) {
+		c.Error("ERR Unknown category '" + string(args[2]) + "'")
+		return
+	}
+	var names []string
+	eachCommandName(func(name string, s *kvstore.Spec) {
+		if slices.Contains(commandCategories(name, s), "@"+cat) {
+			names = append(names, name)
+		}
+	})
+	c.Array(len(names))
+	for _, n := range names {
+		c.BulkString(n)
+	}
+}
+
+func aclGenpass(c *conn, args [][]byte) {
+	bits := int64(256)
+	if len(args) == 3 {
+		n, ok := kvstore.ParseInt(args[2])
+		if !ok {
+			c.Error(kvstore.ErrNotInteger)
+			return
+		}
+		if n <= 0 || n > 4096 {
+			c.Error("ERR ACL GENPASS argument must be the number of bits for the output password, a positive number up to 4096")
+			return
+		}
+		bits = n
+	} else if len(args) > 3 {
+		c.Error(kvstore.WrongArgs("acl|genpass"))
+		return
+	}
+	b := make([]byte, (bits+7)/8)
+	rand.Read(b)
+	c.BulkString(hex.EncodeToString(b)[:(bits+3)/4])
+}
+
+// aclLog is ACL LOG [count | RESET]: the newest denials first, ten by default.
+func aclLog(c *conn, args [][]byte) {
+	n := int64(10)
+	switch {
+	case len(args) > 3:
+		c.Error(kvstore.WrongArgs("acl|log"))
+		return
+	case len(args) == 3 && strings.EqualFold(string(args[2]), "reset"):
+		c.s.acl.resetLog()
+		c.Status("OK")
+		return
+	case len(args) == 3:
+		v, ok := kvstore.ParseInt(args[2])
+		if !ok {
+			c.Error(kvstore.ErrNotInteger)
+			return
+		}
+		n = max(v, 0)
+	}
+	entries := c.s.acl.entries(int(min(n, aclLogMaxLen)))
+	now := time.Now()
+	c.Array(len(entries))
+	for _, e := range entries {
+		c.Map(7)
+		c.BulkString("count")
+		c.Int(int64(e.count))
+		for _, kv := range [][2]string{{"reason", e.reason}, {"context", e.context}, {"object", e.object}, {"username", e.username}} {
+			c.BulkString(kv[0])
+			c.BulkString(kv[1])
+		}
+		c.BulkString("age-seconds")
+		c.Double(float64(now.Sub(e.updated).Milliseconds()) / 1000)
+		c.BulkString("client-info")
+		c.BulkString(strings.TrimSuffix(e.clientInfo, "\n"))
+	}
+}
