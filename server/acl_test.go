@@ -159,19 +159,7 @@ func TestACLAgainstRedis(t *testing.T) {
 	raddr := startRedisServer(t)
 	s := startServer(t, Config{MemoryOnly: true})
 	defer s.Close()
-	want, got := aclRun(t, raddr), aclRun(t, s.RedisAddr())
-	for i := 0; i < max(len(want), len(got)); i++ {
-		var w, g string
-		if i < len(want) {
-			w = want[i]
-		}
-		if i < len(got) {
-			g = got[i]
-		}
-		if w != g {
-			t.Errorf("line %d:\nredis-server: %s\nnanokv:       %s", i, w, g)
-		}
-	}
+	compareTranscripts(t, aclRun(t, raddr), aclRun(t, s.RedisAddr()))
 }
 
 // Where nanokv is stricter than Redis, and a restricted user on a cluster member, whose

@@ -322,22 +322,27 @@ func TestTrackingAgainstRedis(t *testing.T) {
 	defer s.Close()
 	for _, sc := range trackScenarios {
 		t.Run(strings.ReplaceAll(sc.name, " ", "_"), func(t *testing.T) {
-			want := trackRun(t, raddr, sc)
-			got := trackRun(t, s.RedisAddr(), sc)
-			for i := 0; i < max(len(want), len(got)); i++ {
-				var w, g string
-				if i < len(want) {
-					w = want[i]
-				}
-				if i < len(got) {
-					g = got[i]
-				}
-				if w != g {
-					t.Fatalf("transcripts differ at line %d:\nredis-server: %s\nnanokv:       %s\n\nredis-server's:\n%s\n\nnanokv's:\n%s",
-						i, w, g, strings.Join(want, "\n"), strings.Join(got, "\n"))
-				}
-			}
+			compareTranscripts(t, trackRun(t, raddr, sc), trackRun(t, s.RedisAddr(), sc))
 		})
+	}
+}
+
+// compareTranscripts fails t at the first line where nanokv's transcript (got) differs
+// from redis-server's (want), showing both.
+func compareTranscripts(t *testing.T, want, got []string) {
+	t.Helper()
+	for i := 0; i < max(len(want), len(got)); i++ {
+		var w, g string
+		if i < len(want) {
+			w = want[i]
+		}
+		if i < len(got) {
+			g = got[i]
+		}
+		if w != g {
+			t.Fatalf("transcripts differ at line %d:\nredis-server: %s\nnanokv:       %s\n\nredis-server's:\n%s\n\nnanokv's:\n%s",
+				i, w, g, strings.Join(want, "\n"), strings.Join(got, "\n"))
+		}
 	}
 }
 
