@@ -10,7 +10,7 @@ import (
 func init() {
 	// BY and GET patterns read keys no position can name: both lock the whole store.
 	register(
-		&Spec{Name: "sort", Arity: -2, Flags: FlagWrite | FlagDenyOOM | FlagAllKeys | FlagReadLookups, FirstKey: 1, LastKey: 1, Step: 1, Group: "generic", Since: "1.0.0", Summary: "Sort the elements in a list, set or sorted set", Run: sortCmd(false), ReadOnlyCall: withoutStore},
+		&Spec{Name: "sort", Arity: -2, Flags: FlagWrite | FlagDenyOOM | FlagAllKeys | FlagReadLookups, FirstKey: 1, LastKey: 1, Step: 1, Group: "generic", Since: "1.0.0", Summary: "Sort the elements in a list, set or sorted set", Run: sortCmd(false), ReadOnlyCall: withoutStore, MoreKeys: storeKeys},
 		&Spec{Name: "sort_ro", Arity: -2, Flags: FlagReadOnly | FlagAllKeys, FirstKey: 1, LastKey: 1, Step: 1, Group: "generic", Since: "7.0.0", Summary: "Sort the elements in a list, set or sorted set. Read-only variant of SORT.", Run: sortCmd(true)},
 	)
 }

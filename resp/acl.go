@@ -589,12 +589,17 @@ func (u *aclUser) listLine() string {
 // --- checking a command ---------------------------------------------------------------
 
 // aclDenial is why a user may not run a command: what Redis's ACL log calls the reason,
-// and its object (the command, key or channel).
+// and its object (the command, key or channel). A command that refuses itself for want
+// of permissions (SORT's BY and GET) has its own error instead, which is not logged.
 type aclDenial struct {
 	reason, object string
+	own            string
 }
 
 func (d aclDenial) err() string {
+	if d.own != "" {
+		return d.own
+	}
 	switch d.reason {
 	case "key":
 		return "NOPERM this user has no permissions to access one of the keys used as arguments"
@@ -639,19 +644,27 @@ func (u *aclUser) check(s *kvstore.Spec, args [][]byte) *aclDenial {
 		}
 	}
 	if !u.cmds[name] && !(len(args) > 1 && u.cmds[name+"|"+strings.ToLower(string(args[1]))]) {
-		return &aclDenial{"command", name}
+		return &aclDenial{reason: "command", object: name}
 	}
 	if s.Flags&kvstore.FlagScript != 0 {
 		// scripts run on the applier, which checks no ACL: only a user allowed every
 		// command, key and channel may run one
-		return &aclDenial{"command", name}
+		return &aclDenial{reason: "command", object: name}
+	}
+	if inner := wrapped(s.Name, args); inner != nil {
+		// a command that runs another: that one is checked as if sent itself
+		if spec := kvstore.Lookup(inner[0]); spec != nil {
+			if d := u.check(spec, inner); d != nil {
+				return d
+			}
+		}
 	}
 	if !u.allKeys {
 		read := !s.Writes(args) || s.Blind == nil || !s.Blind(args)
 		write := s.Writes(args)
 		for _, k := range s.Keys(nil, args) {
 			if !u.mayKey(k, read, write) {
-				return &aclDenial{"key", string(k)}
+				return &aclDenial{reason: "key", object: string(k)}
 			}
 		}
 	}
@@ -662,11 +675,57 @@ func (u *aclUser) check(s *kvstore.Spec, args [][]byte) *aclDenial {
 		}
 		for _, ch := range chans {
 			if !u.mayChannel(string(ch), cc.pattern) {
-				return &aclDenial{"channel", string(ch)}
+				return &aclDenial{reason: "channel", object: string(ch)}
 			}
 		}
 	}
+	if (s.Name == "sort" || s.Name == "sort_ro") && !u.mayReadAllKeys() {
+		// SORT refuses these itself, once the ACL let it run
+		if opt := sortPatternOption(args); opt != "" {
+			return &aclDenial{own: "ERR " + opt + " option of SORT denied due to insufficient ACL permissions."}
+		}
+	}
 	return nil
+}
+
+// wrapped is the command a command runs, when it runs one as given: IDEMPOTENT's write,
+// RAFT.DEBUG EXEC's read.
+func wrapped(name string, args [][]byte) [][]byte {
+	switch {
+	case name == "idempotent" && len(args) > 3:
+		return args[3:]
+	case name == "raft.debug" && len(args) > 2 && strings.EqualFold(string(args[1]), "exec"):
+		return args[2:]
+	}
+	return nil
+}
+
+// sortPatternOption is the first of SORT's options that reads keys no key position
+// names, which Redis refuses a user without access to every key: "BY" with a pattern,
+// or "GET". "" when there is none.
+func sortPatternOption(args [][]byte) string {
+	for j := 2; j < len(args); j++ {
+		left := len(args) - j - 1
+		switch a := strings.ToLower(string(args[j])); {
+		case a == "limit" && left >= 2:
+			j += 2
+		case a == "store" && left >= 1:
+			j++
+		case a == "by" && left >= 1:
+			if strings.Contains(string(args[j+1]), "*") {
+				return "BY"
+			}
+			j++
+		case a == "get" && left >= 1:
+			return "GET"
+		}
+	}
+	return ""
+}
+
+// mayReadAllKeys: the user may read every key (allkeys, or a read pattern of "*").
+func (u *aclUser) mayReadAllKeys() bool {
+	return u.allKeys || slices.ContainsFunc(u.keys, func(p aclKeyPattern) bool { return p.pattern == "*" && p.read })
 }
 
 // mayKey reports whether a pattern gives the access needed to key: a read command's

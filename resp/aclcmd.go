@@ -58,11 +58,13 @@ func (c *conn) permitted(u *aclUser, args [][]byte, spec *kvstore.Spec, cs *conn
 	if c.inMulti && !isTxControl(args[0]) {
 		c.multiErr = true
 	}
-	name := strings.ToLower(string(args[0]))
-	if n := cmdName(args, spec); n != nil {
-		name = *n
+	if d.own == "" {
+		name := strings.ToLower(string(args[0]))
+		if n := cmdName(args, spec); n != nil {
+			name = *n
+		}
+		c.s.acl.record(d.reason, c.aclContext(), d.object, u.name, c.describe(name))
 	}
-	c.s.acl.record(d.reason, c.aclContext(), d.object, u.name, c.describe(name))
 	c.Error(d.err())
 	return false
 }
@@ -174,7 +176,7 @@ func aclCommand(c *conn, args [][]byte) {
 		case !spec.CheckArity(args[3:]):
 			c.Error(kvstore.WrongArgs(spec.Name))
 		default:
-			if d := ref.load().check(spec, args[3:]); d != nil {
+			if d := ref.load().check(spec, args[3:]); d != nil && d.own == "" {
 				c.BulkString(d.dryRun())
 				return
 			}

@@ -76,6 +76,19 @@ var aclScenario = []trackStep{
 	st("c", "HELLO", "2", "AUTH", "u1", "p1"),
 	st("c", "PING"),
 
+	// SORT's BY and GET read keys no key position names: only for a user who may read all
+	st("", "ACL", "SETUSER", "sorter", "on", "nopass", "~k*", "+sort", "+sort_ro", "+rpush"),
+	st("s", "AUTH", "sorter", "x"),
+	st("s", "RPUSH", "k9", "3", "1"),
+	st("s", "SORT", "k9"),
+	st("s", "SORT", "k9", "BY", "nosort"),
+	st("s", "SORT", "k9", "BY", "w_*"),
+	st("s", "SORT_RO", "k9", "LIMIT", "0", "1", "GET", "#"),
+	st("s", "SORT", "k9", "STORE", "get"),
+	st("", "ACL", "DRYRUN", "sorter", "sort", "k9", "get", "#"),
+	st("", "ACL", "SETUSER", "sorter", "%R~*"),
+	st("s", "SORT", "k9", "BY", "w_*", "GET", "#"),
+
 	st("", "ACL", "DRYRUN", "u1", "get", "x"),
 	st("", "ACL", "DRYRUN", "u1", "get", "k"),
 	st("", "ACL", "DRYRUN", "u1", "del", "k"),
@@ -188,6 +201,13 @@ func TestACLStricterThanRedis(t *testing.T) {
 			// key it does not only overwrite
 			u.expect(t, "-NOPERM this user has no permissions to access one of the keys used as arguments", "COPY", "r1", "w2")
 			u.expect(t, "+OK", "SET", "w2", "x") // an overwrite needs write access alone
+			// a command that runs another is checked as that one
+			u.expect(t, "-NOPERM this user has no permissions to access one of the keys used as arguments", "IDEMPOTENT", "client1", "1", "SET", "x", "v")
+			u.expect(t, "+OK", "IDEMPOTENT", "client1", "1", "SET", "k2", "v")
+			if cluster {
+				u.expect(t, "-NOPERM this user has no permissions to access one of the keys used as arguments", "RAFT.DEBUG", "EXEC", "GET", "x")
+				u.expect(t, "$1\r\nv", "RAFT.DEBUG", "EXEC", "GET", "k2")
+			}
 			// scripts run on the applier, which checks no ACL: a restricted user runs none
 			u.expect(t, "-NOPERM this user has no permissions to run the 'eval' command", "EVAL", "return 1", "0")
 			admin.expect(t, "+OK", "ACL", "SETUSER", "u", "allkeys", "allchannels", "+flushall")
