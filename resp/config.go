@@ -431,12 +431,20 @@ var groupCategory = map[string]string{"generic": "keyspace", "string": "string",
 	"stream": "stream", "pubsub": "pubsub", "connection": "connection", "transactions": "transaction",
 	"scripting": "scripting"}
 
+// commandMeta is what COMMAND INFO reports of a Redis command besides its name and
+// arity: its flags, ACL categories and tips, each space-separated in Redis's order, and
+// its key positions (a container's are 0: its subcommands name the keys).
+type commandMeta struct {
+	flags, categories, tips string
+	first, last, step       int
+}
+
 // commandCategories are the ACL categories of command name (a subcommand as
 // "container|sub") of spec s, in Redis's order: Redis 7.0's own for its commands
-// (redisCategories), and for nanokv's as their flags and group give them.
+// (redisMeta), and for nanokv's as their flags and group give them.
 func commandCategories(name string, s *kvstore.Spec) []string {
-	if cats, ok := redisCategories[name]; ok {
-		return strings.Fields(cats)
+	if m, ok := redisMeta[name]; ok {
+		return strings.Fields(m.categories)
 	}
 	has := map[string]bool{groupCategory[s.Group]: true}
 	has["write"] = s.Flags&kvstore.FlagWrite != 0 && s.Flags&(kvstore.FlagPubSub|kvstore.FlagScript) == 0
@@ -469,8 +477,42 @@ func eachCommandName(fn func(name string, s *kvstore.Spec)) {
 	}
 }
 
-// writeCommandInfo writes Redis 7.0's ten-element command description.
+// writeCommandInfo writes Redis 7.0's ten-element command description: for Redis's
+// commands the flags, categories, tips and key positions Redis gives (redisMeta), for
+// nanokv's own flags from what they do. Key specifications and subcommands are not
+// given.
 func writeCommandInfo(c *conn, s *kvstore.Spec) {
+	flags, tips := commandFlags(s), []string(nil)
+	first, last, step := s.FirstKey, s.LastKey, s.Step
+	if m, ok := redisMeta[s.Name]; ok {
+		flags, tips = strings.Fields(m.flags), strings.Fields(m.tips)
+		first, last, step = m.first, m.last, m.step
+	}
+	cats := commandCategories(s.Name, s)
+	c.Array(10)
+	c.BulkString(s.Name)
+	c.Int(int64(s.Arity))
+	c.Set(len(flags))
+	for _, f := range flags {
+		c.Status(f)
+	}
+	c.Int(int64(first))
+	c.Int(int64(last))
+	c.Int(int64(step))
+	c.Set(len(cats))
+	for _, cat := range cats {
+		c.Status(cat)
+	}
+	c.Set(len(tips))
+	for _, tip := range tips {
+		c.BulkString(tip)
+	}
+	c.Set(0) // key specs
+	c.Set(0) // subcommands
+}
+
+// commandFlags are the COMMAND INFO flags of a command of nanokv's own.
+func commandFlags(s *kvstore.Spec) []string {
 	var flags []string
 	switch {
 	case s.Flags&kvstore.FlagPubSub != 0:
@@ -492,22 +534,5 @@ func writeCommandInfo(c *conn, s *kvstore.Spec) {
 	if s.Flags&kvstore.FlagBlocking != 0 {
 		flags = append(flags, "blocking")
 	}
-	cats := commandCategories(s.Name, s)
-	c.Array(10)
-	c.BulkString(s.Name)
-	c.Int(int64(s.Arity))
-	c.Set(len(flags))
-	for _, f := range flags {
-		c.Status(f)
-	}
-	c.Int(int64(s.FirstKey))
-	c.Int(int64(s.LastKey))
-	c.Int(int64(s.Step))
-	c.Set(len(cats))
-	for _, cat := range cats {
-		c.Status(cat)
-	}
-	c.Array(0) // tips
-	c.Array(0) // key specs
-	c.Array(0) // subcommands
+	return flags
 }
