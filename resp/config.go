@@ -437,6 +437,7 @@ var groupCategory = map[string]string{"generic": "keyspace", "string": "string",
 type commandMeta struct {
 	flags, categories, tips string
 	first, last, step       int
+	arity                   int
 }
 
 // commandCategories are the ACL categories of command name (a subcommand as
@@ -482,23 +483,35 @@ func eachCommandName(fn func(name string, s *kvstore.Spec)) {
 // nanokv's own flags from what they do. Key specifications and subcommands are not
 // given.
 func writeCommandInfo(c *conn, s *kvstore.Spec) {
-	flags, tips := commandFlags(s), []string(nil)
-	first, last, step := s.FirstKey, s.LastKey, s.Step
-	if m, ok := redisMeta[s.Name]; ok {
-		flags, tips = strings.Fields(m.flags), strings.Fields(m.tips)
-		first, last, step = m.first, m.last, m.step
+	m, ok := redisMeta[s.Name]
+	if !ok {
+		m = commandMeta{flags: strings.Join(commandFlags(s), " "), first: s.FirstKey, last: s.LastKey, step: s.Step}
 	}
-	cats := commandCategories(s.Name, s)
+	m.arity = s.Arity
+	// the subcommands nanokv knows that Redis describes
+	var subs []string
+	for _, full := range aclCommands().subs[s.Name] {
+		if _, ok := redisMeta[full]; ok {
+			subs = append(subs, full)
+		}
+	}
+	writeInfoEntry(c, s.Name, m, commandCategories(s.Name, s), subs)
+}
+
+// writeInfoEntry writes one command's (or subcommand's) description, with those of its
+// subcommands.
+func writeInfoEntry(c *conn, name string, m commandMeta, cats, subs []string) {
+	flags, tips := strings.Fields(m.flags), strings.Fields(m.tips)
 	c.Array(10)
-	c.BulkString(s.Name)
-	c.Int(int64(s.Arity))
+	c.BulkString(name)
+	c.Int(int64(m.arity))
 	c.Set(len(flags))
 	for _, f := range flags {
 		c.Status(f)
 	}
-	c.Int(int64(first))
-	c.Int(int64(last))
-	c.Int(int64(step))
+	c.Int(int64(m.first))
+	c.Int(int64(m.last))
+	c.Int(int64(m.step))
 	c.Set(len(cats))
 	for _, cat := range cats {
 		c.Status(cat)
@@ -508,7 +521,11 @@ func writeCommandInfo(c *conn, s *kvstore.Spec) {
 		c.BulkString(tip)
 	}
 	c.Set(0) // key specs
-	c.Set(0) // subcommands
+	c.Set(len(subs))
+	for _, full := range subs {
+		sm := redisMeta[full]
+		writeInfoEntry(c, full, sm, strings.Fields(sm.categories), nil)
+	}
 }
 
 // commandFlags are the COMMAND INFO flags of a command of nanokv's own.

@@ -26,7 +26,7 @@ func TestCommandMetadataMatchesRedis(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	meta := map[string][6]string{} // flags, categories, tips, first key, last key, step
+	meta := map[string][7]string{} // flags, categories, tips, first key, last key, step, arity
 	words := func(v rval) string {
 		var ws []string
 		for _, e := range v.elems {
@@ -40,8 +40,9 @@ func TestCommandMetadataMatchesRedis(t *testing.T) {
 			if len(e.elems) < 10 {
 				t.Fatalf("COMMAND entry %v", e)
 			}
-			meta[e.elems[0].str] = [6]string{words(e.elems[2]), words(e.elems[6]), words(e.elems[7]),
-				strconv.FormatInt(e.elems[3].num, 10), strconv.FormatInt(e.elems[4].num, 10), strconv.FormatInt(e.elems[5].num, 10)}
+			meta[e.elems[0].str] = [7]string{words(e.elems[2]), words(e.elems[6]), words(e.elems[7]),
+				strconv.FormatInt(e.elems[3].num, 10), strconv.FormatInt(e.elems[4].num, 10), strconv.FormatInt(e.elems[5].num, 10),
+				strconv.FormatInt(e.elems[1].num, 10)}
 			walk(e.elems[9].elems)
 		}
 	}
@@ -82,7 +83,7 @@ func TestCommandMetadataMatchesRedis(t *testing.T) {
 			return !a || !b
 		})
 	}
-	compared := 0
+	compared, comparedSubs := 0, 0
 	for _, proto := range []string{"2", "3"} {
 		for _, c := range []*rconn{n, r} {
 			if _, err := c.do("HELLO", proto); err != nil {
@@ -104,11 +105,33 @@ func TestCommandMetadataMatchesRedis(t *testing.T) {
 				}
 				*c.out = v.elems[0]
 			}
-			// name, arity, flags, first, last, step, categories, tips; the key specs
-			// and subcommands nanokv does not give
+			// name, arity, flags, first, last, step, categories, tips, and the same of
+			// each subcommand both know (in Redis's hash table's order there: sorted
+			// here); not the key specs, which nanokv does not give
 			for i := 0; i < 8; i++ {
 				if render(got.elems[i]) != render(want.elems[i]) {
 					t.Errorf("RESP%s COMMAND INFO %s element %d: %s, redis-server %s", proto, name, i, render(got.elems[i]), render(want.elems[i]))
+				}
+			}
+			subs := func(v rval) map[string]string {
+				out := map[string]string{}
+				for _, e := range v.elems[9].elems {
+					out[e.elems[0].str] = render(rval{kind: '*', elems: e.elems[:8]})
+				}
+				return out
+			}
+			gotSubs, wantSubs := subs(got), subs(want)
+			for sub, w := range wantSubs {
+				if g, ok := gotSubs[sub]; ok {
+					if g != w {
+						t.Errorf("RESP%s COMMAND INFO %s subcommand %s: %s, redis-server %s", proto, name, sub, g, w)
+					}
+					comparedSubs++
+				}
+			}
+			for sub := range gotSubs {
+				if _, ok := wantSubs[sub]; !ok && redisHas(theirs, sub) {
+					t.Errorf("RESP%s COMMAND INFO %s lists %s, redis-server does not", proto, name, sub)
 				}
 			}
 			compared++
@@ -123,17 +146,18 @@ func TestCommandMetadataMatchesRedis(t *testing.T) {
 			t.Errorf("COMMAND LIST FILTERBY ACLCAT %s:\n got %v\nwant %v", cat, got, want)
 		}
 	}
-	if compared < 400 {
-		t.Errorf("compared %d commands only", compared)
+	if compared < 400 || comparedSubs < 150 {
+		t.Errorf("compared %d commands and %d subcommands only", compared, comparedSubs)
 	}
 }
 
-func writeCommandMeta(t *testing.T, meta map[string][6]string) {
+func writeCommandMeta(t *testing.T, meta map[string][7]string) {
 	var b strings.Builder
 	b.WriteString(`package resp
 
-// redisMeta are the flags, ACL categories, tips and key positions of Redis 7.0's commands
-// and subcommands, in Redis's order, as redis-server 7.0.15 reports them in COMMAND.
+// redisMeta are the flags, ACL categories, tips, key positions and arities of Redis 7.0's
+// commands and subcommands, in Redis's order, as redis-server 7.0.15 reports them in
+// COMMAND.
 // Generated; do not edit: NANOKV_WRITE_META=1 go test ./server -run
 // TestCommandMetadataMatchesRedis writes it anew from the redis-server on PATH.
 var redisMeta = map[string]commandMeta{
@@ -145,10 +169,15 @@ var redisMeta = map[string]commandMeta{
 	sort.Strings(names)
 	for _, name := range names {
 		m := meta[name]
-		fmt.Fprintf(&b, "\t%q: {%q, %q, %q, %s, %s, %s},\n", name, m[0], m[1], m[2], m[3], m[4], m[5])
+		fmt.Fprintf(&b, "\t%q: {%q, %q, %q, %s, %s, %s, %s},\n", name, m[0], m[1], m[2], m[3], m[4], m[5], m[6])
 	}
 	b.WriteString("}\n")
 	if err := os.WriteFile("../resp/commandmeta.go", []byte(b.String()), 0o644); err != nil {
 		t.Fatal(err)
 	}
+}
+
+func redisHas(sorted []string, name string) bool {
+	_, ok := slices.BinarySearch(sorted, name)
+	return ok
 }
