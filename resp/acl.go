@@ -394,7 +394,7 @@ func (t *aclTable) setUser(name string, rules []string) string {
 	}
 	for _, op := range rules {
 		if op == "" {
-			return "ERR Error in ACL SETUSER modifier '': Syntax error"
+			continue // an empty rule changes nothing, as in Redis
 		}
 		if why := u.apply(op); why != "" {
 			return "ERR Error in ACL SETUSER modifier '" + op + "': " + why
@@ -502,7 +502,7 @@ func (u *aclUser) describeCommands() string {
 	}
 	for _, n := range set.top {
 		if u.cmds[n] != fake[n] {
-			rules = append(rules, map[bool]string{true: "+", false: "-"}[u.cmds[n]]+n)
+			rules = append(rules, ruleSign(u.cmds[n])+n)
 			fake[n] = u.cmds[n]
 			for _, s := range set.subs[n] {
 				fake[s] = u.cmds[n]
@@ -510,7 +510,7 @@ func (u *aclUser) describeCommands() string {
 		}
 		for _, s := range set.subs[n] {
 			if u.cmds[s] != fake[s] {
-				rules = append(rules, map[bool]string{true: "+", false: "-"}[u.cmds[s]]+s)
+				rules = append(rules, ruleSign(u.cmds[s])+s)
 			}
 		}
 	}
@@ -523,6 +523,14 @@ func (u *aclUser) describeCommands() string {
 	}
 	sort.Strings(firstArgs)
 	return strings.Join(append(rules, firstArgs...), " ")
+}
+
+// ruleSign is the sign of a rule that allows (+) or denies (-).
+func ruleSign(allow bool) string {
+	if allow {
+		return "+"
+	}
+	return "-"
 }
 
 func (u *aclUser) flags() []string {
@@ -660,8 +668,8 @@ func (u *aclUser) check(s *kvstore.Spec, args [][]byte) *aclDenial {
 		}
 	}
 	if !u.allKeys {
-		read := !s.Writes(args) || s.Blind == nil || !s.Blind(args)
 		write := s.Writes(args)
+		read := !write || s.Blind == nil || !s.Blind(args)
 		for _, k := range s.Keys(nil, args) {
 			if !u.mayKey(k, read, write) {
 				return &aclDenial{reason: "key", object: string(k)}

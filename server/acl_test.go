@@ -38,6 +38,7 @@ var aclScenario = []trackStep{
 	st("", "ACL", "SETUSER", "t1", "%X~a"),
 	st("", "ACL", "SETUSER", "t1", "+client|nosuch"),
 	st("", "ACL", "SETUSER", "bad name", "on"),
+	st("", "ACL", "SETUSER", "t9", ""),
 	st("", "ACL", "GETUSER", "t1"),
 	st("", "ACL", "LOG", "RESET"),
 
