@@ -667,12 +667,12 @@ func (u *aclUser) check(s *kvstore.Spec, args [][]byte) *aclDenial {
 			}
 		}
 	}
-	if !u.allKeys {
-		write := s.Writes(args)
-		read := !write || s.Blind == nil || !s.Blind(args)
-		for _, k := range s.Keys(nil, args) {
-			if !u.mayKey(k, read, write) {
-				return &aclDenial{reason: "key", object: string(k)}
+	if !u.allKeys && hasKeys(name, s) {
+		// each key needs what the command does with it, as Redis finds it: read
+		// access to read it, write access to insert, update or delete
+		for _, r := range callKeys(name, s, args) {
+			if !u.mayKey(r.key, r.flags.read(), r.flags.write()) {
+				return &aclDenial{reason: "key", object: string(r.key)}
 			}
 		}
 	}
@@ -736,9 +736,9 @@ func (u *aclUser) mayReadAllKeys() bool {
 	return u.allKeys || slices.ContainsFunc(u.keys, func(p aclKeyPattern) bool { return p.pattern == "*" && p.read })
 }
 
-// mayKey reports whether a pattern gives the access needed to key: a read command's
-// keys need read access, a write's keys both, but for a write that only overwrites
-// (SET without GET, MSET), which needs write access alone.
+// mayKey reports whether a pattern gives the access a call needs to key: read access to
+// read it, write access to write it, neither to look at it (EXISTS, OBJECT ENCODING), as
+// callKeys finds them.
 func (u *aclUser) mayKey(key []byte, read, write bool) bool {
 	for _, p := range u.keys {
 		if (!read || p.read) && (!write || p.write) && kvstore.Glob([]byte(p.pattern), key) {

@@ -34,7 +34,7 @@ var connCommands = map[string]*connSpec{}
 var connSubcommands = map[string][]string{
 	"client":  slices.Collect(maps.Keys(clientArity)),
 	"config":  {"get", "set", "resetstat", "rewrite", "help"},
-	"command": {"count", "info", "docs", "list", "getkeys", "help"},
+	"command": {"count", "info", "docs", "list", "getkeys", "getkeysandflags", "help"},
 	"memory":  {"usage", "purge", "stats", "doctor", "malloc-stats", "help"},
 	"slowlog": {"get", "len", "reset", "help"},
 	"pubsub":  {"channels", "numsub", "numpat", "shardchannels", "shardnumsub", "help"},

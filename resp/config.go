@@ -351,38 +351,87 @@ func commandCommand(c *conn, args [][]byte) {
 			c.BulkString("group")
 			c.BulkString(s.Group)
 		}
-	case "getkeys":
-		if len(args) < 3 {
-			c.Error(kvstore.WrongArgs("command|getkeys"))
-			return
-		}
-		s := findSpec(args[2])
-		if s == nil {
-			c.Error("ERR Invalid command specified")
-			return
-		}
-		if !s.CheckArity(args[2:]) {
-			c.Error("ERR Invalid number of arguments specified for command")
-			return
-		}
-		keys := s.Keys(nil, args[2:])
-		if s.FirstKey <= 0 && s.MoreKeys != nil {
-			// keys found by parsing (EVAL, XREAD, LMPOP...): none is an answer, a call
-			// the command would refuse is not
-			if keys = s.MoreKeys(args[2:]); keys == nil {
-				c.Error("ERR Invalid arguments specified for command")
-				return
-			}
-		} else if len(keys) == 0 {
-			c.Error("ERR The command has no key arguments")
-			return
-		}
-		c.Array(len(keys))
-		for _, k := range keys {
-			c.Bulk(k)
+	case "getkeys", "getkeysandflags":
+		commandGetKeys(c, args)
+	case "help":
+		lines := []string{"COMMAND <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+			"(no subcommand)", "    Return details about all Redis commands.",
+			"COUNT", "    Return the total number of commands in this Redis server.",
+			"LIST", "    Return a list of all commands in this Redis server.",
+			"INFO [<command-name> ...]", "    Return details about multiple Redis commands.",
+			"    If no command names are given, documentation details for all",
+			"    commands are returned.",
+			"DOCS [<command-name> ...]", "    Return documentation details about multiple Redis commands.",
+			"    If no command names are given, documentation details for all",
+			"    commands are returned.",
+			"GETKEYS <full-command>", "    Return the keys from a full Redis command.",
+			"GETKEYSANDFLAGS <full-command>", "    Return the keys and the access flags from a full Redis command.",
+			"HELP", "    Prints this help."}
+		c.Array(len(lines))
+		for _, l := range lines {
+			c.Status(l)
 		}
 	default:
 		c.Error("ERR unknown subcommand '" + string(args[1]) + "'. Try COMMAND HELP.")
+	}
+}
+
+// commandGetKeys is COMMAND GETKEYS and GETKEYSANDFLAGS: the keys of a call as Redis
+// finds them (callKeys), with the errors of Redis's getKeysSubcommandImpl.
+func commandGetKeys(c *conn, args [][]byte) {
+	sub := strings.ToLower(string(args[1]))
+	if len(args) < 4 { // the command and at least one argument
+		c.Error(kvstore.WrongArgs("command|" + sub))
+		return
+	}
+	call := args[2:]
+	s := findSpec(call[0])
+	if s == nil {
+		c.Error("ERR Invalid command specified")
+		return
+	}
+	name, arity := s.Name, s.Arity
+	if subs := aclCommands().subs[s.Name]; len(subs) > 0 && len(call) > 1 {
+		// a container names the subcommand, which must be one
+		name += "|" + strings.ToLower(string(call[1]))
+		if !slices.Contains(subs, name) {
+			c.Error("ERR Invalid command specified")
+			return
+		}
+		if m, ok := redisMeta[name]; ok {
+			arity = m.arity
+		}
+	}
+	if !hasKeys(name, s) {
+		c.Error("ERR The command has no key arguments")
+		return
+	}
+	if arity > 0 && len(call) != arity || len(call) < -arity {
+		c.Error("ERR Invalid number of arguments specified for command")
+		return
+	}
+	refs := callKeys(name, s, call)
+	if len(refs) == 0 {
+		if m, ok := redisMeta[name]; ok && slices.Contains(strings.Fields(m.flags), "no_mandatory_keys") {
+			c.Array(0)
+		} else {
+			c.Error("ERR Invalid arguments specified for command")
+		}
+		return
+	}
+	c.Array(len(refs))
+	for _, r := range refs {
+		if sub == "getkeys" {
+			c.Bulk(r.key)
+			continue
+		}
+		c.Array(2)
+		c.Bulk(r.key)
+		flags := r.flags.names()
+		c.Set(len(flags))
+		for _, f := range flags {
+			c.Status(f)
+		}
 	}
 }
 
@@ -495,12 +544,26 @@ func writeCommandInfo(c *conn, s *kvstore.Spec) {
 			subs = append(subs, full)
 		}
 	}
-	writeInfoEntry(c, s.Name, m, commandCategories(s.Name, s), subs)
+	specs := redisKeySpecs[s.Name]
+	if _, redis := redisMeta[s.Name]; !redis && s.FirstKey > 0 {
+		// one of nanokv's own commands: its key positions as the one range Redis
+		// derives from a module command's
+		last := s.LastKey
+		if last >= 0 {
+			last -= s.FirstKey
+		}
+		flags := "RO access"
+		if s.Flags&kvstore.FlagWrite != 0 {
+			flags = "RW access update"
+		}
+		specs = []keySpec{{flags: flags, bs: "index", pos: s.FirstKey, fk: "range", n: [3]int{last, s.Step, 0}}}
+	}
+	writeInfoEntry(c, s.Name, m, commandCategories(s.Name, s), specs, subs)
 }
 
 // writeInfoEntry writes one command's (or subcommand's) description, with those of its
 // subcommands.
-func writeInfoEntry(c *conn, name string, m commandMeta, cats, subs []string) {
+func writeInfoEntry(c *conn, name string, m commandMeta, cats []string, specs []keySpec, subs []string) {
 	flags, tips := strings.Fields(m.flags), strings.Fields(m.tips)
 	c.Array(10)
 	c.BulkString(name)
@@ -520,11 +583,67 @@ func writeInfoEntry(c *conn, name string, m commandMeta, cats, subs []string) {
 	for _, tip := range tips {
 		c.BulkString(tip)
 	}
-	c.Set(0) // key specs
+	c.Set(len(specs))
+	for _, sp := range specs {
+		writeKeySpec(c, sp)
+	}
 	c.Set(len(subs))
 	for _, full := range subs {
 		sm := redisMeta[full]
-		writeInfoEntry(c, full, sm, strings.Fields(sm.categories), nil)
+		writeInfoEntry(c, full, sm, strings.Fields(sm.categories), redisKeySpecs[full], nil)
+	}
+}
+
+// writeKeySpec writes a key specification as Redis's COMMAND INFO does: a map of its
+// notes (if any), flags, begin_search and find_keys.
+func writeKeySpec(c *conn, sp keySpec) {
+	n := 3
+	if sp.notes != "" {
+		n++
+	}
+	c.Map(n)
+	if sp.notes != "" {
+		c.BulkString("notes")
+		c.BulkString(sp.notes)
+	}
+	c.BulkString("flags")
+	flags := strings.Fields(sp.flags)
+	c.Set(len(flags))
+	for _, f := range flags {
+		c.Status(f)
+	}
+	part := func(name, typ string, fields []string, vals []any) {
+		c.BulkString(name)
+		c.Map(2)
+		c.BulkString("type")
+		c.BulkString(typ)
+		c.BulkString("spec")
+		c.Map(len(fields))
+		for i, f := range fields {
+			c.BulkString(f)
+			switch v := vals[i].(type) {
+			case int:
+				c.Int(int64(v))
+			case string:
+				c.BulkString(v)
+			}
+		}
+	}
+	switch sp.bs {
+	case "index":
+		part("begin_search", sp.bs, []string{"index"}, []any{sp.pos})
+	case "keyword":
+		part("begin_search", sp.bs, []string{"keyword", "startfrom"}, []any{sp.keyword, sp.pos})
+	default:
+		part("begin_search", sp.bs, nil, nil)
+	}
+	switch sp.fk {
+	case "range":
+		part("find_keys", sp.fk, []string{"lastkey", "keystep", "limit"}, []any{sp.n[0], sp.n[1], sp.n[2]})
+	case "keynum":
+		part("find_keys", sp.fk, []string{"keynumidx", "firstkey", "keystep"}, []any{sp.n[0], sp.n[1], sp.n[2]})
+	default:
+		part("find_keys", sp.fk, nil, nil)
 	}
 }
 
