@@ -1,6 +1,7 @@
 package resp
 
 import (
+	"slices"
 	"strconv"
 	"strings"
 
@@ -310,6 +311,17 @@ func callKeys(name string, s *kvstore.Spec, args [][]byte) []keyRef {
 	}
 	refs, _ := procKeys(name, args)
 	return refs
+}
+
+// callName is the name of a call of spec s as Redis names its command: the container's
+// and subcommand's ("object|encoding") for a subcommand nanokv knows, else the command's.
+func callName(s *kvstore.Spec, args [][]byte) string {
+	if subs := aclCommands().subs[s.Name]; len(subs) > 0 && len(args) > 1 {
+		if full := s.Name + "|" + strings.ToLower(string(args[1])); slices.Contains(subs, full) {
+			return full
+		}
+	}
+	return s.Name
 }
 
 // hasKeys is Redis's doesCommandHaveKeys: the command has a function that finds keys,

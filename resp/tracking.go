@@ -347,7 +347,10 @@ func (c *conn) trackRead(spec *kvstore.Spec, args [][]byte) {
 	if (st.optin && !c.caching) || (st.optout && c.caching) {
 		return
 	}
-	keys := spec.Keys(c.keyScratch[:0], args)
+	keys := c.keyScratch[:0]
+	for _, r := range callKeys(callName(spec, args), spec, args) {
+		keys = append(keys, r.key) // every key a read names (ZUNION's too), as Redis remembers them
+	}
 	if len(keys) > 0 {
 		c.s.track.remember(c, keys)
 	}

@@ -67,6 +67,12 @@ var trackScenarios = []trackScenario{
 			st("a", "SET", "own", "1"), // its own write: told too, after the reply
 			st("a", "GET", "r1"),
 			st("b", "RENAME", "k9", "r1"),
+			st("a", "ZUNION", "2", "z1", "z2"), // keys a count names
+			st("b", "ZADD", "z2", "1", "m"),
+			st("a", "ZINTERCARD", "1", "z3"),
+			st("b", "ZADD", "z3", "1", "m"),
+			st("a", "SINTERCARD", "2", "s1", "s2"),
+			st("b", "SADD", "s2", "m"),
 			st("a", "MULTI"),
 			st("a", "GET", "tx"),
 			st("a", "EXEC"),
