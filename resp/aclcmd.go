@@ -1,9 +1,11 @@
 package resp
 
 import (
+	"bytes"
 	"crypto/rand"
 	"encoding/hex"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -48,6 +50,9 @@ func (c *conn) permitted(u *aclUser, args [][]byte, spec *kvstore.Spec, cs *conn
 	d := u.check(s, args)
 	if d == nil {
 		return true
+	}
+	if d.own != "" && c.inMulti && !isTxControl(args[0]) {
+		return true // queued: the command refuses itself when EXEC runs it (recheckQueued)
 	}
 	c.flushBatch()
 	if cs != nil {
@@ -281,4 +286,147 @@ func aclLog(c *conn, args [][]byte) {
 		c.BulkString("client-info")
 		c.BulkString(strings.TrimSuffix(e.clientInfo, "\n"))
 	}
+}
+
+// recheckQueued checks a transaction's queued commands again at EXEC against the
+// connection's user, whose rules may have changed since they were queued (Redis's
+// execCommand does the same). It returns the commands that may run, the replies of
+// those that may not by their place in the transaction (nil when all may), and the
+// denials for the ACL log, which take place only if the transaction runs (Redis
+// checks a watched key first).
+func (c *conn) recheckQueued(queued []kvstore.TxCommand) ([]kvstore.TxCommand, map[int]string, []aclDenial) {
+	ref := c.user.Load()
+	if ref == nil || ref.load().free {
+		return queued, nil, nil
+	}
+	u := ref.load()
+	var denied map[int]string
+	var logged []aclDenial
+	var kept []kvstore.TxCommand
+	for i, q := range queued {
+		s := findSpec(q.Args[0])
+		d := (*aclDenial)(nil)
+		if s != nil {
+			d = u.check(s, q.Args)
+		}
+		if d == nil {
+			if denied != nil {
+				kept = append(kept, q)
+			}
+			continue
+		}
+		if denied == nil {
+			denied = map[int]string{}
+			kept = append(kept, queued[:i]...)
+		}
+		if d.own != "" {
+			denied[i] = d.own // what the command would answer itself (SORT's BY and GET)
+			continue
+		}
+		logged = append(logged, *d)
+		why := map[string]string{"command": "no permission to execute the command or subcommand",
+			"key": "no permission to touch the specified keys", "channel": "no permission to access one of the channels used as arguments"}[d.reason]
+		denied[i] = "NOPERM ACLs rules changed between the moment the transaction was accumulated and the EXEC call. " +
+			"This command is no longer allowed for the following reason: " + why
+	}
+	if denied == nil {
+		return queued, nil, nil
+	}
+	return kept, denied, logged
+}
+
+// spliceReplies puts errors among the replies of a transaction's commands that ran:
+// reply is EXEC's (an array of those replies), errs the errors of the others by their
+// place. A reply that is not an array of as many replies as ran (a null array when a
+// watched key changed, an error) is returned as it is.
+func spliceReplies(reply []byte, errs map[int]string) []byte {
+	n, i, ok := replyCount(reply, 0, '*')
+	if !ok {
+		return reply
+	}
+	total := n + len(errs)
+	out := append([]byte("*"), strconv.Itoa(total)...)
+	out = append(out, "\r\n"...)
+	for pos := 0; pos < total; pos++ {
+		if e, denied := errs[pos]; denied {
+			out = append(out, '-')
+			out = append(out, e...)
+			out = append(out, "\r\n"...)
+			continue
+		}
+		end, ok := replyEnd(reply, i)
+		if !ok {
+			return reply
+		}
+		out = append(out, reply[i:end]...)
+		i = end
+	}
+	if i != len(reply) {
+		return reply
+	}
+	return out
+}
+
+// replyCount reads the count of an aggregate reply of type typ at b[i:]: the count and
+// where its elements begin. A null (-1) is not one.
+func replyCount(b []byte, i int, typ byte) (n, next int, ok bool) {
+	if i >= len(b) || b[i] != typ {
+		return 0, 0, false
+	}
+	end := bytes.Index(b[i:], []byte("\r\n"))
+	if end < 0 {
+		return 0, 0, false
+	}
+	v, err := strconv.Atoi(string(b[i+1 : i+end]))
+	if err != nil || v < 0 {
+		return 0, 0, false
+	}
+	return v, i + end + 2, true
+}
+
+// replyEnd is where the RESP2 or RESP3 reply at b[i:] ends.
+func replyEnd(b []byte, i int) (int, bool) {
+	if i >= len(b) {
+		return 0, false
+	}
+	end := bytes.Index(b[i:], []byte("\r\n"))
+	if end < 0 {
+		return 0, false
+	}
+	line, next := b[i+1:i+end], i+end+2
+	switch b[i] {
+	case '+', '-', ':', '_', ',', '#', '(':
+		return next, true
+	case '$', '=', '!':
+		n, err := strconv.Atoi(string(line))
+		if err != nil || n < -1 {
+			return 0, false
+		}
+		if n == -1 {
+			return next, true
+		}
+		if next+n+2 > len(b) {
+			return 0, false
+		}
+		return next + n + 2, true
+	case '*', '~', '>', '%', '|':
+		n, err := strconv.Atoi(string(line))
+		if err != nil || n < -1 {
+			return 0, false
+		}
+		if b[i] == '%' || b[i] == '|' {
+			n *= 2
+		}
+		for ; n > 0; n-- {
+			var ok bool
+			if next, ok = replyEnd(b, next); !ok {
+				return 0, false
+			}
+		}
+		if b[i] == '|' {
+			return replyEnd(b, next) // an attribute comes before the reply it describes
+		}
+		return next, true
+	}
+	return 0, false
 }

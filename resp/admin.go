@@ -806,12 +806,21 @@ func execCommand(c *conn, _ [][]byte) {
 		c.Error("EXECABORT Transaction discarded because of previous errors.")
 		return
 	}
+	// Rules changed since the commands were queued are applied now, as Redis's EXEC
+	// does: a denied command does not run and its place in the reply is an error.
+	queued, denied, logged := c.recheckQueued(queued)
 	c.trackTx(queued)
 	start := len(c.B)
 	c.propose(kvstore.AppendTx(nil, watches, queued), 1, false)
+	if denied != nil {
+		c.B = append(c.B[:start], spliceReplies(c.B[start:], denied)...)
+	}
 	// A SELECT inside the transaction sticks after EXEC, unless the transaction did not
 	// run: a watched key changed (null reply) or it never reached the log (error).
 	if reply := string(c.B[start:]); reply != "*-1\r\n" && reply != "_\r\n" && !strings.HasPrefix(reply, "-") {
+		for _, d := range logged {
+			c.s.acl.record(d.reason, "multi", d.object, c.userName(), c.describe("exec"))
+		}
 		c.db = c.multiDB
 		for _, q := range queued { // they ran: monitors see them now, before EXEC
 			c.feedMonitors(q.DB, q.Args)

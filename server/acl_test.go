@@ -125,6 +125,30 @@ var aclScenario = []trackStep{
 	st("", "ACL", "DRYRUN", "kf", "copy", "w2", "r1"),
 	st("", "ACL", "DRYRUN", "kf", "zunion", "2", "r1", "w1"),
 
+	// EXEC checks the queued commands again: those the rules no longer allow do not run
+	st("", "ACL", "SETUSER", "xu", "on", "nopass", "~k*", "&c*", "+@all"),
+	st("h", "AUTH", "xu", "x"),
+	st("h", "MULTI"),
+	st("h", "SET", "k1", "v"),
+	st("h", "GET", "k1"),
+	st("h", "INCR", "k2"),
+	st("h", "PUBLISH", "c1", "m"),
+	st("h", "SORT", "k3", "BY", "w_*"),
+	st("", "ACL", "SETUSER", "xu", "-get", "resetkeys", "~k1", "~k3", "resetchannels"),
+	st("h", "EXEC"),
+	st("h", "GET", "k2"),
+	st("h", "MULTI"),
+	st("h", "GET", "k1"),
+	st("", "ACL", "SETUSER", "xu", "-set"),
+	st("h", "EXEC"),
+	st("h", "WATCH", "k1"),
+	st("h", "MULTI"),
+	st("h", "INCR", "k1"),
+	st("", "SET", "k1", "changed"),
+	st("", "ACL", "SETUSER", "xu", "-incr"),
+	st("h", "EXEC"),
+	st("", "ACL", "LOG", "4"),
+
 	st("", "ACL", "DRYRUN", "u1", "get", "x"),
 	st("", "ACL", "DRYRUN", "u1", "get", "k"),
 	st("", "ACL", "DRYRUN", "u1", "del", "k"),
@@ -234,6 +258,15 @@ func TestACLStricterThanRedis(t *testing.T) {
 			u.expect(t, "$1\r\nv", "GET", "k1")
 			u.expect(t, "-NOPERM this user has no permissions to run the 'flushall' command", "FLUSHALL")
 			u.expect(t, ":1", "COPY", "k1", "w2") // read k1, write w2
+			// EXEC checks its commands again (TestACLAgainstRedis on a single node)
+			u.expect(t, "+OK", "MULTI")
+			u.expect(t, "+QUEUED", "GET", "k1")
+			u.expect(t, "+QUEUED", "SET", "k1", "v2")
+			admin.expect(t, "+OK", "ACL", "SETUSER", "u", "-get")
+			u.expect(t, "*2\r\n-NOPERM ACLs rules changed between the moment the transaction was accumulated and the EXEC call. "+
+				"This command is no longer allowed for the following reason: no permission to execute the command or subcommand\r\n+OK", "EXEC")
+			admin.expect(t, "+OK", "ACL", "SETUSER", "u", "+get")
+			u.expect(t, "$2\r\nv2", "GET", "k1")
 			// a command that runs another is checked as that one
 			u.expect(t, "-NOPERM this user has no permissions to access one of the keys used as arguments", "IDEMPOTENT", "client1", "1", "SET", "x", "v")
 			u.expect(t, "+OK", "IDEMPOTENT", "client1", "1", "SET", "k2", "v")
