@@ -15,6 +15,7 @@ import (
 //	expire  := db:uvarint nkeys:uvarint key:bytes*
 //	memcache := command (memcache.go: a command of the memcached registry)
 //	idem    := client:bytes seq:uvarint command (idempotent.go)
+//	asUser  := rules:bytes command (scriptacl.go: a script checked against a user's ACL)
 //	zk      := a ZooKeeper transaction (zk_apply.go)
 const (
 	opCommand byte = 1
@@ -218,6 +219,8 @@ func (s *Store) Apply(e Entry, w ReplyWriter) error {
 			s.applyMemcache(c, &d)
 		case opIdem:
 			s.applyIdem(c, &d)
+		case opAsUser:
+			s.applyAsUser(c, &d)
 		case opZK:
 			s.applyZK(c, &d)
 		default:

@@ -294,6 +294,12 @@ type Ctx struct {
 	// publishes keymiss): a read command, on the applier too (MULTI, scripts), or a write
 	// with FlagReadLookups.
 	readCmd bool
+	// acl, when not nil, is the ACL of the user whose script runs: its calls are
+	// checked against it (scriptacl.go); aclLog keeps the denials, on the member the
+	// client is connected to.
+	acl       CallACL
+	aclLog    ACLLogger
+	scriptCmd string // the command that runs the script, for aclLog
 }
 
 var readSeq atomic.Uint64

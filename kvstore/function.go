@@ -509,6 +509,7 @@ func luaIsString(v lua.LValue) bool {
 
 func fcallCmd(readOnly bool) func(c *Ctx, args [][]byte) {
 	return func(c *Ctx, args [][]byte) {
+		c.noteScriptCmd(args)
 		lib, name, meta, ok := c.s.functions.function(string(args[1]))
 		if !ok {
 			c.Error(errFunctionNotFound)

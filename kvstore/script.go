@@ -623,6 +623,12 @@ func (vm *scriptVM) call(raise bool) int {
 	case spec.ArgsError(args) != "":
 		vm.c.reject(spec, args)
 		return fail("ERR Wrong number of args calling Redis command from script")
+	case vm.c.acl != nil:
+		if msg := vm.c.checkScriptCall(spec, args); msg != "" {
+			return fail(msg)
+		}
+	}
+	switch {
 	case spec.Writes(args) && (vm.readOnly || !vm.c.writing):
 		return fail("ERR Write commands are not allowed from read-only scripts.")
 	}
@@ -817,6 +823,7 @@ func (c *Ctx) numKeys(args [][]byte, notInt string) (int, bool) {
 // evalCmd runs EVAL (bySHA false) or EVALSHA, read-only for the _RO variants.
 func evalCmd(bySHA, readOnly bool) func(c *Ctx, args [][]byte) {
 	return func(c *Ctx, args [][]byte) {
+		c.noteScriptCmd(args)
 		numkeys, ok := c.numKeys(args, ErrNotInteger)
 		if !ok {
 			return

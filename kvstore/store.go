@@ -130,6 +130,8 @@ type Store struct {
 	// idem is the idempotent-request table, by client id (idempotent.go); only the
 	// applier touches it.
 	idem map[string]*idemClient
+	// scriptACLs are the ACLs of the rules scripts carried (scriptacl.go)
+	scriptACLs aclCache
 	// stats counted by the applier for INFO.
 	stats Stats
 	// applyArgs is the applier's scratch for a command's arguments, kept between

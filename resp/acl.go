@@ -44,6 +44,8 @@ type aclUser struct {
 
 	// free: every command, key and channel; the connection then checks nothing
 	free bool
+	// scriptRules are the rules its scripts' log entries carry (scriptacl.go)
+	scriptRules []byte
 }
 
 // aclKeyPattern is a key pattern with the access it grants: ~p both, %R~p reads, %W~p
@@ -401,6 +403,7 @@ func (t *aclTable) setUser(name string, rules []string) string {
 		}
 	}
 	u.free = u.allCmds && u.allKeys && u.allChannels && !slices.ContainsFunc(aclCommands().names, func(n string) bool { return !u.cmds[n] })
+	u.scriptRules = encodeScriptRules(u)
 	if ref == nil {
 		ref = &aclRef{}
 		t.users[name] = ref
@@ -654,14 +657,13 @@ func (u *aclUser) check(s *kvstore.Spec, args [][]byte) *aclDenial {
 	if !u.cmds[name] && !(len(args) > 1 && u.cmds[name+"|"+strings.ToLower(string(args[1]))]) {
 		return &aclDenial{reason: "command", object: name}
 	}
-	if s.Flags&kvstore.FlagScript != 0 {
-		// scripts run on the applier, which checks no ACL: only a user allowed every
-		// command, key and channel may run one
-		return &aclDenial{reason: "command", object: name}
-	}
 	if inner := wrapped(s.Name, args); inner != nil {
 		// a command that runs another: that one is checked as if sent itself
 		if spec := kvstore.Lookup(inner[0]); spec != nil {
+			if runsScript(spec) {
+				// its entry carries no rules for the script's calls (scriptacl.go)
+				return &aclDenial{reason: "command", object: spec.Name}
+			}
 			if d := u.check(spec, inner); d != nil {
 				return d
 			}

@@ -447,7 +447,12 @@ func (c *conn) addWrite(spec *kvstore.Spec, args [][]byte) {
 	if c.batchOps == 0 {
 		c.batchBlind = true
 	}
-	c.batch = kvstore.AppendCommand(c.batch, c.db, args)
+	if u := c.user.Load(); runsScript(spec) && u != nil && !u.load().free {
+		// its calls are checked against its user's rules on every member (scriptacl.go)
+		c.batch = kvstore.AppendAsUser(c.batch, u.load().scriptRules, c.db, args)
+	} else {
+		c.batch = kvstore.AppendCommand(c.batch, c.db, args)
+	}
 	c.batchOps++
 	if spec.Blind == nil || !spec.Blind(args) || c.noloop() {
 		c.batchBlind = false
@@ -524,6 +529,10 @@ func (c *conn) finish(n int, sink *replySink, err error) {
 	}
 	<-sink.applied
 	c.B = append(c.B, sink.B...)
+	for _, d := range sink.denials {
+		c.s.acl.record(d[0], "lua", d[1], c.userName(), c.describe(d[2]))
+	}
+	sink.denials = sink.denials[:0]
 	if cap(sink.B) > 64<<10 {
 		sink.B = nil // a huge reply's buffer is not kept for the next batch
 	}
@@ -539,6 +548,9 @@ type replySink struct {
 	applied    chan struct{}
 	addr, name string // the client's, for the slow log
 	owner      int64  // the connection's id (NOLOOP tracking)
+	// denials are the calls the batch's scripts were denied (reason, object, command),
+	// for the ACL log (scriptacl.go)
+	denials [][3]string
 }
 
 func (s *replySink) Applied() { s.applied <- struct{}{} }
@@ -570,7 +582,11 @@ func (c *conn) read(spec *kvstore.Spec, args [][]byte) {
 	c.trackRead(spec, args)
 	st := c.s.b.Store()
 	start := st.SlowStart(spec, args)
-	st.ReadSpec(spec, c.db, c.clock.Now(), args, &c.Writer)
+	if u := c.user.Load(); runsScript(spec) && u != nil && !u.load().free {
+		st.ReadSpecAs(spec, c.db, c.clock.Now(), args, &c.Writer, scriptACL{u.load()}, connACLLog{c})
+	} else {
+		st.ReadSpec(spec, c.db, c.clock.Now(), args, &c.Writer)
+	}
 	st.SlowEnd(start, args, c.addr, c.name)
 }
 

@@ -149,6 +149,27 @@ var aclScenario = []trackStep{
 	st("h", "EXEC"),
 	st("", "ACL", "LOG", "4"),
 
+	// a script's calls are checked against its user's rules
+	st("", "ACL", "SETUSER", "su", "on", "nopass", "~k*", "&e*", "+@all", "-get"),
+	st("i", "AUTH", "su", "x"),
+	st("i", "EVAL", "return redis.call('get','k1')", "0"),
+	st("i", "EVAL", "return redis.call('set','x1','v')", "0"),
+	st("i", "EVAL", "return redis.call('publish','d','v')", "0"),
+	st("i", "EVAL", "return redis.call('publish','e9','v')", "0"),
+	st("i", "EVAL", "return redis.pcall('get','k1')", "0"),
+	st("i", "EVAL", "redis.call('set','k7','v') return redis.call('get','k7')", "0"),
+	st("i", "GET", "k7"),
+	st("i", "EVAL", "return redis.call('object','encoding','k7')", "0"),
+	st("i", "EVAL", "return redis.call('get','k1')", "1", "x"),
+	st("i", "EVAL", "return redis.call('sort','k8','by','w_*')", "0"),
+	st("i", "EVAL_RO", "return redis.call('get','k1')", "0"),
+	st("i", "EVAL_RO", "return redis.call('exists','x')", "0"),
+	st("i", "EVAL_RO", "return redis.call('exists','k1')", "0"),
+	st("i", "FUNCTION", "LOAD", "#!lua name=lib\nredis.register_function('f', function(keys, args) return redis.call('get', keys[1]) end)"),
+	st("i", "FCALL", "f", "1", "k1"),
+	st("", "ACL", "DRYRUN", "su", "eval", "return 1", "0"),
+	st("", "ACL", "LOG", "4"),
+
 	st("", "ACL", "DRYRUN", "u1", "get", "x"),
 	st("", "ACL", "DRYRUN", "u1", "get", "k"),
 	st("", "ACL", "DRYRUN", "u1", "del", "k"),
@@ -241,8 +262,9 @@ func TestACLStricterThanRedis(t *testing.T) {
 	for _, cluster := range []bool{false, true} {
 		t.Run(map[bool]string{false: "single", true: "cluster_member"}[cluster], func(t *testing.T) {
 			var addr string
+			var servers map[uint64]*Server
 			if cluster {
-				servers := startCluster(t, 3)
+				servers = startCluster(t, 3)
 				_, lead := leaderOf(t, servers, 0)
 				addr = lead.RedisAddr()
 			} else {
@@ -274,10 +296,29 @@ func TestACLStricterThanRedis(t *testing.T) {
 				u.expect(t, "-NOPERM this user has no permissions to access one of the keys used as arguments", "RAFT.DEBUG", "EXEC", "GET", "x")
 				u.expect(t, "$1\r\nv", "RAFT.DEBUG", "EXEC", "GET", "k2")
 			}
-			// scripts run on the applier, which checks no ACL: a restricted user runs none
+			// a script's calls are checked on every member's applier against the rules
+			// its entry carries: each member applies the same calls
+			u.expect(t, "-ERR The user executing the script can't access at least one of the keys mentioned in the command arguments "+
+				"script: 4264844d731ea6f6b0d6c82883b2a82636014a45, on @user_script:1.",
+				"EVAL", "redis.call('set','k5','v5') redis.call('set','x5','v')", "0")
+			if cluster {
+				for _, srv := range servers {
+					m := rawDial(t, srv.RedisAddr())
+					pollFor(t, func() bool {
+						m.send("RAFT.DEBUG", "EXEC", "GET", "k5")
+						return m.readReply(t) == "$2\r\nv5"
+					})
+					m.expect(t, "$-1", "RAFT.DEBUG", "EXEC", "GET", "x5")
+				}
+			}
+			// a transaction's entry carries no rules: a restricted user's scripts stay out
+			u.expect(t, "+OK", "MULTI")
 			u.expect(t, "-NOPERM this user has no permissions to run the 'eval' command", "EVAL", "return 1", "0")
+			u.expect(t, "-EXECABORT Transaction discarded because of previous errors.", "EXEC")
 			admin.expect(t, "+OK", "ACL", "SETUSER", "u", "allkeys", "allchannels", "+flushall")
-			u.expect(t, ":1", "EVAL", "return 1", "0")
+			u.expect(t, "+OK", "MULTI")
+			u.expect(t, "+QUEUED", "EVAL", "return 1", "0")
+			u.expect(t, "*1\r\n:1", "EXEC")
 		})
 	}
 }
