@@ -18,8 +18,9 @@ import (
 // replicated (Redis replicates no ACL either), starting with the one user "default",
 // whose password is requirepass. A connection acts as the user it authenticated as, and
 // every command it sends is checked against that user's commands, keys and channels
-// before it runs or is queued; a denied one is answered NOPERM and written to the ACL
-// log. Not done: selectors, and scripts for a restricted user (see aclUser.check).
+// before it runs or is queued, and again at EXEC; a denied one is answered NOPERM and
+// written to the ACL log. A script's calls are checked on the applier (scriptacl.go).
+// Not done: selectors, and a restricted user's scripts inside MULTI or IDEMPOTENT.
 
 // aclUser is one user's rules, never changed once published: ACL SETUSER builds a new
 // one and swaps it into the user's aclRef, so a connection sees the change at its next
