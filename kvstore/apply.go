@@ -16,6 +16,7 @@ import (
 //	memcache := command (memcache.go: a command of the memcached registry)
 //	idem    := client:bytes seq:uvarint command (idempotent.go)
 //	asUser  := rules:bytes command (scriptacl.go: a script checked against a user's ACL)
+//	txAsUser := rules:bytes tx (scriptacl.go: a transaction's scripts checked so)
 //	zk      := a ZooKeeper transaction (zk_apply.go)
 const (
 	opCommand byte = 1
@@ -89,7 +90,10 @@ type TxCommand struct {
 // AppendTx appends a MULTI/EXEC transaction: all its commands apply in this one entry, or
 // none if a watched key changed (EXEC then replies with a null array).
 func AppendTx(dst []byte, watches []Watch, cmds []TxCommand) []byte {
-	dst = append(dst, opTx)
+	return appendTxBody(append(dst, opTx), watches, cmds)
+}
+
+func appendTxBody(dst []byte, watches []Watch, cmds []TxCommand) []byte {
 	dst = binary.AppendUvarint(dst, uint64(len(watches)))
 	for _, w := range watches {
 		dst = binary.AppendUvarint(dst, uint64(w.DB))
@@ -221,6 +225,8 @@ func (s *Store) Apply(e Entry, w ReplyWriter) error {
 			s.applyIdem(c, &d)
 		case opAsUser:
 			s.applyAsUser(c, &d)
+		case opTxAsUser:
+			s.applyTxAsUser(c, &d)
 		case opZK:
 			s.applyZK(c, &d)
 		default:

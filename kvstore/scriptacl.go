@@ -11,8 +11,12 @@ import (
 // travel in its log entry: every member decides each call alike, and the script's
 // effects stay the same everywhere.
 //
-//	asUser := rules:bytes command
-const opAsUser byte = 7
+//	asUser   := rules:bytes command
+//	txAsUser := rules:bytes tx (apply.go)
+const (
+	opAsUser   byte = 7
+	opTxAsUser byte = 8
+)
 
 // CallACL is what a script's calls are checked against. Check returns why a call may not
 // run ("command", "key" or "channel", and the command, key or channel denied; or "error"
@@ -40,23 +44,47 @@ func AppendAsUser(dst []byte, rules []byte, db int, args [][]byte) []byte {
 	return appendArgs(dst, db, args)
 }
 
+// AppendTxAsUser appends a transaction whose scripts' calls are checked against rules.
+func AppendTxAsUser(dst []byte, rules []byte, watches []Watch, cmds []TxCommand) []byte {
+	dst = append(dst, opTxAsUser)
+	dst = binary.AppendUvarint(dst, uint64(len(rules)))
+	dst = append(dst, rules...)
+	return appendTxBody(dst, watches, cmds)
+}
+
 func (s *Store) applyAsUser(c *Ctx, d *decoder) {
 	rules := d.bytes()
 	db, args := d.command()
 	if d.err != nil {
 		return
 	}
+	s.asUser(c, rules)
+	c.DB = db
+	c.run(args, true)
+	c.acl, c.aclLog = nil, nil
+}
+
+func (s *Store) applyTxAsUser(c *Ctx, d *decoder) {
+	rules := d.bytes()
+	if d.err != nil {
+		return
+	}
+	s.asUser(c, rules)
+	s.applyTx(c, d)
+	c.acl, c.aclLog = nil, nil
+}
+
+// asUser sets c up to check scripts' calls against rules.
+func (s *Store) asUser(c *Ctx, rules []byte) {
 	acl, err := s.scriptACLs.get(rules)
 	if err != nil {
 		// the proposing member read these rules; one that cannot denies every call
 		acl = denyAll{}
 	}
-	c.DB, c.acl = db, acl
+	c.acl = acl
 	if l, ok := c.W.(ACLLogger); ok {
 		c.aclLog = l
 	}
-	c.run(args, true)
-	c.acl, c.aclLog = nil, nil
 }
 
 // ReadSpecAs is ReadSpec for a read-only script (EVAL_RO, FCALL_RO) of a user whose calls

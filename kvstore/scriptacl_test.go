@@ -77,4 +77,16 @@ func TestAsUserEntryChecksScriptCalls(t *testing.T) {
 	if got := h.do("EXISTS", "c"); !equalReplies(got, 0) {
 		t.Fatalf("unreadable rules let a call run: EXISTS c = %#v", got)
 	}
+	// a transaction's scripts are checked too, its other commands not
+	w = &denials{}
+	tx := AppendTxAsUser(nil, []byte("secret"), nil, []TxCommand{
+		{Args: [][]byte{[]byte("SET"), []byte("secret2"), []byte("x")}},
+		{Args: [][]byte{[]byte("EVAL"), []byte("return redis.call('get','secret2')"), []byte("0")}},
+	})
+	if err := s.Apply(Entry{Index: 4, Term: 1, Time: 1e12, Data: tx}, w); err != nil {
+		t.Fatal(err)
+	}
+	if len(w.out) != 1 || !equalReplies(w.out[0].([]any)[0], Status("OK")) || len(w.got) != 1 || w.got[0] != "key secret2 eval" {
+		t.Fatalf("transaction: reply %#v, denials %q", w.out, w.got)
+	}
 }

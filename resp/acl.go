@@ -20,7 +20,7 @@ import (
 // every command it sends is checked against that user's commands, keys and channels
 // before it runs or is queued, and again at EXEC; a denied one is answered NOPERM and
 // written to the ACL log. A script's calls are checked on the applier (scriptacl.go).
-// Not done: selectors, and a restricted user's scripts inside MULTI or IDEMPOTENT.
+// Not done: selectors, and a restricted user's scripts wrapped in IDEMPOTENT.
 
 // aclUser is one user's rules, never changed once published: ACL SETUSER builds a new
 // one and swaps it into the user's aclRef, so a connection sees the change at its next

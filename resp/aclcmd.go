@@ -48,9 +48,6 @@ func (c *conn) permitted(u *aclUser, args [][]byte, spec *kvstore.Spec, cs *conn
 		return true
 	}
 	d := u.check(s, args)
-	if d == nil && c.inMulti && runsScript(s) {
-		d = scriptInTx(s) // checked here before EXEC, and again at EXEC (recheckQueued)
-	}
 	if d == nil {
 		return true
 	}
@@ -291,12 +288,6 @@ func aclLog(c *conn, args [][]byte) {
 	}
 }
 
-// scriptInTx denies a restricted user a script in a transaction: a transaction's entry
-// carries no rules for the script's calls (scriptacl.go).
-func scriptInTx(s *kvstore.Spec) *aclDenial {
-	return &aclDenial{reason: "command", object: s.Name}
-}
-
 // recheckQueued checks a transaction's queued commands again at EXEC against the
 // connection's user, whose rules may have changed since they were queued (Redis's
 // execCommand does the same). It returns the commands that may run, the replies of
@@ -316,9 +307,7 @@ func (c *conn) recheckQueued(queued []kvstore.TxCommand) ([]kvstore.TxCommand, m
 		s := findSpec(q.Args[0])
 		d := (*aclDenial)(nil)
 		if s != nil {
-			if d = u.check(s, q.Args); d == nil && runsScript(s) {
-				d = scriptInTx(s)
-			}
+			d = u.check(s, q.Args)
 		}
 		if d == nil {
 			if denied != nil {

@@ -811,7 +811,15 @@ func execCommand(c *conn, _ [][]byte) {
 	queued, denied, logged := c.recheckQueued(queued)
 	c.trackTx(queued)
 	start := len(c.B)
-	c.propose(kvstore.AppendTx(nil, watches, queued), 1, false)
+	if u := c.user.Load(); u != nil && !u.load().free && slices.ContainsFunc(queued, func(q kvstore.TxCommand) bool {
+		s := kvstore.Lookup(q.Args[0])
+		return s != nil && runsScript(s)
+	}) {
+		// its scripts' calls are checked against its user's rules on every member
+		c.propose(kvstore.AppendTxAsUser(nil, u.load().scriptRules, watches, queued), 1, false)
+	} else {
+		c.propose(kvstore.AppendTx(nil, watches, queued), 1, false)
+	}
 	if denied != nil {
 		c.B = append(c.B[:start], spliceReplies(c.B[start:], denied)...)
 	}

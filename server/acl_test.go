@@ -167,6 +167,10 @@ var aclScenario = []trackStep{
 	st("i", "EVAL_RO", "return redis.call('exists','k1')", "0"),
 	st("i", "FUNCTION", "LOAD", "#!lua name=lib\nredis.register_function('f', function(keys, args) return redis.call('get', keys[1]) end)"),
 	st("i", "FCALL", "f", "1", "k1"),
+	st("i", "MULTI"),
+	st("i", "EVAL", "return redis.call('get','k1')", "0"),
+	st("i", "EVAL", "return redis.call('set','k9','v')", "0"),
+	st("i", "EXEC"),
 	st("", "ACL", "DRYRUN", "su", "eval", "return 1", "0"),
 	st("", "ACL", "LOG", "4"),
 
@@ -311,14 +315,20 @@ func TestACLStricterThanRedis(t *testing.T) {
 					m.expect(t, "$-1", "RAFT.DEBUG", "EXEC", "GET", "x5")
 				}
 			}
-			// a transaction's entry carries no rules: a restricted user's scripts stay out
+			// and in a transaction
 			u.expect(t, "+OK", "MULTI")
-			u.expect(t, "-NOPERM this user has no permissions to run the 'eval' command", "EVAL", "return 1", "0")
-			u.expect(t, "-EXECABORT Transaction discarded because of previous errors.", "EXEC")
-			admin.expect(t, "+OK", "ACL", "SETUSER", "u", "allkeys", "allchannels", "+flushall")
-			u.expect(t, "+OK", "MULTI")
-			u.expect(t, "+QUEUED", "EVAL", "return 1", "0")
-			u.expect(t, "*1\r\n:1", "EXEC")
+			u.expect(t, "+QUEUED", "EVAL", "redis.call('set','k6','v6') redis.call('set','x6','v')", "0")
+			u.expect(t, "*1\r\n-ERR The user executing the script can't access at least one of the keys mentioned in the command arguments "+
+				"script: 119bf26d4511251aaef4f81a913c731e8d7776ee, on @user_script:1.", "EXEC")
+			for _, srv := range servers {
+				m := rawDial(t, srv.RedisAddr())
+				pollFor(t, func() bool {
+					m.send("RAFT.DEBUG", "EXEC", "GET", "k6")
+					return m.readReply(t) == "$2\r\nv6"
+				})
+			}
+			// a command wrapped in IDEMPOTENT carries no rules: a script stays out
+			u.expect(t, "-NOPERM this user has no permissions to run the 'eval' command", "IDEMPOTENT", "client1", "2", "EVAL", "return 1", "0")
 		})
 	}
 }
