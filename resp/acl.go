@@ -76,10 +76,7 @@ type aclTable struct {
 // ("" for none).
 func newACLTable(pass string) *aclTable {
 	t := &aclTable{users: map[string]*aclRef{}}
-	u := &aclUser{name: "default", on: true, allCmds: true, cmds: map[string]bool{}, allKeys: true, allChannels: true, free: true}
-	for _, n := range aclCommands().names {
-		u.cmds[n] = true
-	}
+	u := defaultUser()
 	setDefaultPassword(u, pass)
 	ref := &aclRef{}
 	ref.u.Store(u)
@@ -403,8 +400,7 @@ func (t *aclTable) setUser(name string, rules []string) string {
 			return "ERR Error in ACL SETUSER modifier '" + op + "': " + why
 		}
 	}
-	u.free = u.allCmds && u.allKeys && u.allChannels && !slices.ContainsFunc(aclCommands().names, func(n string) bool { return !u.cmds[n] })
-	u.scriptRules = encodeScriptRules(u)
+	u.finish()
 	if ref == nil {
 		ref = &aclRef{}
 		t.users[name] = ref

@@ -194,7 +194,36 @@ func aclCommand(c *conn, args [][]byte) {
 	case "log":
 		aclLog(c, args)
 	case "load", "save":
-		c.Error(errNoACLFile)
+		path := c.s.aclFile
+		if path == "" {
+			c.Error(errNoACLFile)
+			return
+		}
+		if sub == "save" {
+			if err := t.saveFile(path); err != nil {
+				c.s.aclLogf("resp: ACL SAVE %s: %v", path, err)
+				c.Error("ERR There was an error trying to save the ACLs. Please check the server logs for more information")
+				return
+			}
+			c.Status("OK")
+			return
+		}
+		gone, err := t.loadFile(path)
+		if err != nil {
+			c.Error("ERR " + err.Error())
+			return
+		}
+		// the connections of the users replaced are closed, as Redis closes them
+		for _, o := range c.s.clients() {
+			if slices.Contains(gone, o.user.Load()) {
+				if o == c {
+					c.closeNext = true
+				} else {
+					o.kill()
+				}
+			}
+		}
+		c.Status("OK")
 	case "help":
 		c.statusLines(aclHelp)
 	}

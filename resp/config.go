@@ -20,6 +20,7 @@ type configParam struct {
 }
 
 var configParams = map[string]configParam{
+	"aclfile": {get: func(c *Config) string { return c.ACLFile }}, // immutable, as in Redis
 	"requirepass": {
 		get: func(c *Config) string { return c.RequirePass },
 		set: func(c *Config, v string) bool { c.RequirePass = v; return true },

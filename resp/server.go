@@ -50,6 +50,9 @@ type AsyncBackend interface {
 // Config are the frontend's settings, changeable with CONFIG SET.
 type Config struct {
 	RequirePass string
+	// ACLFile is aclfile: the users file read at start and by ACL LOAD, written by ACL
+	// SAVE ("" none). It cannot change while the server runs.
+	ACLFile     string
 	MaxBulk     int64 // proto-max-bulk-len
 	QueryBufMax int   // client-query-buffer-limit
 	MaxClients  int
@@ -87,6 +90,10 @@ type Server struct {
 
 	cfgMu sync.RWMutex
 	cfg   Config
+	// aclFile and aclLogf are cfg's ACLFile and Logf, which never change: read without
+	// cfgMu
+	aclFile string
+	aclLogf func(format string, args ...any)
 
 	mu      sync.Mutex
 	lns     []net.Listener
@@ -153,6 +160,14 @@ func NewServer(b Backend, cfg Config) *Server {
 		cfg.TrackingTableMaxKeys = defaultTrackingMaxKeys
 	}
 	s := &Server{b: b, cfg: cfg, start: time.Now(), conns: map[*conn]struct{}{}, done: make(chan struct{}), acl: newACLTable(cfg.RequirePass)}
+	s.aclFile, s.aclLogf = cfg.ACLFile, cfg.Logf
+	if cfg.ACLFile != "" {
+		// checked by the caller before it starts anything (CheckACLFile), as Redis
+		// aborts its start on an ACL error
+		if _, err := s.acl.loadFile(cfg.ACLFile); err != nil {
+			cfg.Logf("resp: aclfile: %v", err)
+		}
+	}
 	s.connStats = newConnStats()
 	s.track.s, s.track.maxKeys = s, cfg.TrackingTableMaxKeys
 	b.Store().SetPublisher(&s.ps)

@@ -1,6 +1,10 @@
 package server
 
 import (
+	"io"
+	"log"
+	"os"
+	"path/filepath"
 	"regexp"
 	"sort"
 	"strings"
@@ -346,5 +350,108 @@ func TestClientKillUser(t *testing.T) {
 	u.send("PING")
 	if _, err := u.r.ReadString('\n'); err == nil {
 		t.Fatal("u's connection still answers")
+	}
+}
+
+// The ACL file (aclfile) as redis-server 7.0.15 reads and writes it: the users at start,
+// CONFIG GET and SET of aclfile, ACL SAVE's file, and ACL LOAD's errors (every line's,
+// all or nothing), its default user and its closing of the replaced users' connections.
+func TestACLFileAgainstRedis(t *testing.T) {
+	start := "user alice on >pw ~k* +get\n\nuser default on nopass ~* &* +@all\n"
+	rdir, ndir := t.TempDir(), t.TempDir()
+	rfile, nfile := filepath.Join(rdir, "users.acl"), filepath.Join(ndir, "users.acl")
+	for _, f := range []string{rfile, nfile} {
+		if err := os.WriteFile(f, []byte(start), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	raddr := startRedisServer(t, "--aclfile", rfile)
+	s := startServer(t, Config{MemoryOnly: true, ACLFile: nfile})
+	defer s.Close()
+	steps := []struct {
+		file string   // written before the command, when not ""
+		conn string   // the connection the command goes on ("" the admin's)
+		args []string // nil: read the file instead
+	}{
+		{args: []string{"ACL", "LIST"}},
+		{args: []string{"CONFIG", "GET", "aclfile"}},
+		{args: []string{"CONFIG", "SET", "aclfile", "/elsewhere"}},
+		{conn: "a", args: []string{"AUTH", "alice", "pw"}},
+		{conn: "a", args: []string{"GET", "k1"}},
+		{args: []string{"ACL", "SETUSER", "bob", "on", ">x", "~b*", "+set"}},
+		{args: []string{"ACL", "SAVE"}},
+		{}, // the file ACL SAVE wrote
+		{file: "user alice on >pw ~k* +get\nbogus line\nuser carol badrule\n", args: []string{"ACL", "LOAD"}},
+		{file: "user alice on >pw ~k* +get\nuser carol on +nosuch +get +alsonot\n", args: []string{"ACL", "LOAD"}},
+		{file: "# comment\nuser alice on >pw ~k* +get\n", args: []string{"ACL", "LOAD"}},
+		{file: "user alice on >pw ~k* +get\nuser alice off\n", args: []string{"ACL", "LOAD"}},
+		{file: "user alice on >pw ~k* +get\nuser x on <nope allkeys ~a\n", args: []string{"ACL", "LOAD"}},
+		{conn: "a", args: []string{"PING"}}, // nothing changed: still alice's
+		{file: "user alice on >pw2 ~k* +get\n   \nuser dave on\n", args: []string{"ACL", "LOAD"}},
+		{args: []string{"ACL", "LIST"}},     // the default user as Redis makes it
+		{conn: "a", args: []string{"PING"}}, // alice was replaced: her connection is closed
+		{conn: "b", args: []string{"AUTH", "alice", "pw2"}},
+		{file: "-", args: []string{"ACL", "LOAD"}}, // no file
+		{args: []string{"ACL", "SAVE"}},
+		{}, // written anew
+	}
+	run := func(addr, file, dir string) []string {
+		conns := map[string]*rconn{}
+		defer func() {
+			for _, c := range conns {
+				c.close()
+			}
+		}()
+		var out []string
+		for _, st := range steps {
+			switch st.file {
+			case "":
+			case "-":
+				os.Remove(file)
+			default:
+				if err := os.WriteFile(file, []byte(st.file), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if st.args == nil {
+				b, err := os.ReadFile(file)
+				if err != nil {
+					b = []byte("(none)")
+				}
+				out = append(out, "file: "+string(b))
+				continue
+			}
+			c := conns[st.conn]
+			if c == nil {
+				var err error
+				if c, err = dialRESP(addr); err != nil {
+					t.Fatal(err)
+				}
+				conns[st.conn] = c
+			}
+			line := st.conn + "> " + strings.Join(st.args, " ") + " -> "
+			v, err := c.do(st.args...)
+			if err != nil {
+				out = append(out, line+"closed")
+				delete(conns, st.conn)
+				c.close()
+				continue
+			}
+			out = append(out, line+strings.ReplaceAll(render(v), dir, "DIR"))
+		}
+		return out
+	}
+	compareTranscripts(t, run(raddr, rfile, rdir), run(s.RedisAddr(), nfile, ndir))
+}
+
+// A member does not start with an ACL file it cannot read, as Redis does not.
+func TestACLFileErrorStopsStart(t *testing.T) {
+	bad := filepath.Join(t.TempDir(), "users.acl")
+	os.WriteFile(bad, []byte("user a on +nosuch\n"), 0o644)
+	for _, f := range []string{bad, filepath.Join(t.TempDir(), "missing.acl")} {
+		_, err := Start(Config{RedisAddr: "127.0.0.1:0", MemoryOnly: true, ACLFile: f, Logger: log.New(io.Discard, "", 0)})
+		if err == nil || !strings.Contains(err.Error(), "aborting because of ACL errors") {
+			t.Fatalf("start with %s: %v", f, err)
+		}
 	}
 }

@@ -199,8 +199,9 @@ func differential(t *testing.T, target string) {
 
 // --- redis-server child process ------------------------------------------------------------
 
-// startRedisServer starts redis-server on a free loopback port and returns its address.
-func startRedisServer(t *testing.T) string {
+// startRedisServer starts redis-server on a free loopback port, with extra arguments, and
+// returns its address.
+func startRedisServer(t *testing.T, extra ...string) string {
 	t.Helper()
 	path, err := exec.LookPath("redis-server")
 	if err != nil {
@@ -212,8 +213,8 @@ func startRedisServer(t *testing.T) string {
 		port := testnet.FreePort(t)
 		addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
 		var out bytes.Buffer
-		cmd := exec.Command(path, "--port", strconv.Itoa(port), "--bind", "127.0.0.1",
-			"--save", "", "--appendonly", "no", "--dir", dir, "--daemonize", "no", "--logfile", "")
+		cmd := exec.Command(path, append([]string{"--port", strconv.Itoa(port), "--bind", "127.0.0.1",
+			"--save", "", "--appendonly", "no", "--dir", dir, "--daemonize", "no", "--logfile", ""}, extra...)...)
 		cmd.Stdout, cmd.Stderr = &out, &out
 		if err := cmd.Start(); err != nil {
 			t.Fatalf("start redis-server: %v", err)

@@ -70,6 +70,9 @@ type Config struct {
 	MemoryOnly  bool
 	Fsync       consensus.FsyncPolicy
 	RequirePass string
+	// ACLFile is Redis's aclfile: the users file read at start (an error in it stops
+	// the start) and by ACL LOAD, written by ACL SAVE.
+	ACLFile string
 	// NotifyKeyspaceEvents is notify-keyspace-events at start (kvstore.ParseNotifyFlags);
 	// CONFIG SET changes it.
 	NotifyKeyspaceEvents string
@@ -187,6 +190,11 @@ func Start(cfg Config) (*Server, error) {
 	if !ok {
 		return nil, fmt.Errorf("server: notify-keyspace-events %q: invalid event class character; use 'Ag$lshzxeKEtmdn'", cfg.NotifyKeyspaceEvents)
 	}
+	if cfg.ACLFile != "" {
+		if err := resp.CheckACLFile(cfg.ACLFile); err != nil {
+			return nil, fmt.Errorf("server: aborting because of ACL errors: %w", err)
+		}
+	}
 	s := &Server{cfg: cfg, started: time.Now(), store: kvstore.New(), logf: cfg.Logger.Printf, stop: make(chan struct{}), shutdown: make(chan struct{})}
 	// The redis listener opens first: a cluster member tells the others its address.
 	if cfg.RedisAddr != "" {
@@ -206,7 +214,7 @@ func Start(cfg Config) (*Server, error) {
 		ln := s.ln
 		host, port, _ := net.SplitHostPort(ln.Addr().String())
 		p, _ := strconv.Atoi(port)
-		s.redis = resp.NewServer(s, resp.Config{RequirePass: cfg.RequirePass, NotifyKeyspaceEvents: notify, Port: p, Bind: host, Version: Version, Logf: s.logf, Shutdown: s.requestShutdown,
+		s.redis = resp.NewServer(s, resp.Config{RequirePass: cfg.RequirePass, ACLFile: cfg.ACLFile, NotifyKeyspaceEvents: notify, Port: p, Bind: host, Version: Version, Logf: s.logf, Shutdown: s.requestShutdown,
 			EventLoop: s.node == nil && !cfg.RedisNoEventLoop})
 		s.wg.Add(1)
 		go func() {

@@ -73,6 +73,7 @@ type options struct {
 	memoryOnly  bool
 	readCons    string
 	requirepass string
+	aclfile     string
 	notify      string
 	config      string
 	version     bool
@@ -104,6 +105,7 @@ func newFlagSet(o *options, stderr io.Writer) *flag.FlagSet {
 	fs.BoolVar(&o.memoryOnly, "memory-only", false, "keep no WAL: nothing survives a restart")
 	fs.StringVar(&o.readCons, "read-consistency", "lease", "read consistency: lease|strict|stale")
 	fs.StringVar(&o.requirepass, "requirepass", "", "password clients must AUTH with")
+	fs.StringVar(&o.aclfile, "aclfile", "", "users file (Redis's aclfile): read at start and by ACL LOAD, written by ACL SAVE")
 	fs.StringVar(&o.notify, "notify-keyspace-events", "", "keyspace events to publish, as Redis's setting (e.g. KEA); CONFIG SET changes it")
 	fs.StringVar(&o.config, "config", "", "config file: one 'flag value' per line, same names as the flags")
 	fs.BoolVar(&o.version, "version", false, "print the version and exit")
@@ -257,6 +259,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 		MemoryOnly:           o.memoryOnly,
 		Fsync:                fsync,
 		RequirePass:          o.requirepass,
+		ACLFile:              o.aclfile,
 		NotifyKeyspaceEvents: o.notify,
 		Logger:               logger,
 		NodeID:               uint64(o.id),
