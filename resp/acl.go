@@ -553,16 +553,20 @@ func (u *aclUser) describeKeys() string {
 	}
 	var out []string
 	for _, k := range u.keys {
-		switch {
-		case k.read && k.write:
-			out = append(out, "~"+k.pattern)
-		case k.read:
-			out = append(out, "%R~"+k.pattern)
-		default:
-			out = append(out, "%W~"+k.pattern)
-		}
+		out = append(out, k.rule())
 	}
 	return strings.Join(out, " ")
+}
+
+// rule is the pattern as a rule gives it: ~p, %R~p or %W~p.
+func (k aclKeyPattern) rule() string {
+	switch {
+	case k.read && k.write:
+		return "~" + k.pattern
+	case k.read:
+		return "%R~" + k.pattern
+	}
+	return "%W~" + k.pattern
 }
 
 func (u *aclUser) describeChannels() string {

@@ -157,16 +157,7 @@ func aclCommand(c *conn, args [][]byte) {
 			names = append(names, string(u))
 		}
 		deleted := t.deleteUsers(names)
-		// Redis closes the connections of a deleted user
-		for _, o := range c.s.clients() {
-			if slices.Contains(deleted, o.user.Load()) {
-				if o == c {
-					c.closeNext = true
-				} else {
-					o.kill()
-				}
-			}
-		}
+		c.closeConnsOf(deleted) // Redis closes the connections of a deleted user
 		c.Int(int64(len(deleted)))
 	case "dryrun":
 		ref := t.user(string(args[2]))
@@ -213,16 +204,7 @@ func aclCommand(c *conn, args [][]byte) {
 			c.Error("ERR " + err.Error())
 			return
 		}
-		// the connections of the users replaced are closed, as Redis closes them
-		for _, o := range c.s.clients() {
-			if slices.Contains(gone, o.user.Load()) {
-				if o == c {
-					c.closeNext = true
-				} else {
-					o.kill()
-				}
-			}
-		}
+		c.closeConnsOf(gone) // the users replaced: as Redis closes their connections
 		c.Status("OK")
 	case "help":
 		c.statusLines(aclHelp)
@@ -314,6 +296,20 @@ func aclLog(c *conn, args [][]byte) {
 		c.Double(float64(now.Sub(e.updated).Milliseconds()) / 1000)
 		c.BulkString("client-info")
 		c.BulkString(strings.TrimSuffix(e.clientInfo, "\n"))
+	}
+}
+
+// closeConnsOf closes the connections that act as one of users, c's own once its reply
+// is written.
+func (c *conn) closeConnsOf(users []*aclRef) {
+	for _, o := range c.s.clients() {
+		if slices.Contains(users, o.user.Load()) {
+			if o == c {
+				c.closeNext = true
+			} else {
+				o.kill()
+			}
+		}
 	}
 }
 

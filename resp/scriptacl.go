@@ -24,14 +24,7 @@ func encodeScriptRules(u *aclUser) []byte {
 		rules = append(rules, "allkeys")
 	}
 	for _, p := range u.keys {
-		switch {
-		case p.read && p.write:
-			rules = append(rules, "~"+p.pattern)
-		case p.read:
-			rules = append(rules, "%R~"+p.pattern)
-		default:
-			rules = append(rules, "%W~"+p.pattern)
-		}
+		rules = append(rules, p.rule())
 	}
 	if u.allChannels {
 		rules = append(rules, "allchannels")

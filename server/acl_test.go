@@ -233,25 +233,34 @@ func aclRun(t *testing.T, addr string) []string {
 	mask := regexp.MustCompile(`"age-seconds", "[^"]*"|"client-info", "[^"]*"|"id", :\d+`)
 	var out []string
 	for _, s := range aclScenario {
-		c := conns[s.conn]
-		if c == nil {
-			var err error
-			if c, err = dialRESP(addr); err != nil {
-				t.Fatal(err)
-			}
-			conns[s.conn] = c
-		}
-		line := s.conn + "> " + strings.Join(s.args, " ") + " -> "
-		v, err := c.do(s.args...)
-		if err != nil {
-			out = append(out, line+"closed")
-			delete(conns, s.conn)
-			c.close()
-			continue
-		}
-		out = append(out, line+sortSingles(mask.ReplaceAllString(render(v), "MASKED")))
+		out = append(out, transcriptStep(t, addr, conns, s.conn, s.args, func(reply string) string {
+			return sortSingles(mask.ReplaceAllString(reply, "MASKED"))
+		}))
 	}
 	return out
+}
+
+// transcriptStep sends args on the connection named conn (dialing addr for a new name)
+// and returns the line a transcript shows: the command and its reply, rendered and
+// passed through edit, or "closed" (the connection is then forgotten).
+func transcriptStep(t *testing.T, addr string, conns map[string]*rconn, conn string, args []string, edit func(string) string) string {
+	t.Helper()
+	c := conns[conn]
+	if c == nil {
+		var err error
+		if c, err = dialRESP(addr); err != nil {
+			t.Fatal(err)
+		}
+		conns[conn] = c
+	}
+	line := conn + "> " + strings.Join(args, " ") + " -> "
+	v, err := c.do(args...)
+	if err != nil {
+		delete(conns, conn)
+		c.close()
+		return line + "closed"
+	}
+	return line + edit(render(v))
 }
 
 // Users, rules, AUTH, denials, DRYRUN and the ACL log, as redis-server 7.0 answers the
@@ -421,23 +430,9 @@ func TestACLFileAgainstRedis(t *testing.T) {
 				out = append(out, "file: "+string(b))
 				continue
 			}
-			c := conns[st.conn]
-			if c == nil {
-				var err error
-				if c, err = dialRESP(addr); err != nil {
-					t.Fatal(err)
-				}
-				conns[st.conn] = c
-			}
-			line := st.conn + "> " + strings.Join(st.args, " ") + " -> "
-			v, err := c.do(st.args...)
-			if err != nil {
-				out = append(out, line+"closed")
-				delete(conns, st.conn)
-				c.close()
-				continue
-			}
-			out = append(out, line+strings.ReplaceAll(render(v), dir, "DIR"))
+			out = append(out, transcriptStep(t, addr, conns, st.conn, st.args, func(reply string) string {
+				return strings.ReplaceAll(reply, dir, "DIR")
+			}))
 		}
 		return out
 	}

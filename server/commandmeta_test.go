@@ -17,12 +17,7 @@ import (
 // know, in RESP2 and RESP3. With NANOKV_WRITE_META=1 the test writes resp/commandmeta.go
 // from the redis-server on PATH instead of comparing.
 func TestCommandMetadataMatchesRedis(t *testing.T) {
-	raddr := startRedisServer(t)
-	r, err := dialRESP(raddr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer r.close()
+	r := dialNew(t, startRedisServer(t))
 	all, err := r.do("COMMAND")
 	if err != nil {
 		t.Fatal(err)
@@ -62,11 +57,7 @@ func TestCommandMetadataMatchesRedis(t *testing.T) {
 
 	s := startServer(t, Config{MemoryOnly: true})
 	defer s.Close()
-	n, err := dialRESP(s.RedisAddr())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer n.close()
+	n := dialNew(t, s.RedisAddr())
 	names := func(c *rconn, args ...string) []string {
 		v, err := c.do(args...)
 		if err != nil {
@@ -250,19 +241,10 @@ func redisHas(sorted []string, name string) bool {
 // the arguments (SET ... GET, BITFIELD, SORT ... STORE) or fail (a count of keys that is
 // not one).
 func TestCommandGetKeysMatchesRedis(t *testing.T) {
-	raddr := startRedisServer(t)
-	r, err := dialRESP(raddr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer r.close()
+	r := dialNew(t, startRedisServer(t))
 	s := startServer(t, Config{MemoryOnly: true})
 	defer s.Close()
-	n, err := dialRESP(s.RedisAddr())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer n.close()
+	n := dialNew(t, s.RedisAddr())
 	calls := []string{
 		"get k", "get", "get a b", "set k v", "set k v get", "set k v nx get", "set k v ex 10",
 		"mset a 1 b 2", "mset a 1 b", "mget a b c", "del a b", "exists a", "type a", "touch a b",
@@ -331,4 +313,15 @@ func TestCommandGetKeysMatchesRedis(t *testing.T) {
 			t.Errorf("%v: %s, redis-server %s", args, render(got), render(want))
 		}
 	}
+}
+
+// dialNew connects to addr for the rest of the test.
+func dialNew(t *testing.T, addr string) *rconn {
+	t.Helper()
+	c, err := dialRESP(addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.close)
+	return c
 }
