@@ -316,13 +316,7 @@ func (s *Store) Read(db int, now int64, args [][]byte, w ReplyWriter) {
 
 // ReadSpec is Read for a caller that has already looked the command up (spec may be nil).
 func (s *Store) ReadSpec(spec *Spec, db int, now int64, args [][]byte, w ReplyWriter) {
-	// Reads may choose at random (SRANDMEMBER, RANDOMKEY): nothing replicated depends on
-	// their choice, so any seed that differs between reads will do.
-	c := ctxPool.Get().(*Ctx)
-	*c = Ctx{s: s, DB: db, Now: now, W: w, rnd: rng{state: uint64(now) ^ readSeq.Add(1)<<32}}
-	c.runSpec(spec, args, false)
-	*c = Ctx{}
-	ctxPool.Put(c)
+	s.ReadSpecAs(spec, db, now, args, w, nil, nil)
 }
 
 func (c *Ctx) run(args [][]byte, write bool) { c.runSpec(Lookup(args[0]), args, write) }

@@ -88,8 +88,10 @@ func (s *Store) asUser(c *Ctx, rules []byte) {
 }
 
 // ReadSpecAs is ReadSpec for a read-only script (EVAL_RO, FCALL_RO) of a user whose calls
-// are checked against acl; log, if not nil, keeps the denials.
+// are checked against acl (nil: none); log, if not nil, keeps the denials.
 func (s *Store) ReadSpecAs(spec *Spec, db int, now int64, args [][]byte, w ReplyWriter, acl CallACL, log ACLLogger) {
+	// Reads may choose at random (SRANDMEMBER, RANDOMKEY): nothing replicated depends on
+	// their choice, so any seed that differs between reads will do.
 	c := ctxPool.Get().(*Ctx)
 	*c = Ctx{s: s, DB: db, Now: now, W: w, rnd: rng{state: uint64(now) ^ readSeq.Add(1)<<32}, acl: acl, aclLog: log}
 	c.runSpec(spec, args, false)

@@ -153,6 +153,10 @@ func (t *aclTable) saveFile(path string) error {
 		return err
 	}
 	defer os.Remove(tmp.Name())
+	if err := tmp.Chmod(0o644); err != nil { // as Redis's ACL SAVE creates it
+		tmp.Close()
+		return err
+	}
 	if _, err := tmp.WriteString(b.String()); err != nil {
 		tmp.Close()
 		return err

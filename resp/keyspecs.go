@@ -185,11 +185,11 @@ var numkeysCommands = map[string][3]int{
 // (getkeys_proc), for the commands whose specifications vary with the arguments or
 // failed; ok is false for a command that has none.
 func procKeys(name string, args [][]byte) (refs []keyRef, ok bool) {
-	switch name {
-	case "set", "bitfield", "sort", "sort_ro":
-		if len(args) < 2 {
-			return nil, true // the arity check refuses the call
-		}
+	if !hasProcKeys(name) {
+		return nil, false
+	}
+	if len(args) < 2 {
+		return nil, true // the arity check refuses the call
 	}
 	switch name {
 	case "set":
@@ -242,10 +242,7 @@ func procKeys(name string, args [][]byte) (refs []keyRef, ok bool) {
 		}
 		return refs, true
 	}
-	at, ok := numkeysCommands[name]
-	if !ok {
-		return nil, false
-	}
+	at := numkeysCommands[name]
 	// atoi's reading of the count, as Redis's: leading digits, 0 when none
 	n := 0
 	if at[1] < len(args) {
@@ -275,6 +272,16 @@ func procKeys(name string, args [][]byte) (refs []keyRef, ok bool) {
 		refs = append(refs, keyRef{args[at[0]], 0})
 	}
 	return refs, true
+}
+
+// hasProcKeys: procKeys knows the command's own rules.
+func hasProcKeys(name string) bool {
+	switch name {
+	case "set", "bitfield", "sort", "sort_ro":
+		return true
+	}
+	_, ok := numkeysCommands[name]
+	return ok
 }
 
 // callKeys are the keys of a call of spec s (args[0] the command, name the command or
@@ -334,8 +341,8 @@ func hasKeys(name string, s *kvstore.Spec) bool {
 		}
 		return s.FirstKey > 0 || s.MoreKeys != nil
 	}
-	if _, ok := numkeysCommands[name]; ok || name == "set" || name == "bitfield" || name == "sort" || name == "sort_ro" {
-		return true // procKeys knows them
+	if hasProcKeys(name) {
+		return true
 	}
 	for _, f := range redisKeyFlags[name] {
 		if f&keyNotKey == 0 {
