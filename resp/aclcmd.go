@@ -360,23 +360,22 @@ func (c *conn) recheckQueued(queued []kvstore.TxCommand) ([]kvstore.TxCommand, m
 	return kept, denied, logged
 }
 
-// spliceReplies puts errors among the replies of a transaction's commands that ran:
-// reply is EXEC's (an array of those replies), errs the errors of the others by their
-// place. A reply that is not an array of as many replies as ran (a null array when a
-// watched key changed, an error) is returned as it is.
-func spliceReplies(reply []byte, errs map[int]string) []byte {
+// spliceReplies puts the replies of a transaction's commands that EXEC answered itself
+// among those of the commands the store ran: reply is the store's (an array of those
+// replies), others the rest, encoded, by their place. A reply that is not an array of
+// as many replies as ran (a null array when a watched key changed, an error) is
+// returned as it is.
+func spliceReplies(reply []byte, others map[int][]byte) []byte {
 	n, i, ok := replyCount(reply, 0, '*')
 	if !ok {
 		return reply
 	}
-	total := n + len(errs)
+	total := n + len(others)
 	out := append([]byte("*"), strconv.Itoa(total)...)
 	out = append(out, "\r\n"...)
 	for pos := 0; pos < total; pos++ {
-		if e, denied := errs[pos]; denied {
-			out = append(out, '-')
-			out = append(out, e...)
-			out = append(out, "\r\n"...)
+		if r, own := others[pos]; own {
+			out = append(out, r...)
 			continue
 		}
 		end, ok := replyEnd(reply, i)

@@ -12,6 +12,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -21,9 +22,12 @@ import (
 // connSpec is a command the frontend answers itself (connection state, server admin).
 type connSpec struct {
 	kvstore.Spec
-	run     func(c *conn, args [][]byte)
-	noAuth  bool // allowed before AUTH
-	txCtrl  bool // MULTI/EXEC/DISCARD/WATCH: handled even inside MULTI
+	run    func(c *conn, args [][]byte)
+	noAuth bool // allowed before AUTH
+	txCtrl bool // MULTI/EXEC/DISCARD/WATCH: handled even inside MULTI
+	// noMulti: refused inside MULTI. Redis refuses SAVE and SHUTDOWN; nanokv also
+	// (un)subscribing, RAFT.* and IDEMPOTENT. EXEC runs the others on the connection.
+	noMulti bool
 	subcmds []string
 }
 
@@ -40,6 +44,42 @@ var connSubcommands = map[string][]string{
 	"pubsub":  {"channels", "numsub", "numpat", "shardchannels", "shardnumsub", "help"},
 }
 
+// connSubArity is the arity of each subcommand of each container in connSubcommands
+// (Redis's convention: the container and the subcommand count), as Redis 7.0 has it,
+// or nanokv's own for the subcommands Redis 7.0 has not.
+var connSubArity = sync.OnceValue(func() map[string]map[string]int {
+	own := map[string]map[string]int{"client": clientArity, "acl": aclArity, "latency": latencyArity, "module": moduleArity}
+	all := map[string]map[string]int{}
+	for name, subs := range connSubcommands {
+		arity := map[string]int{}
+		for _, sub := range subs {
+			if m, ok := redisMeta[name+"|"+sub]; ok {
+				arity[sub] = m.arity
+			} else if a, ok := own[name][sub]; ok {
+				arity[sub] = a
+			} else {
+				arity[sub] = -2
+			}
+		}
+		all[name] = arity
+	}
+	return all
+})
+
+// connArgsError is the error Redis gives a connection or server command before it runs,
+// or when it is queued inside MULTI: the wrong number of arguments, a container's
+// unknown subcommand, or the wrong number for the subcommand; "" when it has none.
+func connArgsError(cs *connSpec, args [][]byte) string {
+	if !cs.CheckArity(args) {
+		return kvstore.WrongArgs(cs.Name)
+	}
+	if arity, ok := connSubArity()[cs.Name]; ok {
+		_, msg := kvstore.CheckSubcommand(args, cs.Name, arity)
+		return msg
+	}
+	return ""
+}
+
 func init() {
 	add := func(name string, arity int, group, since, summary string, run func(*conn, [][]byte), opts ...func(*connSpec)) {
 		cs := &connSpec{Spec: kvstore.Spec{Name: name, Arity: arity, Group: group, Since: since, Summary: summary, Flags: kvstore.FlagConn}, run: run}
@@ -51,6 +91,7 @@ func init() {
 	noAuth := func(cs *connSpec) { cs.noAuth = true }
 	tx := func(cs *connSpec) { cs.txCtrl = true }
 	fast := func(cs *connSpec) { cs.Flags |= kvstore.FlagFast }
+	noMulti := func(cs *connSpec) { cs.noMulti = true }
 	add("ping", -1, "connection", "1.0.0", "Ping the server", pingCommand, fast)
 	add("echo", 2, "connection", "1.0.0", "Echo the given string", func(c *conn, a [][]byte) { c.Bulk(a[1]) }, fast)
 	add("select", 2, "connection", "1.0.0", "Change the selected database for the current connection", selectCommand, fast)
@@ -69,14 +110,14 @@ func init() {
 	add("command", -1, "server", "2.8.13", "Get array of Redis command details", commandCommand)
 	add("time", 1, "server", "2.6.0", "Return the current server time", timeCommand, fast)
 	add("lastsave", 1, "server", "1.0.0", "Get the UNIX time stamp of the last successful save to disk", lastsaveCommand, fast)
-	add("save", 1, "server", "1.0.0", "Synchronously save the dataset to disk", saveCommand)
+	add("save", 1, "server", "1.0.0", "Synchronously save the dataset to disk", saveCommand, noMulti)
 	add("bgsave", -1, "server", "1.0.0", "Asynchronously save the dataset to disk", bgsaveCommand)
 	add("bgrewriteaof", 1, "server", "1.0.0", "Asynchronously rewrite the append-only file", bgrewriteaofCommand)
 	add("role", 1, "server", "2.8.12", "Return the role of the instance in the context of replication", roleCommand, fast)
 	add("memory", -2, "server", "4.0.0", "A container for memory diagnostics commands", memoryCommand)
 	add("wait", 3, "generic", "3.0.0", "Wait for the synchronous replication of all the write commands sent in the context of the current connection", waitCommand)
-	add("shutdown", -1, "server", "1.0.0", "Synchronously save the dataset to disk and then shut down the server", shutdownCommand)
-	add("idempotent", -4, "generic", "nanokv", "Run a write at most once per client id and sequence number, answering a retry with the first reply", idempotentCommand)
+	add("shutdown", -1, "server", "1.0.0", "Synchronously save the dataset to disk and then shut down the server", shutdownCommand, noMulti)
+	add("idempotent", -4, "generic", "nanokv", "Run a write at most once per client id and sequence number, answering a retry with the first reply", idempotentCommand, noMulti)
 	connCommands["watch"].FirstKey, connCommands["watch"].LastKey, connCommands["watch"].Step = 1, -1, 1
 	// RedisRaft's administration commands; the backend answers them (NOCLUSTER when the
 	// node is not a cluster member).
@@ -91,7 +132,7 @@ func init() {
 		{"raft.timeout_now", 1, "Make this member start an election now"},
 		{"raft.debug", -2, "Raft debugging commands"},
 	} {
-		add(rc.name, rc.arity, "raft", "nanokv", rc.summary, raftCommand)
+		add(rc.name, rc.arity, "raft", "nanokv", rc.summary, raftCommand, noMulti)
 	}
 	// Redis's replication commands, which the backend answers in Raft's terms.
 	add("failover", -1, "server", "6.2.0", "Start a coordinated failover between this server and one of its replicas.", raftCommand)
@@ -146,7 +187,7 @@ func waitCommand(c *conn, args [][]byte) {
 				return
 			}
 		}
-		if n >= want {
+		if n >= want || c.execing > 0 { // inside EXEC, Redis does not wait
 			c.Int(n)
 			return
 		}
@@ -708,8 +749,11 @@ func clientUnblock(c *conn, args [][]byte) {
 // command being run, which is how Redis reports the current one.
 func (c *conn) describe(cmd string) string {
 	multi := -1
-	if c.inMulti {
+	switch {
+	case c.inMulti:
 		multi = len(c.queued)
+	case c.execing > 0: // a command EXEC runs, which Redis shows as EXEC
+		multi, cmd = c.execing, "exec"
 	}
 	now := time.Now()
 	_, redir := c.trackFlags()
@@ -765,7 +809,7 @@ func (c *conn) flagString() string {
 	if c.clientType() == "pubsub" {
 		flags += "P"
 	}
-	if c.inMulti {
+	if c.inMulti || c.execing > 0 {
 		flags += "x"
 	}
 	tf, _ := c.trackFlags()
@@ -802,6 +846,7 @@ func execCommand(c *conn, _ [][]byte) {
 	}
 	queued, watches, dirty := c.queued, c.watches, c.multiErr
 	c.inMulti, c.queued, c.watches, c.multiErr = false, nil, nil, false
+	n := len(queued)
 	if dirty {
 		c.Error("EXECABORT Transaction discarded because of previous errors.")
 		return
@@ -809,31 +854,75 @@ func execCommand(c *conn, _ [][]byte) {
 	// Rules changed since the commands were queued are applied now, as Redis's EXEC
 	// does: a denied command does not run and its place in the reply is an error.
 	queued, denied, logged := c.recheckQueued(queued)
-	c.trackTx(queued)
+	// The store's commands are one entry of the log; the connection's and the server's
+	// run here once it is applied, and their replies take their places in EXEC's.
+	others := make(map[int][]byte, len(denied))
+	for pos, msg := range denied {
+		others[pos] = fmt.Appendf(nil, "-%s\r\n", msg)
+	}
+	var tx []kvstore.TxCommand
+	var local []queuedConn
+	pos := 0
+	for _, q := range queued {
+		for others[pos] != nil {
+			pos++
+		}
+		if kvstore.Lookup(q.Args[0]) == nil {
+			local = append(local, queuedConn{pos, q})
+		} else {
+			tx = append(tx, q)
+		}
+		pos++
+	}
+	c.trackTx(tx)
 	start := len(c.B)
-	if u := c.user.Load(); u != nil && !u.load().free && slices.ContainsFunc(queued, func(q kvstore.TxCommand) bool {
+	if u := c.user.Load(); u != nil && !u.load().free && slices.ContainsFunc(tx, func(q kvstore.TxCommand) bool {
 		s := kvstore.Lookup(q.Args[0])
 		return s != nil && runsScript(s)
 	}) {
 		// its scripts' calls are checked against its user's rules on every member
-		c.propose(kvstore.AppendTxAsUser(nil, u.load().scriptRules, watches, queued), 1, false)
+		c.propose(kvstore.AppendTxAsUser(nil, u.load().scriptRules, watches, tx), 1, false)
 	} else {
-		c.propose(kvstore.AppendTx(nil, watches, queued), 1, false)
-	}
-	if denied != nil {
-		c.B = append(c.B[:start], spliceReplies(c.B[start:], denied)...)
+		c.propose(kvstore.AppendTx(nil, watches, tx), 1, false)
 	}
 	// A SELECT inside the transaction sticks after EXEC, unless the transaction did not
 	// run: a watched key changed (null reply) or it never reached the log (error).
-	if reply := string(c.B[start:]); reply != "*-1\r\n" && reply != "_\r\n" && !strings.HasPrefix(reply, "-") {
-		for _, d := range logged {
-			c.s.acl.record(d.reason, "multi", d.object, c.userName(), c.describe("exec"))
-		}
-		c.db = c.multiDB
-		for _, q := range queued { // they ran: monitors see them now, before EXEC
-			c.feedMonitors(q.DB, q.Args)
-		}
+	reply := string(c.B[start:])
+	if reply == "*-1\r\n" || reply == "_\r\n" || strings.HasPrefix(reply, "-") {
+		return
 	}
+	for _, q := range local {
+		others[q.pos] = c.runQueuedConn(q.cmd, n)
+	}
+	if len(others) > 0 {
+		c.B = append(c.B[:start], spliceReplies(c.B[start:], others)...)
+	}
+	for _, d := range logged {
+		c.s.acl.record(d.reason, "multi", d.object, c.userName(), c.describe("exec"))
+	}
+	c.db = c.multiDB
+	for _, q := range queued { // they ran: monitors see them now, before EXEC
+		c.feedMonitors(q.DB, q.Args)
+	}
+}
+
+// queuedConn is a connection or server command of a transaction, and its place in it.
+type queuedConn struct {
+	pos int
+	cmd kvstore.TxCommand
+}
+
+// runQueuedConn runs a connection or server command EXEC found queued, in the database
+// it was queued for, and returns its reply; n is how many commands were queued. Like Redis inside EXEC (a client that must
+// not block), it does not wait: WAIT answers at once, MONITOR refuses.
+func (c *conn) runQueuedConn(q kvstore.TxCommand, n int) []byte {
+	mark := len(c.B)
+	c.db, c.execing = q.DB, n
+	c.runConn(lookupConn(q.Args[0]), q.Args)
+	c.execing = 0
+	reply := bytes.Clone(c.B[mark:])
+	c.B = c.B[:mark]
+	return reply
 }
 
 func watchCommand(c *conn, args [][]byte) {

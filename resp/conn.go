@@ -74,6 +74,9 @@ type conn struct {
 	inMulti  bool
 	multiErr bool
 	multiDB  int // db the next queued command runs in (SELECT inside MULTI)
+	// execing: EXEC is running a queued connection command, which must not block; it is
+	// how many commands the transaction has (CLIENT LIST's multi=)
+	execing int
 	// monitoring: the connection sent MONITOR (monitor.go)
 	monitoring bool
 	queued     []kvstore.TxCommand
@@ -324,7 +327,6 @@ func (c *conn) flushOut() bool {
 	return err == nil
 }
 
-// handle runs one request.
 // handle runs one request; spec is kvstore.Lookup(args[0]).
 func (c *conn) handle(args [][]byte, spec *kvstore.Spec) {
 	c.s.stats.commands.Add(1)
@@ -372,12 +374,18 @@ func (c *conn) handle(args [][]byte, spec *kvstore.Spec) {
 			c.Error(spec.ArgsError(args))
 		case spec != nil:
 			c.queue(spec, args)
-		case cs != nil:
-			// connection and server commands do not run inside EXEC here; refusing them
-			// aborts the transaction, as Redis does for commands it will not queue
+		case cs != nil && cs.noMulti:
+			// refusing it aborts the transaction, as Redis does for commands it will
+			// not queue
 			c.s.cmdStats(cs, args).Reject()
 			c.multiErr = true
 			c.Error("ERR Command not allowed inside a transaction")
+		case cs != nil && connArgsError(cs, args) != "":
+			c.s.cmdStats(cs, args).Reject()
+			c.multiErr = true
+			c.Error(connArgsError(cs, args))
+		case cs != nil:
+			c.queue(&cs.Spec, args) // EXEC runs it on the connection (runQueuedConn)
 		default:
 			c.multiErr = true
 			c.Error(kvstore.UnknownCommand(args))
@@ -386,18 +394,12 @@ func (c *conn) handle(args [][]byte, spec *kvstore.Spec) {
 	}
 	if cs != nil {
 		c.flushBatch()
-		stats := c.s.cmdStats(cs, args)
 		if !cs.CheckArity(args) {
-			stats.Reject()
+			c.s.cmdStats(cs, args).Reject()
 			c.Error(kvstore.WrongArgs(cs.Name))
 			return // refused: neither timed nor shown to monitors, as in Redis
 		}
-		st := c.s.b.Store()
-		start := st.SlowStart(cs.slowSpec(), args)
-		errs, began := c.nerr, stats.Begin()
-		cs.run(c, args)
-		stats.End(began, c.nerr != errs)
-		st.SlowEnd(start, args, c.addr, c.name)
+		c.runConn(cs, args)
 		c.feedMonitors(c.db, args) // after it ran: SELECT shows its new database
 		return
 	}
@@ -609,6 +611,18 @@ func (c *conn) readBarrier() bool {
 	}
 	c.barrierOK = true
 	return true
+}
+
+// runConn runs connection or server command cs, timed for INFO commandstats and the
+// slow log as Redis's call() times it.
+func (c *conn) runConn(cs *connSpec, args [][]byte) {
+	stats := c.s.cmdStats(cs, args)
+	st := c.s.b.Store()
+	start := st.SlowStart(cs.slowSpec(), args)
+	errs, began := c.nerr, stats.Begin()
+	cs.run(c, args)
+	stats.End(began, c.nerr != errs)
+	st.SlowEnd(start, args, c.addr, c.name)
 }
 
 // queue adds a command to the open transaction.

@@ -54,6 +54,10 @@ func (m *monitorSet) remove(c *conn) {
 }
 
 func monitorCommand(c *conn, _ [][]byte) {
+	if c.execing > 0 {
+		c.Error("ERR MONITOR isn't allowed for DENY BLOCKING client") // as Redis inside EXEC
+		return
+	}
 	if c.monitoring {
 		return // Redis ignores a second MONITOR, without a reply
 	}

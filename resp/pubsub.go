@@ -24,7 +24,10 @@ const pubsubOutLimit = 32 << 20
 
 func init() {
 	add := func(name string, arity int, summary string, run func(*conn, [][]byte)) {
-		connCommands[name] = &connSpec{Spec: kvstore.Spec{Name: name, Arity: arity, Group: "pubsub", Since: "2.0.0", Summary: summary, Flags: kvstore.FlagConn | kvstore.FlagPubSub}, run: run}
+		// (un)subscribing inside MULTI is refused: Redis would change the connection's
+		// context in the middle of EXEC's reply
+		connCommands[name] = &connSpec{Spec: kvstore.Spec{Name: name, Arity: arity, Group: "pubsub", Since: "2.0.0", Summary: summary, Flags: kvstore.FlagConn | kvstore.FlagPubSub}, run: run,
+			noMulti: name != "pubsub"}
 	}
 	add("subscribe", -2, "Listen for messages published to the given channels", subscribeCommand(kindChannel))
 	add("psubscribe", -2, "Listen for messages published to channels matching the given patterns", subscribeCommand(kindPattern))

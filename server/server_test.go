@@ -209,6 +209,96 @@ func TestMultiExecReplies(t *testing.T) {
 	r.expect(t, "$7\r\nchanged", "GET", "marker")
 }
 
+// Connection and server commands inside MULTI, as redis-server 7.0 answers them:
+// queued, checked for arity and subcommand when queued, run by EXEC after the store's
+// commands with their replies in their places (also among commands the ACL refuses at
+// EXEC), not run when a watched key changed; SAVE, SHUTDOWN refused; WAIT not waiting
+// and MONITOR refused inside EXEC, as Redis's EXEC does not let its client block.
+func TestConnCommandsInMultiAgainstRedis(t *testing.T) {
+	raddr := startRedisServer(t)
+	s := startServer(t, Config{MemoryOnly: true})
+	defer s.Close()
+	steps := []struct {
+		conn string
+		args []string
+	}{
+		{"", []string{"MULTI"}},
+		{"", []string{"SET", "k", "1"}},
+		{"", []string{"PING", "hi"}},
+		{"", []string{"CLIENT", "SETNAME", "first"}},
+		{"", []string{"CLIENT", "GETNAME"}},
+		{"", []string{"CONFIG", "GET", "maxmemory-policy"}},
+		{"", []string{"INCR", "k"}},
+		{"", []string{"CLIENT", "SETNAME", "a b"}}, // its own error, at EXEC
+		{"", []string{"DBSIZE"}},
+		{"", []string{"WAIT", "1", "5000"}}, // does not wait
+		{"", []string{"MONITOR"}},
+		{"", []string{"PUBSUB", "NUMSUB", "ch"}},
+		{"", []string{"EXEC"}},
+		{"", []string{"CLIENT", "GETNAME"}},
+		// refused when queued: the transaction is discarded
+		{"", []string{"MULTI"}},
+		{"", []string{"CLIENT", "SETNAME", "second"}},
+		{"", []string{"CLIENT", "NOSUCH"}},
+		{"", []string{"EXEC"}},
+		{"", []string{"MULTI"}},
+		{"", []string{"CLIENT", "SETNAME"}},
+		{"", []string{"EXEC"}},
+		{"", []string{"MULTI"}},
+		{"", []string{"PUBSUB", "NUMPAT", "x"}},
+		{"", []string{"EXEC"}},
+		{"", []string{"MULTI"}},
+		{"", []string{"SAVE"}},
+		{"", []string{"EXEC"}},
+		{"", []string{"MULTI"}},
+		{"", []string{"SHUTDOWN"}},
+		{"", []string{"EXEC"}},
+		{"", []string{"CLIENT", "GETNAME"}},
+		// a watched key changed: nothing runs, the connection's own commands neither
+		{"", []string{"WATCH", "k"}},
+		{"other", []string{"SET", "k", "changed"}},
+		{"", []string{"MULTI"}},
+		{"", []string{"CLIENT", "SETNAME", "third"}},
+		{"", []string{"SELECT", "3"}},
+		{"", []string{"EXEC"}},
+		{"", []string{"CLIENT", "GETNAME"}},
+		{"", []string{"DBSIZE"}},
+		// SELECT inside MULTI: the commands after it run in its database
+		{"", []string{"SET", "n", "1"}},
+		{"", []string{"MULTI"}},
+		{"", []string{"SELECT", "4"}},
+		{"", []string{"MEMORY", "USAGE", "n"}},
+		{"", []string{"DBSIZE"}},
+		{"", []string{"EXEC"}},
+		// rules changed before EXEC: the denied command's place is an error, the others
+		// run in theirs
+		{"", []string{"ACL", "SETUSER", "u", "on", ">p", "~*", "+@all"}},
+		{"u", []string{"AUTH", "u", "p"}},
+		{"u", []string{"MULTI"}},
+		{"u", []string{"SET", "k", "2"}},
+		{"u", []string{"CONFIG", "GET", "maxmemory-policy"}},
+		{"u", []string{"CLIENT", "SETNAME", "fourth"}},
+		{"u", []string{"GET", "k"}},
+		{"", []string{"ACL", "SETUSER", "u", "-config"}},
+		{"u", []string{"EXEC"}},
+		{"u", []string{"CLIENT", "GETNAME"}},
+	}
+	run := func(addr string) []string {
+		conns := map[string]*rconn{}
+		defer func() {
+			for _, c := range conns {
+				c.close()
+			}
+		}()
+		var out []string
+		for _, st := range steps {
+			out = append(out, transcriptStep(t, addr, conns, st.conn, st.args, func(r string) string { return r }))
+		}
+		return out
+	}
+	compareTranscripts(t, run(raddr), run(s.RedisAddr()))
+}
+
 func TestRandomReadsVary(t *testing.T) {
 	s := startServer(t, Config{MemoryOnly: true})
 	defer s.Close()
