@@ -299,6 +299,37 @@ func TestConnCommandsInMultiAgainstRedis(t *testing.T) {
 	compareTranscripts(t, run(raddr), run(s.RedisAddr()))
 }
 
+// A go-redis transaction pipeline with connection and server commands in it, as an
+// application sends one: every command's result comes back in its place.
+func TestGoRedisTxPipelineWithServerCommands(t *testing.T) {
+	s := startServer(t, Config{MemoryOnly: true})
+	defer s.Close()
+	ctx := context.Background()
+	c := client(t, s)
+	var set *redis.StatusCmd
+	var tm *redis.TimeCmd
+	var cfg *redis.MapStringStringCmd
+	var name *redis.StringCmd
+	var incr *redis.IntCmd
+	var wait *redis.Cmd
+	if _, err := c.TxPipelined(ctx, func(p redis.Pipeliner) error {
+		set = p.Set(ctx, "k", "41", 0)
+		tm = p.Time(ctx)
+		cfg = p.ConfigGet(ctx, "maxmemory-policy")
+		p.Do(ctx, "CLIENT", "SETNAME", "tx")
+		name = p.ClientGetName(ctx)
+		incr = p.Incr(ctx, "k")
+		wait = p.Do(ctx, "WAIT", 0, 0)
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if set.Val() != "OK" || time.Since(tm.Val()).Abs() > time.Minute || cfg.Val()["maxmemory-policy"] != "noeviction" ||
+		name.Val() != "tx" || incr.Val() != 42 || wait.Val() != int64(0) {
+		t.Fatalf("results: %v / %v / %v / %v / %v / %v", set, tm, cfg, name, incr, wait)
+	}
+}
+
 func TestRandomReadsVary(t *testing.T) {
 	s := startServer(t, Config{MemoryOnly: true})
 	defer s.Close()
