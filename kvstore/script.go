@@ -225,6 +225,7 @@ type scriptVM struct {
 	c        *Ctx
 	readOnly bool
 	rand     rand48
+	budget   scriptBudget // the running script's instructions (scriptbudget.go)
 	// onError is scriptErrorHandler, made once.
 	onError *lua.LFunction
 	// reached is the shards the running script took as its calls reached them, beyond
@@ -257,6 +258,7 @@ func newScriptVM() *scriptVM {
 		L.Push(lua.LString(lib.name))
 		L.Call(1, 0)
 	}
+	watchCoroutines(L)
 	g := L.Get(lua.GlobalsIndex).(*lua.LTable)
 	// Redis has collectgarbage and gcinfo, but what they answer differs from replica to
 	// replica.
@@ -892,7 +894,9 @@ func (vm *scriptVM) exec(c *Ctx, readOnly bool, chunk, name string, push func(L 
 	// effects, not the script); here every replica runs the script, so the seed comes
 	// from the entry's randomness: different at every call, the same on every replica.
 	vm.rand.x = c.rnd.next() & (1<<48 - 1)
-	defer func() { vm.c = nil; L.SetTop(0) }()
+	vm.budget.left = scriptMaxInstructions
+	L.SetContext(&vm.budget)
+	defer func() { vm.c = nil; L.SetTop(0); L.RemoveContext() }()
 	g := L.Get(lua.GlobalsIndex).(*lua.LTable)
 	nargs, e := push(L, g)
 	if e != "" {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"reflect"
+	"strings"
 	"sync"
 	"testing"
 )
@@ -291,15 +292,64 @@ func TestScriptDeterminism(t *testing.T) {
 	}
 }
 
+// A script that would never end is stopped after scriptMaxInstructions on every
+// replica at the same instruction, loops in a pcall or a coroutine too; what it wrote
+// before stays, and the replicas stay equal. One under the budget runs to its end.
+func TestScriptRunsOutOfInstructions(t *testing.T) {
+	defer func(n int64) { scriptMaxInstructions = n }(scriptMaxInstructions)
+	scriptMaxInstructions = 100_000
+	killed := "ERR user_script:1: Script killed after 100000 Lua instructions: a script runs on every member's applier, and nanokv stops one that runs this long script: "
+	a, b := newHarness(t), newHarness(t)
+	for _, h := range []*harness{a, b} {
+		h.expect("lib", "FUNCTION", "LOAD", "#!lua name=lib\nredis.register_function('spin', function() local n = 0 while true do n = n + 1 end end)")
+	}
+	for _, script := range []string{
+		"redis.call('incr', 'before') while true do end redis.call('set', 'after', 1)",
+		"redis.call('incr', 'before') while true do pcall(function() while true do end end) end",
+		"redis.call('incr', 'before') local co = coroutine.wrap(function() while true do end end) co() redis.call('set', 'after', 1)",
+		"redis.call('incr', 'before') local co = coroutine.create(function() while true do end end) coroutine.resume(co) redis.call('set', 'after', 1)",
+	} {
+		for _, h := range []*harness{a, b} {
+			got, ok := h.do("EVAL", script, "0").(Err)
+			if !ok || !strings.HasPrefix(string(got), killed) {
+				t.Fatalf("%s: %v, want %q...", script, got, killed)
+			}
+		}
+	}
+	for _, h := range []*harness{a, b} {
+		if got, ok := h.do("FCALL", "spin", "0").(Err); !ok || !strings.Contains(string(got), "Script killed after 100000 Lua instructions") {
+			t.Fatalf("FCALL spin: %v", got)
+		}
+		h.expect("4", "GET", "before")
+		h.expect(int64(0), "EXISTS", "after")
+		h.expect(int64(20000), "EVAL", "local n = 0 for i = 1, 20000 do n = n + 1 end return n", "0")
+	}
+	if a.s.Digest() != b.s.Digest() {
+		t.Fatal("replicas diverged")
+	}
+}
+
 func equalReplies(a, b any) bool { return reflect.DeepEqual(normalize(a), normalize(b)) }
 
-// BenchmarkApplyEVAL is a script's cost on the applier: a SET through redis.call.
+// BenchmarkApplyEVAL is a script's cost on the applier: set is a SET through
+// redis.call, lock redis-py's Lock.release (a GET, a compare, a DEL), loop a thousand
+// iterations of Lua arithmetic (where the instruction count of scriptbudget.go shows).
 func BenchmarkApplyEVAL(b *testing.B) {
-	s := New()
-	entry := AppendCommand(nil, 0, [][]byte{[]byte("EVAL"), []byte("return redis.call('set', KEYS[1], ARGV[1])"), []byte("1"), []byte("k"), []byte("v")})
-	b.ReportAllocs()
-	for i := 0; i < b.N; i++ {
-		s.Apply(Entry{Index: uint64(i + 1), Time: 1e12, Data: entry}, nil)
+	for _, bc := range []struct{ name, script string }{
+		{"set", "return redis.call('set', KEYS[1], ARGV[1])"},
+		{"lock", "local t = redis.call('get', KEYS[1]) if not t or t ~= ARGV[1] then return 0 end redis.call('del', KEYS[1]) return 1"},
+		{"loop", "local n = 0 for i = 1, 1000 do n = n + i % 7 end return n"},
+	} {
+		b.Run(bc.name, func(b *testing.B) {
+			s := New()
+			set := AppendCommand(nil, 0, [][]byte{[]byte("SET"), []byte("k"), []byte("v")})
+			eval := AppendCommand(nil, 0, [][]byte{[]byte("EVAL"), []byte(bc.script), []byte("1"), []byte("k"), []byte("v")})
+			b.ReportAllocs()
+			for i := 0; i < b.N; i++ {
+				s.Apply(Entry{Index: uint64(2*i + 1), Time: 1e12, Data: set}, nil)
+				s.Apply(Entry{Index: uint64(2*i + 2), Time: 1e12, Data: eval}, nil)
+			}
+		})
 	}
 }
 

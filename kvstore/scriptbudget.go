@@ -1,0 +1,93 @@
+package kvstore
+
+import (
+	"errors"
+	"strconv"
+	"time"
+
+	lua "github.com/yuin/gopher-lua"
+)
+
+// A script runs on the applier of every member, from the log. One that never ends would
+// stop every applier for good, and since its entry stays in the log, a restarted member
+// would replay it into the same loop: one `EVAL "while true do end" 0` would end the
+// cluster. Redis answers other clients BUSY past lua-time-limit and lets SCRIPT KILL or
+// SHUTDOWN NOSAVE end such a script; neither can work here (the script's entry is
+// committed, and a kill decided by one member's clock would leave the members apart).
+//
+// So a script's run is bounded by a count every member reaches at the same instruction:
+// past scriptMaxInstructions Lua instructions it fails with scriptBudgetError, as a
+// script that raises an error does (what it wrote stays written, as in Redis; a pcall
+// cannot catch it for good). gopher-lua runs 25-100M instructions a second here, so
+// that is 2-8 s, about Redis's lua-time-limit of 5 s; a script that calls redis.call a
+// million times spends some 20M. The count is the same on every member only if they run
+// the same gopher-lua: a rolling upgrade to another version of it could split them over
+// a script that runs out. (A variable: tests lower it.)
+var scriptMaxInstructions int64 = 200_000_000
+
+// scriptBudgetError is the error a script that runs out of instructions raises.
+func scriptBudgetError() error {
+	return errors.New("Script killed after " + strconv.FormatInt(scriptMaxInstructions, 10) +
+		" Lua instructions: a script runs on every member's applier, and nanokv stops one that runs this long")
+}
+
+// scriptBudget is the context a script's Lua states run under. gopher-lua's VM asks the
+// context's Done before every instruction, and so counts them: Done is nil (never done)
+// until the budget is spent, and a closed channel from then on, so that the VM raises
+// Err at that instruction, and again at every later one, which a pcall in the script
+// cannot swallow for good. Nothing else asks: a coroutine's state is given the same
+// budget (watchCoroutines), and a context never done starts no goroutine in
+// context.WithCancel, which gopher-lua calls for every coroutine.
+type scriptBudget struct {
+	left int64
+}
+
+var closedDone = func() chan struct{} {
+	c := make(chan struct{})
+	close(c)
+	return c
+}()
+
+func (b *scriptBudget) Done() <-chan struct{} {
+	if b.left--; b.left < 0 {
+		return closedDone
+	}
+	return nil
+}
+
+func (b *scriptBudget) Err() error {
+	if b.left < 0 {
+		return scriptBudgetError()
+	}
+	return nil
+}
+
+func (*scriptBudget) Deadline() (time.Time, bool) { return time.Time{}, false }
+func (*scriptBudget) Value(any) any               { return nil }
+
+// watchCoroutines makes the coroutines a script creates count against its budget:
+// gopher-lua gives a coroutine a context of its own, derived from its creator's, which
+// would count nothing. coroutine.create and coroutine.wrap are replaced by calls of the
+// originals that hand the new coroutine its creator's context. Called before the
+// library tables are made read-only.
+func watchCoroutines(L *lua.LState) {
+	co := L.GetGlobal(lua.CoroutineLibName).(*lua.LTable)
+	for _, name := range []string{"create", "wrap"} {
+		orig := co.RawGetString(name).(*lua.LFunction)
+		co.RawSetString(name, L.NewFunction(func(L *lua.LState) int {
+			L.Insert(orig, 1)
+			L.Call(L.GetTop()-1, 1)
+			var th *lua.LState
+			switch v := L.Get(-1).(type) {
+			case *lua.LState: // create
+				th = v
+			case *lua.LFunction: // wrap: a closure over the coroutine
+				th, _ = v.Upvalues[0].Value().(*lua.LState)
+			}
+			if ctx := L.Context(); th != nil && ctx != nil {
+				th.SetContext(ctx)
+			}
+			return 1
+		}))
+	}
+}
