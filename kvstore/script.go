@@ -259,6 +259,7 @@ func newScriptVM() *scriptVM {
 		L.Call(1, 0)
 	}
 	watchCoroutines(L)
+	boundStringRep(L)
 	g := L.Get(lua.GlobalsIndex).(*lua.LTable)
 	// Redis has collectgarbage and gcinfo, but what they answer differs from replica to
 	// replica.

@@ -65,6 +65,32 @@ func (b *scriptBudget) Err() error {
 func (*scriptBudget) Deadline() (time.Time, bool) { return time.Time{}, false }
 func (*scriptBudget) Value(any) any               { return nil }
 
+// scriptMaxString is the longest string string.rep makes: proto-max-bulk-len, the
+// longest string Redis stores. Lua's own string.rep fails with "not enough memory" when
+// its allocation does; gopher-lua's asks Go for the memory, and a Go process that cannot
+// have it dies. A script's entry is replayed at every restart, so one
+// `string.rep('x', 1e13)` would end the cluster for good. (Nothing bounds what
+// concatenation makes: a loop that doubles a string stops at the instruction budget, at
+// about 2^40 bytes, far past any machine's memory. Like every write, a script that
+// exhausts the memory crashes every member, and replaying it crashes them again.)
+const scriptMaxString = 512 << 20
+
+// boundStringRep makes string.rep refuse, as a failed allocation, a result longer than
+// scriptMaxString. Called before the library tables are made read-only.
+func boundStringRep(L *lua.LState) {
+	str := L.GetGlobal(lua.StringLibName).(*lua.LTable)
+	orig := str.RawGetString("rep").(*lua.LFunction)
+	str.RawSetString("rep", L.NewFunction(func(L *lua.LState) int {
+		s, n := L.CheckString(1), L.CheckInt(2)
+		if n > 0 && len(s) > 0 && n > scriptMaxString/len(s) {
+			L.RaiseError("not enough memory")
+		}
+		L.Insert(orig, 1)
+		L.Call(L.GetTop()-1, 1)
+		return 1
+	}))
+}
+
 // watchCoroutines makes the coroutines a script creates count against its budget:
 // gopher-lua gives a coroutine a context of its own, derived from its creator's, which
 // would count nothing. coroutine.create and coroutine.wrap are replaced by calls of the
