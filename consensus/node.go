@@ -423,13 +423,15 @@ type Status struct {
 	Term, LastIndex, CommitIndex, AppliedIndex uint64
 	Fsync                                      FsyncPolicy
 	MemoryOnly                                 bool
+	WALFailed                                  bool // a WAL write failed: the node refuses writes
 }
 
 // Status reports the node's indexes.
 func (n *Node) Status() Status {
 	n.mu.Lock()
 	defer n.mu.Unlock()
-	return Status{Term: n.term, LastIndex: n.last, CommitIndex: n.commit.load(), AppliedIndex: n.applied.load(), Fsync: n.cfg.Fsync, MemoryOnly: n.cfg.MemoryOnly}
+	return Status{Term: n.term, LastIndex: n.last, CommitIndex: n.commit.load(), AppliedIndex: n.applied.load(), Fsync: n.cfg.Fsync, MemoryOnly: n.cfg.MemoryOnly,
+		WALFailed: n.err != nil}
 }
 
 // Stats exposes the pipeline counters.

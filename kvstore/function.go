@@ -808,3 +808,14 @@ func (c *Ctx) functionRestore(args [][]byte) {
 	}
 	c.W.Status("OK")
 }
+
+// ScriptCounts is what INFO memory counts of the scripts: the scripts in the cache
+// (number_of_cached_scripts), and the functions and libraries loaded.
+func (s *Store) ScriptCounts() (scripts, functions, libraries int) {
+	s.scripts.mu.RLock()
+	scripts = len(s.scripts.bodies)
+	s.scripts.mu.RUnlock()
+	s.functions.mu.RLock()
+	defer s.functions.mu.RUnlock()
+	return scripts, len(s.functions.fns), len(s.functions.libs)
+}

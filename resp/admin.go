@@ -5,15 +5,12 @@ import (
 	"context"
 	"fmt"
 	"maps"
-	"os"
-	"runtime"
 	"runtime/debug"
 	"slices"
 	"sort"
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 
 	"github.com/nanokv/nanokv/kvstore"
@@ -965,8 +962,8 @@ func roleCommand(c *conn, _ [][]byte) {
 // defaultSections are INFO's without an argument, and allSections INFO ALL's, in Redis
 // 7.0's order (and nanokv's raft section).
 var (
-	defaultSections = []string{"server", "clients", "memory", "persistence", "stats", "replication", "cpu", "errorstats", "keyspace"}
-	allSections     = []string{"server", "clients", "memory", "persistence", "stats", "replication", "cpu", "commandstats", "errorstats", "latencystats", "keyspace", "raft"}
+	defaultSections = []string{"server", "clients", "memory", "persistence", "stats", "replication", "cpu", "modules", "errorstats", "cluster", "keyspace"}
+	allSections     = []string{"server", "clients", "memory", "persistence", "stats", "replication", "cpu", "modules", "commandstats", "errorstats", "latencystats", "cluster", "keyspace", "raft"}
 )
 
 func infoCommand(c *conn, args [][]byte) {
@@ -1004,142 +1001,6 @@ func infoCommand(c *conn, args [][]byte) {
 		}
 	}
 	c.Verbatim(b.String())
-}
-
-func (s *Server) infoSection(b *strings.Builder, section string, c *conn) bool {
-	cfg := s.config()
-	w := func(k string, v any) { fmt.Fprintf(b, "%s:%v\r\n", k, v) }
-	switch section {
-	case "server":
-		b.WriteString("# Server\r\n")
-		up := time.Since(s.start)
-		w("redis_version", cfg.RedisVersion)
-		w("nanokv_version", cfg.Version)
-		w("redis_mode", "standalone")
-		w("os", runtime.GOOS+" "+runtime.GOARCH)
-		w("arch_bits", 64)
-		w("go_version", runtime.Version())
-		w("process_id", os.Getpid())
-		w("tcp_port", cfg.Port)
-		w("uptime_in_seconds", int64(up.Seconds()))
-		w("uptime_in_days", int64(up.Hours()/24))
-		w("executable", executable())
-	case "clients":
-		b.WriteString("# Clients\r\n")
-		w("connected_clients", s.NumClients())
-		w("maxclients", cfg.MaxClients)
-		w("blocked_clients", s.stats.blocked.Load())
-		clients, _, _, _ := s.track.counts()
-		w("tracking_clients", clients)
-	case "memory":
-		var m runtime.MemStats
-		runtime.ReadMemStats(&m)
-		b.WriteString("# Memory\r\n")
-		w("used_memory", m.HeapAlloc)
-		w("used_memory_human", humanBytes(m.HeapAlloc))
-		w("used_memory_rss", rss())
-		w("used_memory_rss_human", humanBytes(rss()))
-		w("used_memory_peak", m.HeapSys)
-		w("total_system_memory", totalMemory())
-		w("maxmemory", 0)
-		w("maxmemory_policy", "noeviction")
-		w("mem_allocator", "go")
-		w("go_gc_cycles", m.NumGC)
-	case "stats":
-		b.WriteString("# Stats\r\n")
-		w("total_connections_received", s.stats.connections.Load())
-		w("total_commands_processed", s.stats.commands.Load())
-		w("total_net_input_bytes", s.stats.netIn.Load())
-		w("total_net_output_bytes", s.stats.netOut.Load())
-		w("rejected_connections", s.stats.rejected.Load())
-		w("expired_keys", s.b.Store().ExpiredCount())
-		hits, misses := s.b.Store().KeyspaceHits()
-		w("keyspace_hits", hits)
-		w("keyspace_misses", misses)
-		w("pubsub_channels", len(s.ps.names(kindChannel, nil)))
-		w("pubsub_patterns", len(s.ps.names(kindPattern, nil)))
-		w("pubsubshard_channels", len(s.ps.names(kindShard, nil)))
-		_, keys, items, prefixes := s.track.counts()
-		w("tracking_total_keys", keys)
-		w("tracking_total_items", items)
-		w("tracking_total_prefixes", prefixes)
-		w("unexpected_error_replies", 0)
-		w("total_error_replies", s.errors.total.Load())
-	case "replication":
-		b.WriteString("# Replication\r\n")
-		w("role", "master")
-		w("connected_slaves", 0)
-	case "cpu":
-		var ru syscall.Rusage
-		syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
-		b.WriteString("# CPU\r\n")
-		w("used_cpu_sys", fmt.Sprintf("%.6f", tvSeconds(ru.Stime)))
-		w("used_cpu_user", fmt.Sprintf("%.6f", tvSeconds(ru.Utime)))
-	case "commandstats":
-		b.WriteString("# Commandstats\r\n")
-		s.appendCommandStats(b)
-	case "errorstats":
-		b.WriteString("# Errorstats\r\n")
-		s.errors.appendInfo(b)
-	case "latencystats":
-		b.WriteString("# Latencystats\r\n")
-		s.appendLatencyStats(b)
-	case "keyspace":
-		b.WriteString("# Keyspace\r\n")
-		keys, expires := s.b.Store().KeyspaceInfo()
-		for db := range keys {
-			if keys[db] > 0 {
-				fmt.Fprintf(b, "db%d:keys=%d,expires=%d,avg_ttl=0\r\n", db, keys[db], expires[db])
-			}
-		}
-	default:
-		return false
-	}
-	return true
-}
-
-func tvSeconds(tv syscall.Timeval) float64 { return float64(tv.Sec) + float64(tv.Usec)/1e6 }
-
-func executable() string {
-	p, err := os.Executable()
-	if err != nil {
-		return ""
-	}
-	return p
-}
-
-func humanBytes(n uint64) string {
-	switch {
-	case n >= 1<<30:
-		return fmt.Sprintf("%.2fG", float64(n)/(1<<30))
-	case n >= 1<<20:
-		return fmt.Sprintf("%.2fM", float64(n)/(1<<20))
-	case n >= 1<<10:
-		return fmt.Sprintf("%.2fK", float64(n)/(1<<10))
-	}
-	return fmt.Sprintf("%dB", n)
-}
-
-// rss reads the resident set size from /proc (0 where there is no /proc).
-func rss() uint64 {
-	b, err := os.ReadFile("/proc/self/statm")
-	if err != nil {
-		return 0
-	}
-	f := strings.Fields(string(b))
-	if len(f) < 2 {
-		return 0
-	}
-	pages, _ := strconv.ParseUint(f[1], 10, 64)
-	return pages * uint64(os.Getpagesize())
-}
-
-func totalMemory() uint64 {
-	var si syscall.Sysinfo_t
-	if syscall.Sysinfo(&si) != nil {
-		return 0
-	}
-	return si.Totalram * uint64(si.Unit)
 }
 
 // shutdownCommand stops the node: the WAL is flushed and synced by the node's Close, so

@@ -50,6 +50,8 @@ type AsyncBackend interface {
 // Config are the frontend's settings, changeable with CONFIG SET.
 type Config struct {
 	RequirePass string
+	// ConfigFile is the configuration file the node was started with (INFO's config_file).
+	ConfigFile string
 	// ACLFile is aclfile: the users file read at start and by ACL LOAD, written by ACL
 	// SAVE ("" none). It cannot change while the server runs.
 	ACLFile     string
@@ -115,6 +117,12 @@ type Server struct {
 	// acl is the member's users and ACL log (acl.go)
 	acl *aclTable
 
+	// ids, rates and peak are INFO's run_id and the like, its instantaneous metrics
+	// and used_memory_peak (info.go)
+	ids   serverIDs
+	rates rates
+	peak  peakMemory
+
 	loop  *netserve.Loop // nil: a goroutine per connection
 	async AsyncBackend   // set with loop
 
@@ -161,6 +169,9 @@ func NewServer(b Backend, cfg Config) *Server {
 	}
 	s := &Server{b: b, cfg: cfg, start: time.Now(), conns: map[*conn]struct{}{}, done: make(chan struct{}), acl: newACLTable(cfg.RequirePass)}
 	s.aclFile, s.aclLogf = cfg.ACLFile, cfg.Logf
+	s.ids = newServerIDs(cfg.Version)
+	s.handler.Add(1)
+	go s.sampleRates()
 	if cfg.ACLFile != "" {
 		// checked by the caller before it starts anything (CheckACLFile), as Redis
 		// aborts its start on an ACL error

@@ -78,8 +78,40 @@ func infoSnapshots(w func(string, any), si consensus.SnapshotInfo) {
 	w("rdb_last_bgsave_time_sec", secondsOr(si.LastTookMs))
 	w("rdb_current_bgsave_time_sec", secondsOr(si.CurrentMs))
 	w("rdb_saves", si.Count)
-	w("snapshot_index", si.Index)
-	w("snapshot_bytes", si.Bytes)
+	w("rdb_last_cow_size", 0)
+}
+
+// INFO persistence is Redis 7.0's fields in its order, then nanokv's. A snapshot is
+// written from a copy-on-write view in the process, not by a forked child: Redis's
+// fork and copy-on-write fields are 0. The WAL is the AOF (aof_enabled); it is never
+// rewritten: snapshots let its head go instead.
+
+// infoLoading is INFO persistence's head: nothing is loaded once the node serves.
+func infoLoading(w func(string, any)) {
+	w("loading", 0)
+	w("async_loading", 0)
+	for _, k := range []string{"current_cow_peak", "current_cow_size", "current_cow_size_age"} {
+		w(k, 0)
+	}
+	w("current_fork_perc", "0.00")
+	w("current_save_keys_processed", 0)
+	w("current_save_keys_total", 0)
+}
+
+// infoAOF is INFO persistence's AOF fields, for the WAL.
+func infoAOF(w func(string, any), enabled, failed bool) {
+	w("aof_enabled", boolInt(enabled))
+	w("aof_rewrite_in_progress", 0)
+	w("aof_rewrite_scheduled", 0)
+	w("aof_last_rewrite_time_sec", -1)
+	w("aof_current_rewrite_time_sec", -1)
+	w("aof_last_bgrewrite_status", "ok")
+	w("aof_rewrites", 0)
+	w("aof_rewrites_consecutive_failures", 0)
+	w("aof_last_write_status", map[bool]string{false: "ok", true: "err"}[failed])
+	w("aof_last_cow_size", 0)
+	w("module_fork_in_progress", 0)
+	w("module_fork_last_cow_size", 0)
 }
 
 func boolInt(b bool) int {

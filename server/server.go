@@ -70,6 +70,8 @@ type Config struct {
 	MemoryOnly  bool
 	Fsync       consensus.FsyncPolicy
 	RequirePass string
+	// ConfigFile is the file the configuration was read from, if any (INFO's config_file).
+	ConfigFile string
 	// ACLFile is Redis's aclfile: the users file read at start (an error in it stops
 	// the start) and by ACL LOAD, written by ACL SAVE.
 	ACLFile string
@@ -214,7 +216,7 @@ func Start(cfg Config) (*Server, error) {
 		ln := s.ln
 		host, port, _ := net.SplitHostPort(ln.Addr().String())
 		p, _ := strconv.Atoi(port)
-		s.redis = resp.NewServer(s, resp.Config{RequirePass: cfg.RequirePass, ACLFile: cfg.ACLFile, NotifyKeyspaceEvents: notify, Port: p, Bind: host, Version: Version, Logf: s.logf, Shutdown: s.requestShutdown,
+		s.redis = resp.NewServer(s, resp.Config{RequirePass: cfg.RequirePass, ACLFile: cfg.ACLFile, ConfigFile: cfg.ConfigFile, NotifyKeyspaceEvents: notify, Port: p, Bind: host, Version: Version, Logf: s.logf, Shutdown: s.requestShutdown,
 			EventLoop: s.node == nil && !cfg.RedisNoEventLoop})
 		s.wg.Add(1)
 		go func() {
@@ -507,16 +509,14 @@ func (s *Server) Info(b *strings.Builder, section string) bool {
 		switch section {
 		case "persistence":
 			b.WriteString("# Persistence\r\n")
-			w("loading", 0)
-			aof := 1
-			if s.cfg.MemoryOnly {
-				aof = 0
-			}
-			w("aof_enabled", aof)
+			infoLoading(w)
 			st := c.raft.Stats()
 			w("rdb_bgsave_in_progress", boolInt(c.raft.SnapshotWriting()))
 			w("rdb_last_save_time", s.LastSave())
 			w("rdb_saves", st.Snapshots.Load())
+			w("rdb_last_cow_size", 0)
+			// a member whose WAL write fails stops: one that answers wrote it all
+			infoAOF(w, !s.cfg.MemoryOnly, false)
 			w("snapshot_bytes", st.SnapshotBytes.Load())
 			w("wal_fsync", s.cfg.Fsync)
 		case "raft":
@@ -532,13 +532,12 @@ func (s *Server) Info(b *strings.Builder, section string) bool {
 	switch section {
 	case "persistence":
 		b.WriteString("# Persistence\r\n")
-		w("loading", 0)
-		aof := 1
-		if st.MemoryOnly {
-			aof = 0
-		}
-		w("aof_enabled", aof)
-		infoSnapshots(w, s.node.SnapshotInfo())
+		infoLoading(w)
+		si := s.node.SnapshotInfo()
+		infoSnapshots(w, si)
+		infoAOF(w, !st.MemoryOnly, st.WALFailed)
+		w("snapshot_index", si.Index)
+		w("snapshot_bytes", si.Bytes)
 		w("wal_fsync", st.Fsync)
 		w("wal_writes", stats.WALWrites.Load())
 		w("wal_syncs", stats.WALSyncs.Load())

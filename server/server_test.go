@@ -8,7 +8,9 @@ import (
 	"io"
 	"log"
 	"net"
+	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -772,4 +774,118 @@ func TestLatencyCommand(t *testing.T) {
 	if d := c.Do(ctx, "LATENCY", "DOCTOR").Val(); !strings.HasPrefix(d.(string), "Dave, no latency spike was observed") {
 		t.Errorf("LATENCY DOCTOR: %q", d)
 	}
+}
+
+// infoFields parses INFO's reply: the sections in order, and each section's field names
+// in order.
+func infoFields(info string) (sections []string, fields map[string][]string) {
+	fields = map[string][]string{}
+	var cur string
+	for _, line := range strings.Split(info, "\r\n") {
+		switch {
+		case strings.HasPrefix(line, "# "):
+			cur = line[2:]
+			sections = append(sections, cur)
+		case line != "":
+			name, _, _ := strings.Cut(line, ":")
+			fields[cur] = append(fields[cur], name)
+		}
+	}
+	return sections, fields
+}
+
+// INFO's sections and fields are redis-server 7.0's, in its order: every field Redis
+// gives that nanokv does not is on the list below (nanokv has the thing and does not
+// measure it), and nanokv's own come after Redis's. The values that move do:
+// instantaneous_ops_per_sec under load, used_memory_peak; the identities do not.
+func TestInfoFieldsAsRedis(t *testing.T) {
+	raddr := startRedisServer(t)
+	s := startServer(t, Config{MemoryOnly: true})
+	defer s.Close()
+	ctx := context.Background()
+	rc := redis.NewClient(&redis.Options{Addr: raddr, Protocol: 2, DisableIdentity: true})
+	defer rc.Close()
+	nc := client(t, s)
+	omitted := map[string]bool{
+		"atomicvar_api": true, "client_recent_max_input_buffer": true, "client_recent_max_output_buffer": true,
+		"clients_in_timeout_table": true, "used_memory_overhead": true, "used_memory_startup": true,
+		"used_memory_dataset": true, "used_memory_dataset_perc": true, "used_memory_lua": true,
+		"used_memory_vm_eval": true, "used_memory_lua_human": true, "used_memory_scripts_eval": true,
+		"used_memory_vm_functions": true, "used_memory_vm_total": true, "used_memory_vm_total_human": true,
+		"used_memory_functions": true, "used_memory_scripts": true, "used_memory_scripts_human": true,
+		"mem_replication_backlog": true, "mem_total_replication_buffers": true, "mem_clients_normal": true,
+		"mem_aof_buffer": true, "rdb_last_load_keys_expired": true, "rdb_last_load_keys_loaded": true,
+		"expired_stale_perc": true, "expired_time_cap_reached_count": true, "expire_cycle_cpu_milliseconds": true,
+		"dump_payload_sanitizations": true, "total_reads_processed": true, "total_writes_processed": true,
+		"reply_buffer_shrinks": true, "reply_buffer_expands": true, "used_cpu_sys_main_thread": true,
+		"used_cpu_user_main_thread": true,
+	}
+	for _, arg := range [][]string{nil, {"all"}, {"everything"}, {"default"}} {
+		rsec, rf := infoFields(rc.Info(ctx, arg...).Val())
+		nsec, nf := infoFields(nc.Info(ctx, arg...).Val())
+		if want := slices.DeleteFunc(slices.Clone(nsec), func(s string) bool { return s == "Raft" }); !slices.Equal(rsec, want) {
+			t.Fatalf("INFO %v sections %v, redis-server's %v", arg, nsec, rsec)
+		}
+		for _, sec := range rsec {
+			if sec == "Commandstats" || sec == "Errorstats" || sec == "Latencystats" || sec == "Keyspace" {
+				continue // what was run
+			}
+			want := slices.DeleteFunc(slices.Clone(rf[sec]), func(f string) bool { return omitted[f] })
+			got := nf[sec]
+			if len(got) < len(want) || !slices.Equal(got[:len(want)], want) {
+				t.Errorf("INFO %v %s fields:\n%v\nredis-server's (without the omitted ones):\n%v", arg, sec, got, want)
+			}
+		}
+	}
+
+	info := func() map[string]string {
+		m := map[string]string{}
+		for _, line := range strings.Split(nc.Info(ctx, "everything").Val(), "\r\n") {
+			if k, v, ok := strings.Cut(line, ":"); ok {
+				m[k] = v
+			}
+		}
+		return m
+	}
+	first := info()
+	hex40 := regexp.MustCompile(`^[0-9a-f]{40}$`)
+	if !hex40.MatchString(first["run_id"]) || !hex40.MatchString(first["master_replid"]) || first["run_id"] == first["master_replid"] {
+		t.Fatalf("run_id %q, master_replid %q", first["run_id"], first["master_replid"])
+	}
+	// a load of PINGs: the instantaneous rate is the last 1.6 s's
+	stop := make(chan struct{})
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+				nc.Ping(ctx)
+			}
+		}
+	}()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		m := info()
+		ops, _ := strconv.Atoi(m["instantaneous_ops_per_sec"])
+		in, _ := strconv.ParseFloat(m["instantaneous_input_kbps"], 64)
+		if ops > 0 && in > 0 {
+			if m["run_id"] != first["run_id"] || m["master_replid"] != first["master_replid"] {
+				t.Fatalf("the identities moved: %q %q", m["run_id"], m["master_replid"])
+			}
+			used, _ := strconv.ParseUint(m["used_memory"], 10, 64)
+			if peak, _ := strconv.ParseUint(m["used_memory_peak"], 10, 64); peak < used {
+				t.Fatalf("used_memory_peak %d under used_memory %d", peak, used)
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("instantaneous_ops_per_sec %q, instantaneous_input_kbps %q under load", m["instantaneous_ops_per_sec"], m["instantaneous_input_kbps"])
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	close(stop)
+	<-done
 }

@@ -10,6 +10,7 @@ import (
 	"log"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"runtime/pprof"
 	"runtime/trace"
 	"strconv"
@@ -260,6 +261,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 		Fsync:                fsync,
 		RequirePass:          o.requirepass,
 		ACLFile:              o.aclfile,
+		ConfigFile:           absPath(o.config),
 		NotifyKeyspaceEvents: o.notify,
 		Logger:               logger,
 		NodeID:               uint64(o.id),
@@ -347,6 +349,17 @@ func dataDesc(o options) string {
 		return "memory only"
 	}
 	return o.dataDir
+}
+
+// absPath is path made absolute, as Redis reports its config_file ("" stays "").
+func absPath(path string) string {
+	if path == "" {
+		return ""
+	}
+	if abs, err := filepath.Abs(path); err == nil {
+		return abs
+	}
+	return path
 }
 
 // applyConfigFile sets every flag named in the file that the command line did not set:
