@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"crypto/subtle"
 	"encoding/hex"
+	"maps"
 	"slices"
 	"sort"
 	"strings"
@@ -20,7 +21,7 @@ import (
 // every command it sends is checked against that user's commands, keys and channels
 // before it runs or is queued, and again at EXEC; a denied one is answered NOPERM and
 // written to the ACL log. A script's calls are checked on the applier (scriptacl.go).
-// Not done: selectors, and a restricted user's scripts wrapped in IDEMPOTENT.
+// Not done: a restricted user's scripts wrapped in IDEMPOTENT.
 
 // aclUser is one user's rules, never changed once published: ACL SETUSER builds a new
 // one and swaps it into the user's aclRef, so a connection sees the change at its next
@@ -32,6 +33,20 @@ type aclUser struct {
 	sanitize  string   // "sanitize-payload", "skip-sanitize-payload" or ""
 	passwords []string // SHA-256 in hex, in the order they were added
 
+	// the root selector: the rules given outside parentheses
+	aclSelector
+	// selectors are the others, Redis 7.0's "(...)" rules, in the order given: a call
+	// is allowed when one selector, the root or another, allows all of it
+	selectors []*aclSelector
+
+	// free: every command, key and channel; the connection then checks nothing
+	free bool
+	// scriptRules are the rules its scripts' log entries carry (scriptacl.go)
+	scriptRules []byte
+}
+
+// aclSelector is a set of permissions: commands, key patterns and channels.
+type aclSelector struct {
 	// allCmds: +@all was the last of +@all and -@all, which also allows the commands a
 	// later version adds (Redis's "future commands" bit; -get leaves it set)
 	allCmds bool
@@ -42,11 +57,6 @@ type aclUser struct {
 
 	allChannels bool
 	channels    []string
-
-	// free: every command, key and channel; the connection then checks nothing
-	free bool
-	// scriptRules are the rules its scripts' log entries carry (scriptacl.go)
-	scriptRules []byte
 }
 
 // aclKeyPattern is a key pattern with the access it grants: ~p both, %R~p reads, %W~p
@@ -137,13 +147,20 @@ func (t *aclTable) authenticate(name, pass string) *aclRef {
 
 func (u *aclUser) clone() *aclUser {
 	n := *u
-	n.cmds = make(map[string]bool, len(u.cmds))
-	for k, v := range u.cmds {
-		n.cmds[k] = v
-	}
 	n.passwords = slices.Clone(u.passwords)
-	n.keys = slices.Clone(u.keys)
-	n.channels = slices.Clone(u.channels)
+	n.aclSelector = *u.aclSelector.clone()
+	n.selectors = make([]*aclSelector, len(u.selectors))
+	for i, sel := range u.selectors {
+		n.selectors[i] = sel.clone()
+	}
+	return &n
+}
+
+func (sel *aclSelector) clone() *aclSelector {
+	n := *sel
+	n.cmds = maps.Clone(sel.cmds)
+	n.keys = slices.Clone(sel.keys)
+	n.channels = slices.Clone(sel.channels)
 	return &n
 }
 
@@ -190,18 +207,49 @@ const (
 	errACLHash        = "The password hash must be exactly 64 characters and contain only lowercase hexadecimal characters"
 	errACLAllKeys     = "Adding a pattern after the * pattern (or the 'allkeys' flag) is not valid and does not have any effect. Try 'resetkeys' to start with an empty list of patterns"
 	errACLAllChannels = "Adding a pattern after the * pattern (or the 'allchannels' flag) is not valid and does not have any effect. Try 'resetchannels' to start with an empty list of channels"
-	errACLSelectors   = "selectors are not supported by nanokv"
 )
 
 // newACLUser is a user ACL SETUSER creates: off, no password, no commands, keys or
 // channels (Redis 7.0's acl-pubsub-default is resetchannels).
 func newACLUser(name string) *aclUser {
-	return &aclUser{name: name, cmds: map[string]bool{}}
+	return &aclUser{name: name, aclSelector: *newACLSelector()}
 }
 
-// apply applies one rule to u, or returns why it cannot (Redis's reason).
+// newACLSelector is a selector as "(" starts one: no commands, keys or channels.
+func newACLSelector() *aclSelector {
+	return &aclSelector{cmds: map[string]bool{}}
+}
+
+// mergeSelectors joins the arguments of a selector that spaces split ("(+get", "~a*)")
+// into one rule, as Redis's ACLMergeSelectorArguments does; an error names the
+// argument of a selector that does not close.
+func mergeSelectors(ops []string) ([]string, string) {
+	var out []string
+	open := -1
+	var sel string
+	for i, op := range ops {
+		if open < 0 && strings.HasPrefix(op, "(") && !strings.HasSuffix(op, ")") {
+			open, sel = i, op
+			continue
+		}
+		if open >= 0 {
+			sel += " " + op
+			if strings.HasSuffix(op, ")") {
+				out, open = append(out, sel), -1
+			}
+			continue
+		}
+		out = append(out, op)
+	}
+	if open >= 0 {
+		return nil, "ERR Unmatched parenthesis in acl selector starting at '" + ops[open] + "'."
+	}
+	return out, ""
+}
+
+// apply applies one rule to u, or returns why it cannot (Redis's reason). A rule that
+// is not the user's own applies to its root selector.
 func (u *aclUser) apply(op string) string {
-	set := aclCommands()
 	lower := strings.ToLower(op)
 	switch {
 	case lower == "on":
@@ -214,22 +262,19 @@ func (u *aclUser) apply(op string) string {
 		u.nopass, u.passwords = false, nil
 	case lower == "sanitize-payload" || lower == "skip-sanitize-payload":
 		u.sanitize = lower
-	case lower == "allkeys" || op == "~*":
-		u.allKeys, u.keys = true, nil
-	case lower == "resetkeys":
-		u.allKeys, u.keys = false, nil
-	case lower == "allchannels" || op == "&*":
-		u.allChannels, u.channels = true, nil
-	case lower == "resetchannels":
-		u.allChannels, u.channels = false, nil
-	case lower == "allcommands":
-		return u.apply("+@all")
-	case lower == "nocommands":
-		return u.apply("-@all")
 	case lower == "reset":
 		*u = *newACLUser(u.name)
 		u.sanitize = "sanitize-payload"
 	case lower == "clearselectors":
+		u.selectors = nil
+	case len(op) >= 2 && op[0] == '(' && op[len(op)-1] == ')':
+		sel := newACLSelector()
+		for _, r := range strings.Fields(op[1 : len(op)-1]) {
+			if why := sel.apply(r); why != "" {
+				return why
+			}
+		}
+		u.selectors = append(u.selectors, sel)
 	case op[0] == '>':
 		u.addPassword(hashPassword(op[1:]))
 	case op[0] == '#':
@@ -249,26 +294,48 @@ func (u *aclUser) apply(op string) string {
 			return errACLNoSuchPass
 		}
 		u.passwords = slices.Delete(u.passwords, i, i+1)
+	default:
+		return u.aclSelector.apply(op)
+	}
+	return ""
+}
+
+// apply applies one of the rules a selector takes (commands, keys, channels) to sel, or
+// returns why it cannot.
+func (sel *aclSelector) apply(op string) string {
+	set := aclCommands()
+	lower := strings.ToLower(op)
+	switch {
+	case lower == "allkeys" || op == "~*":
+		sel.allKeys, sel.keys = true, nil
+	case lower == "resetkeys":
+		sel.allKeys, sel.keys = false, nil
+	case lower == "allchannels" || op == "&*":
+		sel.allChannels, sel.channels = true, nil
+	case lower == "resetchannels":
+		sel.allChannels, sel.channels = false, nil
+	case lower == "allcommands":
+		return sel.apply("+@all")
+	case lower == "nocommands":
+		return sel.apply("-@all")
 	case op[0] == '~' || op[0] == '%':
-		return u.addKeyPattern(op)
+		return sel.addKeyPattern(op)
 	case op[0] == '&':
-		if u.allChannels {
+		if sel.allChannels {
 			return errACLAllChannels
 		}
-		if !slices.Contains(u.channels, op[1:]) {
-			u.channels = append(u.channels, op[1:])
+		if !slices.Contains(sel.channels, op[1:]) {
+			sel.channels = append(sel.channels, op[1:])
 		}
-	case op[0] == '(':
-		return errACLSelectors
 	case (op[0] == '+' || op[0] == '-') && len(op) > 1 && op[1] == '@':
 		allow := op[0] == '+'
 		cat := lower[2:]
 		if cat == "all" {
-			u.allCmds = allow
-			clear(u.cmds)
+			sel.allCmds = allow
+			clear(sel.cmds)
 			if allow {
 				for _, name := range set.names {
-					u.cmds[name] = true
+					sel.cmds[name] = true
 				}
 			}
 			return ""
@@ -278,7 +345,7 @@ func (u *aclUser) apply(op string) string {
 		}
 		for _, name := range set.names {
 			if set.inCategory(name, cat) {
-				u.setCommand(name, allow)
+				sel.setCommand(name, allow)
 			}
 		}
 	case op[0] == '+' || op[0] == '-':
@@ -287,14 +354,14 @@ func (u *aclUser) apply(op string) string {
 		container, sub, isSub := strings.Cut(name, "|")
 		switch {
 		case !isSub && set.known(name):
-			u.setCommand(name, allow)
+			sel.setCommand(name, allow)
 			for _, s := range set.subs[name] {
-				u.setCommand(s, allow)
+				sel.setCommand(s, allow)
 			}
 		case isSub && set.known(name):
-			u.setCommand(name, allow)
+			sel.setCommand(name, allow)
 		case isSub && allow && sub != "" && set.known(container) && len(set.subs[container]) == 0:
-			u.cmds[name] = true // a first argument (+select|0): Redis allows these too
+			sel.cmds[name] = true // a first argument (+select|0): Redis allows these too
 		default:
 			return errACLUnknownName
 		}
@@ -304,16 +371,16 @@ func (u *aclUser) apply(op string) string {
 	return ""
 }
 
-func (u *aclUser) setCommand(name string, allow bool) {
+func (sel *aclSelector) setCommand(name string, allow bool) {
 	if allow {
-		u.cmds[name] = true
+		sel.cmds[name] = true
 		return
 	}
-	delete(u.cmds, name)
+	delete(sel.cmds, name)
 	// first-argument allowances go with the command they qualify
-	for k := range u.cmds {
+	for k := range sel.cmds {
 		if strings.HasPrefix(k, name+"|") {
-			delete(u.cmds, k)
+			delete(sel.cmds, k)
 		}
 	}
 }
@@ -338,7 +405,7 @@ func validHash(h string) bool {
 }
 
 // addKeyPattern adds ~pattern, %R~pattern, %W~pattern or %RW~pattern.
-func (u *aclUser) addKeyPattern(op string) string {
+func (sel *aclSelector) addKeyPattern(op string) string {
 	read, write := true, true
 	pat := op[1:]
 	if op[0] == '%' {
@@ -359,21 +426,21 @@ func (u *aclUser) addKeyPattern(op string) string {
 		}
 		pat = rest
 	}
-	if u.allKeys {
+	if sel.allKeys {
 		return errACLAllKeys
 	}
 	if pat == "*" && read && write {
-		u.allKeys, u.keys = true, nil
+		sel.allKeys, sel.keys = true, nil
 		return ""
 	}
-	for i := range u.keys {
-		if u.keys[i].pattern == pat {
-			u.keys[i].read = u.keys[i].read || read
-			u.keys[i].write = u.keys[i].write || write
+	for i := range sel.keys {
+		if sel.keys[i].pattern == pat {
+			sel.keys[i].read = sel.keys[i].read || read
+			sel.keys[i].write = sel.keys[i].write || write
 			return ""
 		}
 	}
-	u.keys = append(u.keys, aclKeyPattern{pattern: pat, read: read, write: write})
+	sel.keys = append(sel.keys, aclKeyPattern{pattern: pat, read: read, write: write})
 	return ""
 }
 
@@ -391,6 +458,10 @@ func (t *aclTable) setUser(name string, rules []string) string {
 		u = ref.load().clone()
 	} else {
 		u = newACLUser(name)
+	}
+	rules, msg := mergeSelectors(rules)
+	if msg != "" {
+		return msg
 	}
 	for _, op := range rules {
 		if op == "" {
@@ -437,13 +508,13 @@ func (t *aclTable) names() []string {
 
 // --- describing a user ----------------------------------------------------------------
 
-// describeCommands is a user's command rules as Redis 7.0 writes them: +@all or -@all,
+// describeCommands is a selector's command rules as Redis 7.0 writes them: +@all or -@all,
 // then the categories that best fit what the user may run, then the commands that
 // still differ. Redis lists those last ones in its hash table's order; nanokv in
 // order of name.
-func (u *aclUser) describeCommands() string {
+func (sel *aclSelector) describeCommands() string {
 	set := aclCommands()
-	additive := !u.allCmds
+	additive := !sel.allCmds
 	var rules []string
 	fake := map[string]bool{} // what the rules so far allow
 	if additive {
@@ -457,7 +528,7 @@ func (u *aclUser) describeCommands() string {
 	// temp: the user's commands, with each category applied taken back out of it
 	temp := map[string]bool{}
 	for _, n := range set.names {
-		temp[n] = u.cmds[n]
+		temp[n] = sel.cmds[n]
 	}
 	applied := map[string]bool{}
 	for {
@@ -501,22 +572,22 @@ func (u *aclUser) describeCommands() string {
 		}
 	}
 	for _, n := range set.top {
-		if u.cmds[n] != fake[n] {
-			rules = append(rules, ruleSign(u.cmds[n])+n)
-			fake[n] = u.cmds[n]
+		if sel.cmds[n] != fake[n] {
+			rules = append(rules, ruleSign(sel.cmds[n])+n)
+			fake[n] = sel.cmds[n]
 			for _, s := range set.subs[n] {
-				fake[s] = u.cmds[n]
+				fake[s] = sel.cmds[n]
 			}
 		}
 		for _, s := range set.subs[n] {
-			if u.cmds[s] != fake[s] {
-				rules = append(rules, ruleSign(u.cmds[s])+s)
+			if sel.cmds[s] != fake[s] {
+				rules = append(rules, ruleSign(sel.cmds[s])+s)
 			}
 		}
 	}
 	// first-argument allowances (+select|0) are not commands of their own
 	var firstArgs []string
-	for k, v := range u.cmds {
+	for k, v := range sel.cmds {
 		if v && !set.known(k) {
 			firstArgs = append(firstArgs, "+"+k)
 		}
@@ -547,12 +618,12 @@ func (u *aclUser) flags() []string {
 	return f
 }
 
-func (u *aclUser) describeKeys() string {
-	if u.allKeys {
+func (sel *aclSelector) describeKeys() string {
+	if sel.allKeys {
 		return "~*"
 	}
 	var out []string
-	for _, k := range u.keys {
+	for _, k := range sel.keys {
 		out = append(out, k.rule())
 	}
 	return strings.Join(out, " ")
@@ -569,33 +640,44 @@ func (k aclKeyPattern) rule() string {
 	return "%W~" + k.pattern
 }
 
-func (u *aclUser) describeChannels() string {
-	if u.allChannels {
+func (sel *aclSelector) describeChannels() string {
+	if sel.allChannels {
 		return "&*"
 	}
 	var out []string
-	for _, c := range u.channels {
+	for _, c := range sel.channels {
 		out = append(out, "&"+c)
 	}
 	return strings.Join(out, " ")
 }
 
-// listLine is the user's line in ACL LIST.
+// listLine is the user's line in ACL LIST: its own rules, its root selector's, and each
+// other selector's in parentheses.
 func (u *aclUser) listLine() string {
 	parts := append([]string{"user", u.name}, u.flags()...)
 	for _, p := range u.passwords {
 		parts = append(parts, "#"+p)
 	}
-	if k := u.describeKeys(); k != "" {
+	parts = append(parts, u.describe())
+	for _, sel := range u.selectors {
+		parts = append(parts, "("+sel.describe()+")")
+	}
+	return strings.Join(parts, " ")
+}
+
+// describe is the selector's rules as Redis writes them: keys, channels, commands.
+func (sel *aclSelector) describe() string {
+	var parts []string
+	if k := sel.describeKeys(); k != "" {
 		parts = append(parts, k)
 	}
-	if !u.allChannels {
+	if !sel.allChannels {
 		parts = append(parts, "resetchannels")
 	}
-	if ch := u.describeChannels(); ch != "" {
+	if ch := sel.describeChannels(); ch != "" {
 		parts = append(parts, ch)
 	}
-	return strings.Join(append(parts, u.describeCommands()), " ")
+	return strings.Join(append(parts, sel.describeCommands()), " ")
 }
 
 // --- checking a command ---------------------------------------------------------------
@@ -605,6 +687,7 @@ func (u *aclUser) listLine() string {
 // of permissions (SORT's BY and GET) has its own error instead, which is not logged.
 type aclDenial struct {
 	reason, object string
+	pos            int // the argument the object is (0: the command)
 	own            string
 }
 
@@ -640,9 +723,12 @@ var channelCommands = map[string]struct{ publish, pattern bool }{
 	"subscribe": {}, "ssubscribe": {}, "psubscribe": {pattern: true},
 }
 
-// check returns why u may not run args, whose command is s (named name, with its
-// subcommand if it is a container), or nil. A command that is unknown or has a wrong
-// argument count passes: it is refused as usual.
+// check returns why u may not run args, whose command is s, or nil. A command that is
+// unknown or has a wrong argument count passes: it is refused as usual.
+//
+// The call is allowed when a selector (the root, then the others in order) allows all of
+// it. Otherwise the denial is the one Redis's ACLCheckAllUserCommandPerm picks: a
+// channel before a key before the command, and of two alike the later argument.
 func (u *aclUser) check(s *kvstore.Spec, args [][]byte) *aclDenial {
 	if u.free || !s.CheckArity(args) {
 		return nil
@@ -655,7 +741,54 @@ func (u *aclUser) check(s *kvstore.Spec, args [][]byte) *aclDenial {
 			return nil // an unknown subcommand: the command says so
 		}
 	}
-	if !u.cmds[name] && !(len(args) > 1 && u.cmds[name+"|"+strings.ToLower(string(args[1]))]) {
+	sels := append([]*aclSelector{&u.aclSelector}, u.selectors...)
+	var worst *aclDenial
+	allowed := false
+	for _, sel := range sels {
+		d := sel.check(name, s, args)
+		if d == nil {
+			allowed = true
+			break
+		}
+		if worst == nil || d.rank() > worst.rank() || d.rank() == worst.rank() && d.pos > worst.pos {
+			worst = d
+		}
+	}
+	if !allowed {
+		return worst
+	}
+	if s.Name != "sort" && s.Name != "sort_ro" {
+		return nil
+	}
+	if opt := sortPatternOption(args); opt != "" {
+		// SORT refuses these itself, once the ACL let it run, unless a selector that
+		// allows the call may read every key (Redis's
+		// ACLUserCheckCmdWithUnrestrictedKeyAccess)
+		for _, sel := range sels {
+			if sel.mayReadAllKeys() && sel.check(name, s, args) == nil {
+				return nil
+			}
+		}
+		return &aclDenial{own: "ERR " + opt + " option of SORT denied due to insufficient ACL permissions."}
+	}
+	return nil
+}
+
+// rank orders denials as Redis's ACL_DENIED_* codes do: the highest is reported.
+func (d *aclDenial) rank() int {
+	switch d.reason {
+	case "key":
+		return 2
+	case "channel":
+		return 4
+	}
+	return 1
+}
+
+// check returns why sel does not allow args (whose command is s, named name with its
+// subcommand), or nil.
+func (sel *aclSelector) check(name string, s *kvstore.Spec, args [][]byte) *aclDenial {
+	if !sel.cmds[name] && !(len(args) > 1 && sel.cmds[name+"|"+strings.ToLower(string(args[1]))]) {
 		return &aclDenial{reason: "command", object: name}
 	}
 	if inner := wrapped(s.Name, args); inner != nil {
@@ -665,35 +798,37 @@ func (u *aclUser) check(s *kvstore.Spec, args [][]byte) *aclDenial {
 				// its entry carries no rules for the script's calls (scriptacl.go)
 				return &aclDenial{reason: "command", object: spec.Name}
 			}
-			if d := u.check(spec, inner); d != nil {
-				return d
+			innerName := spec.Name
+			if len(aclCommands().subs[innerName]) > 0 && len(inner) > 1 {
+				innerName += "|" + strings.ToLower(string(inner[1]))
+			}
+			// one that is unknown or has a wrong argument count is refused as usual
+			if spec.CheckArity(inner) && aclCommands().known(innerName) {
+				if d := sel.check(innerName, spec, inner); d != nil {
+					d.pos += len(args) - len(inner)
+					return d
+				}
 			}
 		}
 	}
-	if !u.allKeys && hasKeys(name, s) {
+	if !sel.allKeys && hasKeys(name, s) {
 		// each key needs what the command does with it, as Redis finds it: read
 		// access to read it, write access to insert, update or delete
 		for _, r := range callKeys(name, s, args) {
-			if !u.mayKey(r.key, r.flags.read(), r.flags.write()) {
-				return &aclDenial{reason: "key", object: string(r.key)}
+			if !sel.mayKey(r.key, r.flags.read(), r.flags.write()) {
+				return &aclDenial{reason: "key", object: string(r.key), pos: r.pos}
 			}
 		}
 	}
-	if cc, ok := channelCommands[s.Name]; ok && !u.allChannels && len(args) > 1 {
+	if cc, ok := channelCommands[s.Name]; ok && !sel.allChannels && len(args) > 1 {
 		chans := args[1:]
 		if cc.publish {
 			chans = args[1:2]
 		}
-		for _, ch := range chans {
-			if !u.mayChannel(string(ch), cc.pattern) {
-				return &aclDenial{reason: "channel", object: string(ch)}
+		for i, ch := range chans {
+			if !sel.mayChannel(string(ch), cc.pattern) {
+				return &aclDenial{reason: "channel", object: string(ch), pos: 1 + i}
 			}
-		}
-	}
-	if (s.Name == "sort" || s.Name == "sort_ro") && !u.mayReadAllKeys() {
-		// SORT refuses these itself, once the ACL let it run
-		if opt := sortPatternOption(args); opt != "" {
-			return &aclDenial{own: "ERR " + opt + " option of SORT denied due to insufficient ACL permissions."}
 		}
 	}
 	return nil
@@ -735,15 +870,15 @@ func sortPatternOption(args [][]byte) string {
 }
 
 // mayReadAllKeys: the user may read every key (allkeys, or a read pattern of "*").
-func (u *aclUser) mayReadAllKeys() bool {
-	return u.allKeys || slices.ContainsFunc(u.keys, func(p aclKeyPattern) bool { return p.pattern == "*" && p.read })
+func (sel *aclSelector) mayReadAllKeys() bool {
+	return sel.allKeys || slices.ContainsFunc(sel.keys, func(p aclKeyPattern) bool { return p.pattern == "*" && p.read })
 }
 
 // mayKey reports whether a pattern gives the access a call needs to key: read access to
 // read it, write access to write it, neither to look at it (EXISTS, OBJECT ENCODING), as
 // callKeys finds them.
-func (u *aclUser) mayKey(key []byte, read, write bool) bool {
-	for _, p := range u.keys {
+func (sel *aclSelector) mayKey(key []byte, read, write bool) bool {
+	for _, p := range sel.keys {
 		if (!read || p.read) && (!write || p.write) && kvstore.Glob([]byte(p.pattern), key) {
 			return true
 		}
@@ -751,8 +886,8 @@ func (u *aclUser) mayKey(key []byte, read, write bool) bool {
 	return false
 }
 
-func (u *aclUser) mayChannel(ch string, pattern bool) bool {
-	for _, p := range u.channels {
+func (sel *aclSelector) mayChannel(ch string, pattern bool) bool {
+	for _, p := range sel.channels {
 		if pattern && p == ch || !pattern && kvstore.Glob([]byte(p), []byte(ch)) {
 			return true
 		}

@@ -70,6 +70,10 @@ func (c *conn) permitted(u *aclUser, args [][]byte, spec *kvstore.Spec, cs *conn
 		}
 		c.s.acl.record(d.reason, c.aclContext(), d.object, u.name, c.describe(name))
 	}
+	if cs != nil && cs.Name == "exec" {
+		c.abortExec(d.err(), args)
+		return false
+	}
 	c.Error(d.err())
 	return false
 }
@@ -131,12 +135,19 @@ func aclCommand(c *conn, args [][]byte) {
 		for _, p := range u.passwords {
 			c.BulkString(p)
 		}
-		for _, kv := range [][2]string{{"commands", u.describeCommands()}, {"keys", u.describeKeys()}, {"channels", u.describeChannels()}} {
-			c.BulkString(kv[0])
-			c.BulkString(kv[1])
+		writeSelector := func(sel *aclSelector) {
+			for _, kv := range [][2]string{{"commands", sel.describeCommands()}, {"keys", sel.describeKeys()}, {"channels", sel.describeChannels()}} {
+				c.BulkString(kv[0])
+				c.BulkString(kv[1])
+			}
 		}
+		writeSelector(&u.aclSelector)
 		c.BulkString("selectors")
-		c.Array(0)
+		c.Array(len(u.selectors))
+		for _, sel := range u.selectors {
+			c.Map(3)
+			writeSelector(sel)
+		}
 	case "setuser":
 		rules := make([]string, 0, len(args)-3)
 		for _, a := range args[3:] {

@@ -20,7 +20,7 @@ func (u *aclUser) finish() {
 
 // defaultUser is the default user as Redis creates it: on, no password, everything.
 func defaultUser() *aclUser {
-	u := &aclUser{name: "default", on: true, nopass: true, allCmds: true, cmds: map[string]bool{}, allKeys: true, allChannels: true}
+	u := &aclUser{name: "default", on: true, nopass: true, aclSelector: aclSelector{allCmds: true, cmds: map[string]bool{}, allKeys: true, allChannels: true}}
 	for _, n := range aclCommands().names {
 		u.cmds[n] = true
 	}
@@ -68,8 +68,14 @@ func readACLFile(path string) (map[string]*aclUser, error) {
 			continue
 		}
 		u := newACLUser(name)
+		ops, msg := mergeSelectors(argv[2:])
+		if msg != "" {
+			// (Redis 7.0.15 writes this, then crashes when rules came before the
+			// selector)
+			fmt.Fprintf(&errs, "%s:%d: Unmatched parenthesis in selector definition.", path, n)
+		}
 		syntaxErr := false
-		for _, op := range argv[2:] {
+		for _, op := range ops {
 			op = strings.Trim(op, "\t\r\n")
 			if op == "" {
 				continue

@@ -396,6 +396,10 @@ func (c *conn) handle(args [][]byte, spec *kvstore.Spec) {
 		c.flushBatch()
 		if !cs.CheckArity(args) {
 			c.s.cmdStats(cs, args).Reject()
+			if cs.Name == "exec" {
+				c.abortExec(strings.TrimPrefix(kvstore.WrongArgs(cs.Name), "ERR "), args)
+				return
+			}
 			c.Error(kvstore.WrongArgs(cs.Name))
 			return // refused: neither timed nor shown to monitors, as in Redis
 		}
@@ -611,6 +615,15 @@ func (c *conn) readBarrier() bool {
 	}
 	c.barrierOK = true
 	return true
+}
+
+// abortExec refuses EXEC before it runs, as Redis's execCommandAbort does: the
+// transaction and its watches are discarded, the reply says why, and monitors see the
+// EXEC.
+func (c *conn) abortExec(why string, args [][]byte) {
+	c.inMulti, c.queued, c.watches, c.multiErr = false, nil, nil, false
+	c.Error("EXECABORT Transaction discarded because of: " + why)
+	c.feedMonitors(c.db, args)
 }
 
 // runConn runs connection or server command cs, timed for INFO commandstats and the

@@ -87,6 +87,7 @@ var redisKeyFlags = func() map[string][]keyFlags {
 type keyRef struct {
 	key   []byte
 	flags keyFlags
+	pos   int // its argument's index
 }
 
 // specKeys finds the keys of a call (args[0] the command) as Redis's
@@ -160,7 +161,7 @@ func specKeys(specs []keySpec, specFlags []keyFlags, args [][]byte) (refs []keyR
 			return nil, false
 		}
 		for i := first; i <= last; i += step {
-			refs = append(refs, keyRef{args[i], flags})
+			refs = append(refs, keyRef{args[i], flags, i})
 		}
 		if flags&keyIncomplete != 0 {
 			return nil, false
@@ -201,7 +202,7 @@ func procKeys(name string, args [][]byte) (refs []keyRef, ok bool) {
 				break
 			}
 		}
-		return []keyRef{{args[1], flags}}, true
+		return []keyRef{{args[1], flags, 1}}, true
 	case "bitfield":
 		// only GETs (and OVERFLOW) read; anything else, or a syntax error, writes
 		flags := keyRO | keyAccess
@@ -217,14 +218,14 @@ func procKeys(name string, args [][]byte) (refs []keyRef, ok bool) {
 				break
 			}
 		}
-		return []keyRef{{args[1], flags}}, true
+		return []keyRef{{args[1], flags, 1}}, true
 	case "sort", "sort_ro":
-		refs = []keyRef{{args[1], keyRO | keyAccess}}
+		refs = []keyRef{{args[1], keyRO | keyAccess, 1}}
 		if name == "sort_ro" {
 			return refs, true
 		}
 		// the last STORE names the destination; LIMIT, GET and BY take arguments
-		var store []byte
+		store := 0
 		for i := 2; i < len(args); i++ {
 			switch strings.ToLower(string(args[i])) {
 			case "limit":
@@ -233,12 +234,12 @@ func procKeys(name string, args [][]byte) (refs []keyRef, ok bool) {
 				i++
 			case "store":
 				if i+1 < len(args) {
-					store = args[i+1]
+					store = i + 1
 				}
 			}
 		}
-		if store != nil {
-			refs = append(refs, keyRef{store, keyOW | keyUpdate})
+		if store > 0 {
+			refs = append(refs, keyRef{args[store], keyOW | keyUpdate, store})
 		}
 		return refs, true
 	}
@@ -266,10 +267,10 @@ func procKeys(name string, args [][]byte) (refs []keyRef, ok bool) {
 	}
 	// without flags, as Redis 7.0's genericGetKeys gives them
 	for i := 0; i < n; i++ {
-		refs = append(refs, keyRef{args[at[2]+i], 0})
+		refs = append(refs, keyRef{args[at[2]+i], 0, at[2] + i})
 	}
 	if at[0] > 0 {
-		refs = append(refs, keyRef{args[at[0]], 0})
+		refs = append(refs, keyRef{args[at[0]], 0, at[0]})
 	}
 	return refs, true
 }
@@ -301,7 +302,7 @@ func callKeys(name string, s *kvstore.Spec, args [][]byte) []keyRef {
 		}
 		var refs []keyRef
 		for _, k := range s.Keys(nil, args) {
-			refs = append(refs, keyRef{k, flags})
+			refs = append(refs, keyRef{k, flags, argIndex(args, k)})
 		}
 		return refs
 	}
@@ -350,4 +351,20 @@ func hasKeys(name string, s *kvstore.Spec) bool {
 		}
 	}
 	return false
+}
+
+// argIndex is the index of the argument key is (a slice of it, as Spec.Keys returns),
+// or of the first argument equal to it.
+func argIndex(args [][]byte, key []byte) int {
+	for i, a := range args {
+		if len(a) > 0 && len(key) > 0 && &a[0] == &key[0] {
+			return i
+		}
+	}
+	for i, a := range args {
+		if string(a) == string(key) {
+			return i
+		}
+	}
+	return 0
 }

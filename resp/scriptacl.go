@@ -16,8 +16,9 @@ import (
 func init() { kvstore.ACLFromRules = aclFromRules }
 
 // encodeScriptRules are the rules of u that decide what its scripts' calls may do: its
-// keys, channels and commands (Redis's best-fit description of them), as a list of
-// length-prefixed rules (a key pattern may hold any byte).
+// keys, channels and commands (Redis's best-fit description of them), and each other
+// selector's as one "(...)" rule, as a list of length-prefixed rules (a key pattern may
+// hold any byte).
 func encodeScriptRules(u *aclUser) []byte {
 	var rules []string
 	if u.allKeys {
@@ -35,6 +36,9 @@ func encodeScriptRules(u *aclUser) []byte {
 		}
 	}
 	rules = append(rules, strings.Fields(u.describeCommands())...)
+	for _, sel := range u.selectors {
+		rules = append(rules, "("+sel.describe()+")")
+	}
 	b := binary.AppendUvarint(nil, uint64(len(rules)))
 	for _, r := range rules {
 		b = binary.AppendUvarint(b, uint64(len(r)))
