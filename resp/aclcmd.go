@@ -157,6 +157,9 @@ func aclCommand(c *conn, args [][]byte) {
 			c.Error(msg)
 			return
 		}
+		if ref := t.user(string(args[2])); ref != nil {
+			c.killRevokedSubscribers(ref)
+		}
 		c.Status("OK")
 	case "deluser":
 		var names []string
@@ -320,6 +323,28 @@ func (c *conn) closeConnsOf(users []*aclRef) {
 			} else {
 				o.kill()
 			}
+		}
+	}
+}
+
+// killRevokedSubscribers closes the connections of user ref subscribed to a channel or
+// pattern that its rules, just changed, allow in none of their selectors, as Redis's
+// ACLKillPubsubClientsIfNeeded does after ACL SETUSER: a subscription outlives the
+// permission it was checked against otherwise.
+func (c *conn) killRevokedSubscribers(ref *aclRef) {
+	u := ref.load()
+	sels := append([]*aclSelector{&u.aclSelector}, u.selectors...)
+	if slices.ContainsFunc(sels, func(s *aclSelector) bool { return s.allChannels }) {
+		return
+	}
+	victims := c.s.ps.subscribedAgainst(func(o *conn) bool { return o.user.Load() == ref }, func(name string, pattern bool) bool {
+		return slices.ContainsFunc(sels, func(s *aclSelector) bool { return s.mayChannel(name, pattern) })
+	})
+	for _, o := range victims {
+		if o == c {
+			c.closeNext = true
+		} else {
+			o.kill()
 		}
 	}
 }

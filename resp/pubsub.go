@@ -130,6 +130,26 @@ func (h *hub) names(k kind, pattern []byte) []string {
 	return out
 }
 
+// subscribedAgainst returns, once each, the connections for which who holds that are
+// subscribed to a channel or pattern allowed refuses.
+func (h *hub) subscribedAgainst(who func(*conn) bool, allowed func(name string, pattern bool) bool) []*conn {
+	h.mu.RLock()
+	defer h.mu.RUnlock()
+	var out []*conn
+	seen := map[*conn]bool{}
+	for k := range h.subs {
+		for name, cs := range h.subs[k] {
+			for c := range cs {
+				if !seen[c] && who(c) && !allowed(name, kind(k) == kindPattern) {
+					seen[c] = true
+					out = append(out, c)
+				}
+			}
+		}
+	}
+	return out
+}
+
 func (h *hub) count(k kind, name string) int {
 	h.mu.RLock()
 	defer h.mu.RUnlock()

@@ -234,6 +234,20 @@ var aclScenario = []trackStep{
 	st("", "ACL", "GETUSER", "sel2"),
 	st("", "ACL", "LIST"),
 
+	// a subscriber whose channel its user's new rules no longer allow (in any selector)
+	// is disconnected
+	st("", "ACL", "SETUSER", "psu", "on", ">p", "&ch*", "+@all", "~*"),
+	st("k", "AUTH", "psu", "p"),
+	st("k", "SUBSCRIBE", "ch1"),
+	st("l", "AUTH", "psu", "p"),
+	st("l", "PSUBSCRIBE", "ch2*"),
+	st("", "ACL", "SETUSER", "psu", "resetchannels", "(&ch1 &ch2*)"),
+	st("k", "PING"),
+	st("", "ACL", "SETUSER", "psu", "clearselectors", "&ch2*"),
+	st("", "PUBLISH", "ch1", "m"),
+	st("k", "PING"),
+	st("l", "PING"),
+
 	st("", "ACL", "DRYRUN", "u1", "get", "x"),
 	st("", "ACL", "DRYRUN", "u1", "get", "k"),
 	st("", "ACL", "DRYRUN", "u1", "del", "k"),
