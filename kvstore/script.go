@@ -45,12 +45,16 @@ func init() {
 		&Spec{Name: "evalsha_ro", Arity: -3, Flags: FlagReadOnly | FlagAllKeys, Group: "scripting", Since: "7.0.0", Summary: "Execute a read-only Lua script server side", Run: evalCmd(true, true)},
 		// SCRIPT LOAD and FLUSH change the replicated script cache; EXISTS reads it.
 		&Spec{Name: "script", Arity: -2, Flags: FlagWrite, Group: "scripting", Since: "2.6.0", Summary: "A container for Lua scripts management commands", Run: scriptCmd,
+			Subcommands: scriptArity,
 			ReadOnlyCall: func(args [][]byte) bool {
 				sub := strings.ToLower(string(args[1]))
 				return sub != "load" && sub != "flush"
 			}},
 	)
 }
+
+// scriptArity is the arity of each SCRIPT subcommand, Redis 7.0's (container included).
+var scriptArity = map[string]int{"debug": 3, "exists": -3, "flush": -2, "help": 2, "kill": 2, "load": 3}
 
 // scriptKeys is MoreKeys for EVAL and EVALSHA: the keys the call declares.
 func scriptKeys(args [][]byte) [][]byte {
@@ -1034,12 +1038,10 @@ func scriptCmd(c *Ctx, args [][]byte) {
 				c.W.Int(0)
 			}
 		}
-	case sub == "flush" && len(args) <= 3:
-		if len(args) == 3 {
-			if m := strings.ToLower(string(args[2])); m != "sync" && m != "async" {
-				c.Error("ERR SCRIPT FLUSH only support SYNC|ASYNC option")
-				return
-			}
+	case sub == "flush":
+		if len(args) > 3 || len(args) == 3 && !eq(args[2], "sync") && !eq(args[2], "async") {
+			c.Error("ERR SCRIPT FLUSH only support SYNC|ASYNC option")
+			return
 		}
 		c.s.scripts.flush()
 		c.W.Status("OK")

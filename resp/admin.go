@@ -39,6 +39,11 @@ var connSubcommands = map[string][]string{
 	"memory":  {"usage", "purge", "stats", "doctor", "malloc-stats", "help"},
 	"slowlog": {"get", "len", "reset", "help"},
 	"pubsub":  {"channels", "numsub", "numpat", "shardchannels", "shardnumsub", "help"},
+	// Redis 7.0's: each answers that cluster support is disabled, as Redis's do then
+	"cluster": {"addslots", "addslotsrange", "bumpepoch", "count-failure-reports", "countkeysinslot", "delslots",
+		"delslotsrange", "failover", "flushslots", "forget", "getkeysinslot", "help", "info", "keyslot", "links", "meet",
+		"myid", "nodes", "replicas", "replicate", "reset", "saveconfig", "set-config-epoch", "setslot", "shards",
+		"slaves", "slots"},
 }
 
 // connSubArity is the arity of each subcommand of each container in connSubcommands

@@ -326,6 +326,10 @@ func commandCommand(c *conn, args [][]byte) {
 		for _, name := range args[2:] {
 			if s := findSpec(name); s != nil {
 				writeCommandInfo(c, s)
+			} else if full := strings.ToLower(string(name)); strings.Contains(full, "|") && aclCommands().known(full) && redisMeta[full].arity != 0 {
+				// a subcommand by its full name, as Redis 7 looks it up
+				m := redisMeta[full]
+				writeInfoEntry(c, full, m, strings.Fields(m.categories), redisKeySpecs[full], nil)
 			} else {
 				c.NullArray()
 			}

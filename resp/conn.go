@@ -394,13 +394,13 @@ func (c *conn) handle(args [][]byte, spec *kvstore.Spec) {
 	}
 	if cs != nil {
 		c.flushBatch()
-		if !cs.CheckArity(args) {
+		if msg := connArgsError(cs, args); msg != "" {
 			c.s.cmdStats(cs, args).Reject()
 			if cs.Name == "exec" {
-				c.abortExec(strings.TrimPrefix(kvstore.WrongArgs(cs.Name), "ERR "), args)
+				c.abortExec(strings.TrimPrefix(msg, "ERR "), args)
 				return
 			}
-			c.Error(kvstore.WrongArgs(cs.Name))
+			c.Error(msg)
 			return // refused: neither timed nor shown to monitors, as in Redis
 		}
 		c.runConn(cs, args)

@@ -53,7 +53,7 @@ func slowlogCommand(c *conn, args [][]byte) {
 			c.BulkString(e.Name)
 		}
 	case sub == "get":
-		c.Error("ERR unknown subcommand or wrong number of arguments for 'get'. Try SLOWLOG HELP.")
+		c.Error("ERR unknown subcommand or wrong number of arguments for '" + string(args[1]) + "'. Try SLOWLOG HELP.")
 	case sub == "len" || sub == "reset" || sub == "help":
 		if len(args) != 2 {
 			c.Error(kvstore.WrongArgs("slowlog|" + sub))

@@ -306,7 +306,13 @@ func TestCommandGetKeysMatchesRedis(t *testing.T) {
 			}
 		}
 	}
-	for _, args := range [][]string{{"COMMAND", "GETKEYS"}, {"COMMAND", "GETKEYSANDFLAGS"}, {"COMMAND", "HELP"}} {
+	for _, args := range [][]string{{"COMMAND", "GETKEYS"}, {"COMMAND", "GETKEYSANDFLAGS"}, {"COMMAND", "HELP"},
+		// a subcommand's description by its full name, as Redis 7 looks it up
+		{"COMMAND", "INFO", "client|id", "CONFIG|GET", "script|flush", "cluster|slots", "object|encoding", "client|nosuch", "get|x"},
+		// a container's subcommand is checked before it runs, as Redis's processCommand
+		// checks it
+		{"CLUSTER", "FOO"}, {"CLUSTER", "INFO"}, {"CLUSTER", "KEYSLOT"}, {"SCRIPT", "FLUSH", "a", "b"},
+		{"SCRIPT", "FOO"}, {"SCRIPT", "LOAD"}, {"CLIENT", "KILL"}, {"SLOWLOG", "GET", "1", "2"}} {
 		got, _ := n.do(args...)
 		want, _ := r.do(args...)
 		if render(got) != render(want) {
