@@ -284,12 +284,6 @@ var aclScenario = []trackStep{
 // differs between servers and runs (connection ids, ages, client details) masked.
 func aclRun(t *testing.T, addr string) []string {
 	t.Helper()
-	conns := map[string]*rconn{}
-	defer func() {
-		for _, c := range conns {
-			c.close()
-		}
-	}()
 	// Redis lists a user's single commands in its hash table's order, which changes from
 	// process to process; nanokv by name: they are compared sorted
 	singles := regexp.MustCompile(`( [+-][a-z][a-z|0-9_-]*)+`)
@@ -301,11 +295,24 @@ func aclRun(t *testing.T, addr string) []string {
 		})
 	}
 	mask := regexp.MustCompile(`"age-seconds", "[^"]*"|"client-info", "[^"]*"|"id", :\d+`)
+	return transcript(t, addr, aclScenario, func(reply string) string {
+		return sortSingles(mask.ReplaceAllString(reply, "MASKED"))
+	})
+}
+
+// transcript plays steps against addr, each on the connection it names, and returns
+// their transcriptStep lines; it closes the connections at the end.
+func transcript(t *testing.T, addr string, steps []trackStep, edit func(string) string) []string {
+	t.Helper()
+	conns := map[string]*rconn{}
+	defer func() {
+		for _, c := range conns {
+			c.close()
+		}
+	}()
 	var out []string
-	for _, s := range aclScenario {
-		out = append(out, transcriptStep(t, addr, conns, s.conn, s.args, func(reply string) string {
-			return sortSingles(mask.ReplaceAllString(reply, "MASKED"))
-		}))
+	for _, s := range steps {
+		out = append(out, transcriptStep(t, addr, conns, s.conn, s.args, edit))
 	}
 	return out
 }

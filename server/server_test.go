@@ -220,85 +220,70 @@ func TestConnCommandsInMultiAgainstRedis(t *testing.T) {
 	raddr := startRedisServer(t)
 	s := startServer(t, Config{MemoryOnly: true})
 	defer s.Close()
-	steps := []struct {
-		conn string
-		args []string
-	}{
-		{"", []string{"MULTI"}},
-		{"", []string{"SET", "k", "1"}},
-		{"", []string{"PING", "hi"}},
-		{"", []string{"CLIENT", "SETNAME", "first"}},
-		{"", []string{"CLIENT", "GETNAME"}},
-		{"", []string{"CONFIG", "GET", "maxmemory-policy"}},
-		{"", []string{"INCR", "k"}},
-		{"", []string{"CLIENT", "SETNAME", "a b"}}, // its own error, at EXEC
-		{"", []string{"DBSIZE"}},
-		{"", []string{"WAIT", "1", "5000"}}, // does not wait
-		{"", []string{"MONITOR"}},
-		{"", []string{"PUBSUB", "NUMSUB", "ch"}},
-		{"", []string{"EXEC"}},
-		{"", []string{"CLIENT", "GETNAME"}},
+	steps := []trackStep{
+		st("", "MULTI"),
+		st("", "SET", "k", "1"),
+		st("", "PING", "hi"),
+		st("", "CLIENT", "SETNAME", "first"),
+		st("", "CLIENT", "GETNAME"),
+		st("", "CONFIG", "GET", "maxmemory-policy"),
+		st("", "INCR", "k"),
+		st("", "CLIENT", "SETNAME", "a b"), // its own error, at EXEC
+		st("", "DBSIZE"),
+		st("", "WAIT", "1", "5000"), // does not wait
+		st("", "MONITOR"),
+		st("", "PUBSUB", "NUMSUB", "ch"),
+		st("", "EXEC"),
+		st("", "CLIENT", "GETNAME"),
 		// refused when queued: the transaction is discarded
-		{"", []string{"MULTI"}},
-		{"", []string{"CLIENT", "SETNAME", "second"}},
-		{"", []string{"CLIENT", "NOSUCH"}},
-		{"", []string{"EXEC"}},
-		{"", []string{"MULTI"}},
-		{"", []string{"CLIENT", "SETNAME"}},
-		{"", []string{"EXEC"}},
-		{"", []string{"MULTI"}},
-		{"", []string{"PUBSUB", "NUMPAT", "x"}},
-		{"", []string{"EXEC"}},
-		{"", []string{"MULTI"}},
-		{"", []string{"SAVE"}},
-		{"", []string{"EXEC"}},
-		{"", []string{"MULTI"}},
-		{"", []string{"SHUTDOWN"}},
-		{"", []string{"EXEC"}},
-		{"", []string{"CLIENT", "GETNAME"}},
+		st("", "MULTI"),
+		st("", "CLIENT", "SETNAME", "second"),
+		st("", "CLIENT", "NOSUCH"),
+		st("", "EXEC"),
+		st("", "MULTI"),
+		st("", "CLIENT", "SETNAME"),
+		st("", "EXEC"),
+		st("", "MULTI"),
+		st("", "PUBSUB", "NUMPAT", "x"),
+		st("", "EXEC"),
+		st("", "MULTI"),
+		st("", "SAVE"),
+		st("", "EXEC"),
+		st("", "MULTI"),
+		st("", "SHUTDOWN"),
+		st("", "EXEC"),
+		st("", "CLIENT", "GETNAME"),
 		// a watched key changed: nothing runs, the connection's own commands neither
-		{"", []string{"WATCH", "k"}},
-		{"other", []string{"SET", "k", "changed"}},
-		{"", []string{"MULTI"}},
-		{"", []string{"CLIENT", "SETNAME", "third"}},
-		{"", []string{"SELECT", "3"}},
-		{"", []string{"EXEC"}},
-		{"", []string{"CLIENT", "GETNAME"}},
-		{"", []string{"DBSIZE"}},
+		st("", "WATCH", "k"),
+		st("other", "SET", "k", "changed"),
+		st("", "MULTI"),
+		st("", "CLIENT", "SETNAME", "third"),
+		st("", "SELECT", "3"),
+		st("", "EXEC"),
+		st("", "CLIENT", "GETNAME"),
+		st("", "DBSIZE"),
 		// SELECT inside MULTI: the commands after it run in its database
-		{"", []string{"SET", "n", "1"}},
-		{"", []string{"MULTI"}},
-		{"", []string{"SELECT", "4"}},
-		{"", []string{"MEMORY", "USAGE", "n"}},
-		{"", []string{"DBSIZE"}},
-		{"", []string{"EXEC"}},
+		st("", "SET", "n", "1"),
+		st("", "MULTI"),
+		st("", "SELECT", "4"),
+		st("", "MEMORY", "USAGE", "n"),
+		st("", "DBSIZE"),
+		st("", "EXEC"),
 		// rules changed before EXEC: the denied command's place is an error, the others
 		// run in theirs
-		{"", []string{"ACL", "SETUSER", "u", "on", ">p", "~*", "+@all"}},
-		{"u", []string{"AUTH", "u", "p"}},
-		{"u", []string{"MULTI"}},
-		{"u", []string{"SET", "k", "2"}},
-		{"u", []string{"CONFIG", "GET", "maxmemory-policy"}},
-		{"u", []string{"CLIENT", "SETNAME", "fourth"}},
-		{"u", []string{"GET", "k"}},
-		{"", []string{"ACL", "SETUSER", "u", "-config"}},
-		{"u", []string{"EXEC"}},
-		{"u", []string{"CLIENT", "GETNAME"}},
+		st("", "ACL", "SETUSER", "u", "on", ">p", "~*", "+@all"),
+		st("u", "AUTH", "u", "p"),
+		st("u", "MULTI"),
+		st("u", "SET", "k", "2"),
+		st("u", "CONFIG", "GET", "maxmemory-policy"),
+		st("u", "CLIENT", "SETNAME", "fourth"),
+		st("u", "GET", "k"),
+		st("", "ACL", "SETUSER", "u", "-config"),
+		st("u", "EXEC"),
+		st("u", "CLIENT", "GETNAME"),
 	}
-	run := func(addr string) []string {
-		conns := map[string]*rconn{}
-		defer func() {
-			for _, c := range conns {
-				c.close()
-			}
-		}()
-		var out []string
-		for _, st := range steps {
-			out = append(out, transcriptStep(t, addr, conns, st.conn, st.args, func(r string) string { return r }))
-		}
-		return out
-	}
-	compareTranscripts(t, run(raddr), run(s.RedisAddr()))
+	same := func(r string) string { return r }
+	compareTranscripts(t, transcript(t, raddr, steps, same), transcript(t, s.RedisAddr(), steps, same))
 }
 
 // A go-redis transaction pipeline with connection and server commands in it, as an
