@@ -741,11 +741,10 @@ func (u *aclUser) check(s *kvstore.Spec, args [][]byte) *aclDenial {
 			return nil // an unknown subcommand: the command says so
 		}
 	}
-	sels := append([]*aclSelector{&u.aclSelector}, u.selectors...)
 	var worst *aclDenial
 	allowed := false
-	for _, sel := range sels {
-		d := sel.check(name, s, args)
+	for i := range 1 + len(u.selectors) {
+		d := u.selector(i).check(name, s, args)
 		if d == nil {
 			allowed = true
 			break
@@ -764,14 +763,22 @@ func (u *aclUser) check(s *kvstore.Spec, args [][]byte) *aclDenial {
 		// SORT refuses these itself, once the ACL let it run, unless a selector that
 		// allows the call may read every key (Redis's
 		// ACLUserCheckCmdWithUnrestrictedKeyAccess)
-		for _, sel := range sels {
-			if sel.mayReadAllKeys() && sel.check(name, s, args) == nil {
+		for i := range 1 + len(u.selectors) {
+			if sel := u.selector(i); sel.mayReadAllKeys() && sel.check(name, s, args) == nil {
 				return nil
 			}
 		}
 		return &aclDenial{own: "ERR " + opt + " option of SORT denied due to insufficient ACL permissions."}
 	}
 	return nil
+}
+
+// selector is u's selector i: the root first, then the others in order.
+func (u *aclUser) selector(i int) *aclSelector {
+	if i == 0 {
+		return &u.aclSelector
+	}
+	return u.selectors[i-1]
 }
 
 // rank orders denials as Redis's ACL_DENIED_* codes do: the highest is reported.
