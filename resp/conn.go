@@ -367,6 +367,10 @@ func (c *conn) handle(args [][]byte, spec *kvstore.Spec) {
 		return
 	}
 	if c.inMulti && !isTxControl(args[0]) && !runsInMulti(args[0]) {
+		connErr := ""
+		if cs != nil {
+			connErr = connArgsError(cs, args)
+		}
 		switch {
 		case spec != nil && spec.ArgsError(args) != "":
 			c.s.b.Store().CommandStats(spec, args).Reject()
@@ -380,10 +384,10 @@ func (c *conn) handle(args [][]byte, spec *kvstore.Spec) {
 			c.s.cmdStats(cs, args).Reject()
 			c.multiErr = true
 			c.Error("ERR Command not allowed inside a transaction")
-		case cs != nil && connArgsError(cs, args) != "":
+		case connErr != "":
 			c.s.cmdStats(cs, args).Reject()
 			c.multiErr = true
-			c.Error(connArgsError(cs, args))
+			c.Error(connErr)
 		case cs != nil:
 			c.queue(&cs.Spec, args) // EXEC runs it on the connection (runQueuedConn)
 		default:
