@@ -113,10 +113,40 @@ type RaftStats struct {
 	SnapshotBytes    atomic.Int64  // size of the last snapshot
 	SnapshotMaxStall atomic.Int64  // longest pause a snapshot caused the applier (writing it, or one entry copying what it changes), ns
 	LastSnapshotUnix atomic.Int64  // when the last snapshot was written (unix s; 0: none yet)
+	// SnapshotIndex is the newest snapshot's index (written, installed or loaded),
+	// as snapIndex is the loop's
+	SnapshotIndex      atomic.Uint64
+	LastSnapshotMs     atomic.Int64 // how long the last one written took (-1: none yet)
+	LastSnapshotFailed atomic.Bool  // the last one written failed
+	SnapshotStartMs    atomic.Int64 // when the one being written began (unix ms; 0: none)
 }
 
 // SnapshotWriting reports whether a snapshot is being written now.
 func (n *RaftNode) SnapshotWriting() bool { return n.snapWriting.Load() }
+
+// SnapshotInfo reports the member's snapshots as Node.SnapshotInfo reports a single
+// node's (INFO persistence).
+func (n *RaftNode) SnapshotInfo() SnapshotInfo {
+	st := &n.stats
+	si := SnapshotInfo{
+		Enabled: n.cfg.Dir != "", Writing: n.snapWriting.Load(), Index: st.SnapshotIndex.Load(),
+		Bytes: st.SnapshotBytes.Load(), LastUnix: st.LastSnapshotUnix.Load(), LastOK: !st.LastSnapshotFailed.Load(),
+		LastTookMs: st.LastSnapshotMs.Load(), CurrentMs: -1, Count: st.Snapshots.Load(),
+	}
+	if start := st.SnapshotStartMs.Load(); start != 0 {
+		si.CurrentMs = time.Now().UnixMilli() - start
+	}
+	if applied := n.Status().AppliedIndex; applied > si.Index {
+		si.ChangesSinceIt = applied - si.Index
+	}
+	return si
+}
+
+// setSnapIndex records the newest snapshot the member holds. The loop's.
+func (n *RaftNode) setSnapIndex(i uint64) {
+	n.snapIndex = i
+	n.stats.SnapshotIndex.Store(i)
+}
 
 type snapReport struct {
 	to     uint64
@@ -287,6 +317,7 @@ func StartRaft(cfg RaftConfig) (*RaftNode, error) {
 		epoch:       time.Now(),
 	}
 	n.snapshotter, _ = cfg.SM.(Snapshotter)
+	n.stats.LastSnapshotMs.Store(-1)
 	n.snapAt = n.nextSnapAt()
 	if cfg.Offload != nil {
 		n.dgramc = make(chan []nicoffload.Packet, 1024)
@@ -308,7 +339,7 @@ func StartRaft(cfg RaftConfig) (*RaftNode, error) {
 			}
 			n.commit.advance(snap.Index)
 			n.applied.advance(snap.Index)
-			n.snapIndex = snap.Index
+			n.setSnapIndex(snap.Index)
 			removeOldSnapshots(cfg.Dir, snap.Index, true) // one written but not yet recorded when we stopped
 			n.lastApplied = Entry{Index: snap.Index, Term: snap.Term, Time: snap.Time}
 			cfg.Logf("consensus: member %d loaded its snapshot at index %d", cfg.ID, snap.Index)
@@ -906,7 +937,7 @@ func (n *RaftNode) installSnapshot(rd *raft.Ready) error {
 	n.cleanUp(useless, meta.Index)
 	n.logBytes, n.snapAt = 0, n.nextSnapAt()
 	n.stats.Installed.Add(1)
-	n.snapIndex = max(n.snapIndex, meta.Index)
+	n.setSnapIndex(max(n.snapIndex, meta.Index))
 	n.cfg.Logf("consensus: member %d installs the leader's snapshot at %d", n.cfg.ID, meta.Index)
 	n.commit.advance(meta.Index)
 	n.queue.push(pending{e: Entry{Index: meta.Index, Term: meta.Term, Time: meta.Time}, local: restoreMarker{meta}})
@@ -998,7 +1029,7 @@ func (n *RaftNode) compact1(res snapResult) error {
 		// The leader's snapshot was installed while this one was written: it is newer.
 		return nil
 	}
-	n.snapIndex = meta.Index
+	n.setSnapIndex(meta.Index)
 	meta.Membership = n.r.MembershipAt(meta.Index).Clone()
 	useless, err := n.storage.compact(meta, n.r.HardState(), false)
 	if err != nil {
@@ -1365,6 +1396,7 @@ func (n *RaftNode) startSnapshot() {
 	}
 	meta := raft.SnapshotMeta{Index: e.Index, Term: e.Term, Time: e.Time}
 	start := time.Now()
+	n.stats.SnapshotStartMs.Store(start.UnixMilli())
 	async, ok := n.snapshotter.(AsyncSnapshotter)
 	if !ok {
 		size, err := writeSnapshotFile(n.cfg.Dir, e.Index, n.snapshotter.Snapshot)
@@ -1374,7 +1406,7 @@ func (n *RaftNode) startSnapshot() {
 	write, err := async.BeginSnapshot()
 	stall := time.Since(start)
 	if err != nil {
-		n.snapDone <- snapResult{err: fmt.Errorf("snapshot %d: %w", e.Index, err)}
+		n.snapDone <- n.snapshotWritten(meta, 0, stall, stall, fmt.Errorf("snapshot %d: %w", e.Index, err))
 		return
 	}
 	n.noteStall(stall)
@@ -1389,14 +1421,18 @@ func (n *RaftNode) startSnapshot() {
 }
 
 func (n *RaftNode) snapshotWritten(meta raft.SnapshotMeta, size int64, stall, took time.Duration, err error) snapResult {
+	n.stats.SnapshotStartMs.Store(0)
+	if err == nil {
+		// The loop's compaction starts a WAL segment, and first syncs the one it ends.
+		// Synced here, off the loop, that segment has only what the loop wrote since
+		// left to sync.
+		err = n.storage.syncBehind()
+	}
+	n.stats.LastSnapshotFailed.Store(err != nil)
 	if err != nil {
 		return snapResult{err: err}
 	}
-	// The loop's compaction starts a WAL segment, and first syncs the one it ends. Synced
-	// here, off the loop, that segment has only what the loop wrote since left to sync.
-	if err := n.storage.syncBehind(); err != nil {
-		return snapResult{err: err}
-	}
+	n.stats.LastSnapshotMs.Store(took.Milliseconds())
 	n.stats.Snapshots.Add(1)
 	n.stats.SnapshotBytes.Store(size)
 	n.stats.LastSnapshotUnix.Store(time.Now().Unix())

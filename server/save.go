@@ -69,7 +69,7 @@ func (s *Server) LastSave() int64 {
 	return s.node.SnapshotInfo().LastUnix
 }
 
-// infoSnapshots writes the rdb_* fields of INFO persistence for a single node.
+// infoSnapshots writes the rdb_* fields of INFO persistence, of a single node or a member.
 func infoSnapshots(w func(string, any), si consensus.SnapshotInfo) {
 	w("rdb_changes_since_last_save", si.ChangesSinceIt)
 	w("rdb_bgsave_in_progress", boolInt(si.Writing))

@@ -91,8 +91,17 @@ func TestSaveMemoryOnlyAndCluster(t *testing.T) {
 	if got, err := c.Do(ctx, "SAVE").Text(); err != nil || got != "OK" {
 		t.Fatalf("SAVE on the leader: %q %v", got, err)
 	}
-	if info := c.Info(ctx, "persistence").Val(); !strings.Contains(info, "rdb_saves:1\r\n") {
-		t.Fatalf("INFO persistence after SAVE:\n%s", info)
+	// the member's snapshot fields are a single node's: the one written, its index, what
+	// was applied since
+	info := c.Info(ctx, "persistence").Val()
+	for _, want := range []string{"rdb_saves:1\r\n", "rdb_last_bgsave_status:ok\r\n", "rdb_last_bgsave_time_sec:0\r\n",
+		"rdb_current_bgsave_time_sec:-1\r\n", "rdb_bgsave_in_progress:0\r\n"} {
+		if !strings.Contains(info, want) {
+			t.Fatalf("INFO persistence after SAVE lacks %q:\n%s", want, info)
+		}
+	}
+	if strings.Contains(info, "snapshot_index:0\r\n") || !strings.Contains(info, "rdb_changes_since_last_save:") {
+		t.Fatalf("INFO persistence after SAVE: no snapshot index:\n%s", info)
 	}
 }
 

@@ -510,14 +510,13 @@ func (s *Server) Info(b *strings.Builder, section string) bool {
 		case "persistence":
 			b.WriteString("# Persistence\r\n")
 			infoLoading(w)
-			st := c.raft.Stats()
-			w("rdb_bgsave_in_progress", boolInt(c.raft.SnapshotWriting()))
-			w("rdb_last_save_time", s.LastSave())
-			w("rdb_saves", st.Snapshots.Load())
-			w("rdb_last_cow_size", 0)
+			si := c.raft.SnapshotInfo()
+			si.LastUnix = s.LastSave()
+			infoSnapshots(w, si)
 			// a member whose WAL write fails stops: one that answers wrote it all
 			infoAOF(w, !s.cfg.MemoryOnly, false)
-			w("snapshot_bytes", st.SnapshotBytes.Load())
+			w("snapshot_index", si.Index)
+			w("snapshot_bytes", si.Bytes)
 			w("wal_fsync", s.cfg.Fsync)
 		case "raft":
 			b.WriteString("# Raft\r\n")

@@ -791,6 +791,10 @@ func TestInfoFieldsAsRedis(t *testing.T) {
 	rc := redis.NewClient(&redis.Options{Addr: raddr, Protocol: 2, DisableIdentity: true})
 	defer rc.Close()
 	nc := client(t, s)
+	servers := startCluster(t, 3)
+	_, lead := leaderOf(t, servers, 0)
+	member := redis.NewClient(&redis.Options{Addr: lead.RedisAddr(), Protocol: 2, DisableIdentity: true})
+	defer member.Close()
 	omitted := map[string]bool{
 		"atomicvar_api": true, "client_recent_max_input_buffer": true, "client_recent_max_output_buffer": true,
 		"clients_in_timeout_table": true, "used_memory_overhead": true, "used_memory_startup": true,
@@ -805,20 +809,25 @@ func TestInfoFieldsAsRedis(t *testing.T) {
 		"reply_buffer_shrinks": true, "reply_buffer_expands": true, "used_cpu_sys_main_thread": true,
 		"used_cpu_user_main_thread": true,
 	}
-	for _, arg := range [][]string{nil, {"all"}, {"everything"}, {"default"}} {
-		rsec, rf := infoFields(rc.Info(ctx, arg...).Val())
-		nsec, nf := infoFields(nc.Info(ctx, arg...).Val())
-		if want := slices.DeleteFunc(slices.Clone(nsec), func(s string) bool { return s == "Raft" }); !slices.Equal(rsec, want) {
-			t.Fatalf("INFO %v sections %v, redis-server's %v", arg, nsec, rsec)
-		}
-		for _, sec := range rsec {
-			if sec == "Commandstats" || sec == "Errorstats" || sec == "Latencystats" || sec == "Keyspace" {
-				continue // what was run
+	for _, n := range []struct {
+		name string
+		c    *redis.Client
+	}{{"single node", nc}, {"cluster member", member}} {
+		for _, arg := range [][]string{nil, {"all"}, {"everything"}, {"default"}} {
+			rsec, rf := infoFields(rc.Info(ctx, arg...).Val())
+			nsec, nf := infoFields(n.c.Info(ctx, arg...).Val())
+			if want := slices.DeleteFunc(slices.Clone(nsec), func(s string) bool { return s == "Raft" }); !slices.Equal(rsec, want) {
+				t.Fatalf("%s: INFO %v sections %v, redis-server's %v", n.name, arg, nsec, rsec)
 			}
-			want := slices.DeleteFunc(slices.Clone(rf[sec]), func(f string) bool { return omitted[f] })
-			got := nf[sec]
-			if len(got) < len(want) || !slices.Equal(got[:len(want)], want) {
-				t.Errorf("INFO %v %s fields:\n%v\nredis-server's (without the omitted ones):\n%v", arg, sec, got, want)
+			for _, sec := range rsec {
+				if sec == "Commandstats" || sec == "Errorstats" || sec == "Latencystats" || sec == "Keyspace" {
+					continue // what was run
+				}
+				want := slices.DeleteFunc(slices.Clone(rf[sec]), func(f string) bool { return omitted[f] })
+				got := nf[sec]
+				if len(got) < len(want) || !slices.Equal(got[:len(want)], want) {
+					t.Errorf("%s: INFO %v %s fields:\n%v\nredis-server's (without the omitted ones):\n%v", n.name, arg, sec, got, want)
+				}
 			}
 		}
 	}
