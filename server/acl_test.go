@@ -300,16 +300,19 @@ func aclRun(t *testing.T, addr string) []string {
 	})
 }
 
+// closeConns closes a transcript's connections.
+func closeConns(conns map[string]*rconn) {
+	for _, c := range conns {
+		c.close()
+	}
+}
+
 // transcript plays steps against addr, each on the connection it names, and returns
 // their transcriptStep lines; it closes the connections at the end.
 func transcript(t *testing.T, addr string, steps []trackStep, edit func(string) string) []string {
 	t.Helper()
 	conns := map[string]*rconn{}
-	defer func() {
-		for _, c := range conns {
-			c.close()
-		}
-	}()
+	defer closeConns(conns)
 	var out []string
 	for _, s := range steps {
 		out = append(out, transcriptStep(t, addr, conns, s.conn, s.args, edit))
@@ -493,11 +496,7 @@ func TestACLFileAgainstRedis(t *testing.T) {
 	}
 	run := func(addr, file, dir string) []string {
 		conns := map[string]*rconn{}
-		defer func() {
-			for _, c := range conns {
-				c.close()
-			}
-		}()
+		defer closeConns(conns)
 		var out []string
 		for _, st := range steps {
 			switch st.file {

@@ -225,11 +225,7 @@ func trackRun(t *testing.T, addr string, sc trackScenario) []string {
 		conns[name], ids[name] = c, strconv.FormatInt(v.num, 10)
 		return c
 	}
-	defer func() {
-		for _, c := range conns {
-			c.close()
-		}
-	}()
+	defer closeConns(conns)
 	// names renders v with the connection ids it carries (GETREDIR's reply,
 	// TRACKINGINFO's redirect, a tracking-redir-broken push) replaced by the
 	// connections' names, which are the same on both servers.
