@@ -63,7 +63,10 @@ type funcFlags uint8
 
 var funcFlagNames = []string{"no-writes", "allow-oom", "allow-stale", "no-cluster", "allow-cross-slot-keys"}
 
-const flagNoWrites funcFlags = 1
+const (
+	flagNoWrites funcFlags = 1 << iota
+	flagAllowOOM
+)
 
 type funcMeta struct {
 	desc    string

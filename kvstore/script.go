@@ -1,6 +1,7 @@
 package kvstore
 
 import (
+	"bytes"
 	"crypto/sha1"
 	"encoding/binary"
 	"encoding/hex"
@@ -120,6 +121,18 @@ func scriptShebang(body string) (flags funcFlags, n int, errMsg string) {
 		}
 	}
 	return flags, nl, ""
+}
+
+// ScriptDeniesOOM reports whether a script given to EVAL is one Redis 7.0 refuses
+// while used memory is over maxmemory: one whose shebang line flags neither no-writes
+// nor allow-oom (Redis's scriptFlagsToCmdFlags makes it a denyoom command). A script
+// without a shebang line is refused only at its first write, inside (not done here).
+func ScriptDeniesOOM(body []byte) bool {
+	if !bytes.HasPrefix(body, []byte("#!")) {
+		return false
+	}
+	flags, _, msg := scriptShebang(string(body))
+	return msg == "" && flags&(flagNoWrites|flagAllowOOM) == 0
 }
 
 func (sc *scriptCache) get(sha string) (string, bool) {

@@ -17,6 +17,7 @@ const (
 	errBadExptime = "CLIENT_ERROR invalid exptime argument"
 	errBadDelta   = "CLIENT_ERROR invalid numeric delta argument"
 	errTooLarge   = "SERVER_ERROR object too large for cache"
+	errNoMemory   = "SERVER_ERROR out of memory storing object"
 )
 
 // handle runs one request; its checks and their order follow memcached 1.6's
@@ -86,8 +87,7 @@ func (c *conn) refused(req *Request) {
 	if req.TooLarge {
 		c.s.stats.storeTooLarge.Add(1)
 		if meta || len(req.Tokens) > 0 && string(req.Tokens[0]) == "set" {
-			noreply := req.Noreply && !meta
-			c.write(kvstore.AppendMCDelete(c.batch, req.Key, kvstore.MCNoValue), pending{kind: pLitOp, lit: errTooLarge, noreply: noreply}, true)
+			c.unstore(req, errTooLarge, meta)
 			return
 		}
 	}
@@ -95,6 +95,26 @@ func (c *conn) refused(req *Request) {
 		return
 	}
 	c.reply(req.Err)
+}
+
+// unstore answers a set or an ms that could not be stored with line, deleting the
+// key's old item first, as memcached does so that a failed set leaves no stale value.
+func (c *conn) unstore(req *Request, line string, meta bool) {
+	noreply := req.Noreply && !meta
+	c.write(kvstore.AppendMCDelete(c.batch, req.Key, kvstore.MCNoValue), pending{kind: pLitOp, lit: line, noreply: noreply}, true)
+}
+
+// outOfMemory refuses a storage request while used memory is over maxmemory, as
+// memcached -M refuses one when it cannot allocate the item: a set or an ms also
+// deletes the old item (memcached's process_update_command and process_mset_command),
+// the others leave it.
+func (c *conn) outOfMemory(req *Request, meta bool) {
+	c.s.stats.storeNoMemory.Add(1)
+	if meta || req.Kind == KindSet {
+		c.unstore(req, errNoMemory, meta)
+		return
+	}
+	c.replyUnlessNoreply(req.Noreply, errNoMemory)
 }
 
 func (c *conn) handleGet(keys [][]byte, withCAS bool) {
@@ -162,6 +182,10 @@ var storeModes = map[Kind]kvstore.MCStore{
 }
 
 func (c *conn) handleStore(req *Request) {
+	if c.s.cfg.Memory.Over() {
+		c.outOfMemory(req, false)
+		return
+	}
 	c.s.stats.cmdSet.Add(1)
 	cas := kvstore.MCNoValue
 	if req.Kind == KindCas {
@@ -417,12 +441,12 @@ func (c *conn) handleStats(args [][]byte) {
 		stat("touch_hits", st.touchHits.Load())
 		stat("touch_misses", st.touchMisses.Load())
 		stat("store_too_large", st.storeTooLarge.Load())
-		stat("store_no_memory", 0)
+		stat("store_no_memory", st.storeNoMemory.Load())
 		stat("auth_cmds", 0)
 		stat("auth_errors", 0)
 		stat("bytes_read", st.bytesRead.Load())
 		stat("bytes_written", st.bytesWritten.Load())
-		stat("limit_maxbytes", 0)
+		stat("limit_maxbytes", s.cfg.Memory.Limit()) // memcached's -m: maxmemory
 		stat("accepting_conns", 1)
 		stat("threads", runtime.GOMAXPROCS(0))
 		stat("bytes", heapObjectBytes())
@@ -431,7 +455,7 @@ func (c *conn) handleStats(args [][]byte) {
 		stat("evictions", 0)
 		stat("reclaimed", s.b.Store().ExpiredCount())
 	case "settings":
-		stat("maxbytes", 0)
+		stat("maxbytes", s.cfg.Memory.Limit())
 		stat("maxconns", s.cfg.MaxConns)
 		stat("tcpport", s.cfg.Port)
 		stat("udpport", 0)
@@ -479,7 +503,7 @@ func (st *stats) resetCounters() {
 		&st.totalConns, &st.rejectedConns, &st.cmdGet, &st.cmdSet, &st.cmdFlush, &st.cmdTouch, &st.cmdMeta,
 		&st.getHits, &st.getMisses, &st.deleteHits, &st.deleteMisses, &st.incrHits, &st.incrMisses,
 		&st.decrHits, &st.decrMisses, &st.casHits, &st.casMisses, &st.casBadval, &st.touchHits,
-		&st.touchMisses, &st.storeTooLarge, &st.bytesRead, &st.bytesWritten, &st.totalItems,
+		&st.touchMisses, &st.storeTooLarge, &st.storeNoMemory, &st.bytesRead, &st.bytesWritten, &st.totalItems,
 	} {
 		v.Store(0)
 	}

@@ -284,6 +284,10 @@ var metaSetModes = map[byte]kvstore.MCStore{
 
 func (c *conn) handleMetaSet(req *Request) {
 	c.s.stats.cmdMeta.Add(1)
+	if c.s.cfg.Memory.Over() {
+		c.outOfMemory(req, true)
+		return
+	}
 	c.s.stats.cmdSet.Add(1)
 	m := req.Meta
 	cas, vivify := kvstore.MCNoValue, kvstore.MCNoValue

@@ -15,6 +15,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/nanokv/nanokv/internal/memlimit"
 	"github.com/nanokv/nanokv/internal/netserve"
 	"github.com/nanokv/nanokv/kvstore"
 )
@@ -63,6 +64,10 @@ type Config struct {
 	EventLoop bool
 	Async     bool
 	Logf      func(format string, args ...any)
+	// Memory is used memory against maxmemory: over it, storage commands answer
+	// "SERVER_ERROR out of memory storing object", as memcached -M does when full.
+	// nil: no limit.
+	Memory *memlimit.Gauge
 }
 
 // Server serves memcached connections.
@@ -87,17 +92,17 @@ type Server struct {
 
 // stats are the counters "stats" reports, named as memcached names them.
 type stats struct {
-	totalConns, rejectedConns                          atomic.Uint64
-	cmdGet, cmdSet, cmdFlush, cmdTouch, cmdMeta        atomic.Uint64
-	getHits, getMisses                                 atomic.Uint64
-	deleteHits, deleteMisses                           atomic.Uint64
-	incrHits, incrMisses, decrHits, decrMisses         atomic.Uint64
-	casHits, casMisses, casBadval                      atomic.Uint64
-	touchHits, touchMisses                             atomic.Uint64
-	storeTooLarge, bytesRead, bytesWritten, totalItems atomic.Uint64
-	verbosity                                          atomic.Uint32
-	crawlerOn                                          atomic.Bool // lru_crawler enable/disable
-	_                                                  [0]func()   // not comparable
+	totalConns, rejectedConns                                         atomic.Uint64
+	cmdGet, cmdSet, cmdFlush, cmdTouch, cmdMeta                       atomic.Uint64
+	getHits, getMisses                                                atomic.Uint64
+	deleteHits, deleteMisses                                          atomic.Uint64
+	incrHits, incrMisses, decrHits, decrMisses                        atomic.Uint64
+	casHits, casMisses, casBadval                                     atomic.Uint64
+	touchHits, touchMisses                                            atomic.Uint64
+	storeTooLarge, storeNoMemory, bytesRead, bytesWritten, totalItems atomic.Uint64
+	verbosity                                                         atomic.Uint32
+	crawlerOn                                                         atomic.Bool // lru_crawler enable/disable
+	_                                                                 [0]func()   // not comparable
 }
 
 // NewServer returns a server for b.

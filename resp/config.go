@@ -17,6 +17,8 @@ type configParam struct {
 	// not an integer); for an integer parameter, only for an integer out of range
 	bad     string
 	integer bool
+	// reason, when set, gives the reason for refusing v when it returns one, over bad
+	reason func(v string) string
 }
 
 var configParams = map[string]configParam{
@@ -28,7 +30,7 @@ var configParams = map[string]configParam{
 	"proto-max-bulk-len": {
 		get: func(c *Config) string { return strconv.FormatInt(c.MaxBulk, 10) },
 		set: func(c *Config, v string) bool {
-			n, ok := parseMemory(v)
+			n, ok := ParseMemory(v)
 			if !ok || n < 1024*1024 {
 				return false
 			}
@@ -39,7 +41,7 @@ var configParams = map[string]configParam{
 	"client-query-buffer-limit": {
 		get: func(c *Config) string { return strconv.Itoa(c.QueryBufMax) },
 		set: func(c *Config, v string) bool {
-			n, ok := parseMemory(v)
+			n, ok := ParseMemory(v)
 			if !ok || n < 1024*1024 {
 				return false
 			}
@@ -115,13 +117,34 @@ var configParams = map[string]configParam{
 			return true
 		},
 	},
-	"port":                 {get: func(c *Config) string { return strconv.Itoa(c.Port) }},
-	"bind":                 {get: func(c *Config) string { return c.Bind }},
-	"databases":            {get: func(*Config) string { return strconv.Itoa(kvstore.NumDBs) }},
-	"save":                 {get: func(*Config) string { return "" }}, // no RDB: the WAL persists
-	"timeout":              {get: func(*Config) string { return "0" }},
-	"maxmemory":            {get: func(*Config) string { return "0" }},
-	"maxmemory-policy":     {get: func(*Config) string { return "noeviction" }},
+	"port":      {get: func(c *Config) string { return strconv.Itoa(c.Port) }},
+	"bind":      {get: func(c *Config) string { return c.Bind }},
+	"databases": {get: func(*Config) string { return strconv.Itoa(kvstore.NumDBs) }},
+	"save":      {get: func(*Config) string { return "" }}, // no RDB: the WAL persists
+	"timeout":   {get: func(*Config) string { return "0" }},
+	"maxmemory": {
+		get: func(c *Config) string { return strconv.FormatInt(c.MaxMemory, 10) },
+		set: func(c *Config, v string) bool {
+			n, ok := ParseMemory(v)
+			c.MaxMemory = n
+			return ok && n >= 0
+		},
+		bad: "argument must be a memory value",
+	},
+	"maxmemory-policy": {
+		get: func(c *Config) string { return c.MaxMemoryPolicy },
+		set: func(c *Config, v string) bool {
+			c.MaxMemoryPolicy = strings.ToLower(v)
+			return c.MaxMemoryPolicy == "noeviction"
+		},
+		bad: "argument(s) must be one of the following: " + strings.Join(maxmemoryPolicies, ", "),
+		reason: func(v string) string {
+			if slices.Contains(maxmemoryPolicies, strings.ToLower(v)) {
+				return "nanokv evicts no keys: noeviction is its only maxmemory-policy"
+			}
+			return ""
+		},
+	},
 	"tcp-keepalive":        {get: func(*Config) string { return "300" }},
 	"protected-mode":       {get: func(*Config) string { return "no" }},
 	"cluster-enabled":      {get: func(*Config) string { return "no" }},
@@ -132,7 +155,7 @@ var configParams = map[string]configParam{
 }
 
 // parseMemory parses a Redis memory setting: a number with an optional k/kb/m/mb/g/gb.
-func parseMemory(v string) (int64, bool) {
+func ParseMemory(v string) (int64, bool) {
 	v = strings.ToLower(v)
 	mult := int64(1)
 	for _, u := range []struct {
@@ -239,6 +262,9 @@ func configSet(c *conn, pairs [][]byte) {
 				if _, err := strconv.ParseInt(val, 10, 64); why == "" || p.integer && err != nil {
 					why = "argument couldn't be parsed into an integer"
 				}
+				if p.reason != nil && p.reason(val) != "" {
+					why = p.reason(val)
+				}
 				c.Error("ERR CONFIG SET failed (possibly related to argument '" + name + "') - " + why)
 				return
 			}
@@ -257,6 +283,9 @@ func configSet(c *conn, pairs [][]byte) {
 			c.Error("ERR CONFIG SET failed (possibly related to argument '" + kv[0] + "') - " + err.Error())
 			return
 		}
+	}
+	if next.MaxMemory != c.s.cfg.MaxMemory {
+		c.s.mem.SetLimit(next.MaxMemory)
 	}
 	c.s.cfg = next
 	for i := 0; i < len(pairs); i += 2 {

@@ -348,6 +348,9 @@ func (c *conn) handle(args [][]byte, spec *kvstore.Spec) {
 	if u := c.user.Load(); u != nil && !u.load().free && !c.permitted(u.load(), args, spec, cs) {
 		return
 	}
+	if c.refusedForMemory(args, spec, cs) {
+		return
+	}
 	if c.Proto == 2 && c.subscribed() && !subscribedOK(args[0]) && (cs != nil || spec != nil) {
 		c.flushBatch()
 		name := cs

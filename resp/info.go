@@ -186,9 +186,10 @@ func (s *Server) infoMemory(w func(string, any)) {
 	w("number_of_cached_scripts", scripts)
 	w("number_of_functions", functions)
 	w("number_of_libraries", libraries)
-	w("maxmemory", 0)
-	w("maxmemory_human", "0B")
-	w("maxmemory_policy", "noeviction")
+	cfg := s.config()
+	w("maxmemory", cfg.MaxMemory)
+	w("maxmemory_human", humanBytes(uint64(cfg.MaxMemory)))
+	w("maxmemory_policy", cfg.MaxMemoryPolicy)
 	ratio := func(a, b uint64) string { return fmt.Sprintf("%.2f", float64(a)/float64(max(b, 1))) }
 	diff := func(a, b uint64) int64 { return int64(a) - int64(b) }
 	w("allocator_frag_ratio", ratio(active, used))
@@ -269,6 +270,9 @@ func (s *Server) sampleRates() {
 			s.rates.sample(now, [3]uint64{s.stats.commands.Load(), s.stats.netIn.Load(), s.stats.netOut.Load()})
 			if metrics.Read(heap); heap[0].Value.Kind() == metrics.KindUint64 {
 				s.peak.note(heap[0].Value.Uint64())
+			}
+			if s.ownMem {
+				s.mem.Sample()
 			}
 		}
 	}

@@ -15,6 +15,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/nanokv/nanokv/internal/memlimit"
 	"github.com/nanokv/nanokv/internal/netserve"
 	"github.com/nanokv/nanokv/kvstore"
 )
@@ -79,6 +80,13 @@ type Config struct {
 	Logf                 func(format string, args ...any)
 	// Shutdown is called by SHUTDOWN; nil refuses the command.
 	Shutdown func()
+	// Memory is the gauge of used memory against maxmemory, shared with the other
+	// frontends and sampled by its owner; nil: the server keeps and samples its own.
+	Memory *memlimit.Gauge
+	// MaxMemory is maxmemory (bytes, 0: none): Memory's limit, set through it.
+	MaxMemory int64
+	// MaxMemoryPolicy is maxmemory-policy; "" at NewServer: noeviction, the only one.
+	MaxMemoryPolicy string
 	// EventLoop serves connections from an asynchronous event loop (netserve.Loop, on
 	// Linux) when the backend is an AsyncBackend: a cluster member. Without it, or on a
 	// single node, every connection has a goroutine of its own.
@@ -92,6 +100,10 @@ type Server struct {
 
 	cfgMu sync.RWMutex
 	cfg   Config
+	// mem is cfg.Memory, which never changes: read without cfgMu. ownMem: this server
+	// samples it.
+	mem    *memlimit.Gauge
+	ownMem bool
 	// aclFile and aclLogf are cfg's ACLFile and Logf, which never change: read without
 	// cfgMu
 	aclFile string
@@ -158,6 +170,14 @@ func NewServer(b Backend, cfg Config) *Server {
 	if cfg.Logf == nil {
 		cfg.Logf = func(string, ...any) {}
 	}
+	ownMem := cfg.Memory == nil
+	if ownMem {
+		cfg.Memory = &memlimit.Gauge{}
+	}
+	cfg.MaxMemory = cfg.Memory.Limit()
+	if cfg.MaxMemoryPolicy == "" {
+		cfg.MaxMemoryPolicy = "noeviction"
+	}
 	if cfg.SlowlogSlowerThan == 0 && cfg.SlowlogMaxLen == 0 {
 		cfg.SlowlogSlowerThan, cfg.SlowlogMaxLen = b.Store().Slowlog() // the store's defaults
 	}
@@ -167,7 +187,7 @@ func NewServer(b Backend, cfg Config) *Server {
 	if cfg.TrackingTableMaxKeys == 0 {
 		cfg.TrackingTableMaxKeys = defaultTrackingMaxKeys
 	}
-	s := &Server{b: b, cfg: cfg, start: time.Now(), conns: map[*conn]struct{}{}, done: make(chan struct{}), acl: newACLTable(cfg.RequirePass)}
+	s := &Server{b: b, cfg: cfg, mem: cfg.Memory, ownMem: ownMem, start: time.Now(), conns: map[*conn]struct{}{}, done: make(chan struct{}), acl: newACLTable(cfg.RequirePass)}
 	s.aclFile, s.aclLogf = cfg.ACLFile, cfg.Logf
 	s.ids = newServerIDs(cfg.Version)
 	s.handler.Add(1)

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/nanokv/nanokv/consensus"
+	"github.com/nanokv/nanokv/internal/memlimit"
 	"github.com/nanokv/nanokv/kvstore"
 	"github.com/nanokv/nanokv/mcproto"
 	"github.com/nanokv/nanokv/resp"
@@ -66,8 +67,11 @@ type Config struct {
 	// [2, 20] ticks. Tests shorten it to see sessions expire quickly.
 	ZKTickTime time.Duration
 
-	DataDir     string
-	MemoryOnly  bool
+	DataDir    string
+	MemoryOnly bool
+	// MaxMemory is Redis's maxmemory (bytes, 0: none): past it the frontends refuse
+	// writes (memlimit). CONFIG SET maxmemory changes it.
+	MaxMemory   int64
 	Fsync       consensus.FsyncPolicy
 	RequirePass string
 	// ConfigFile is the file the configuration was read from, if any (INFO's config_file).
@@ -128,11 +132,13 @@ type Server struct {
 	// what it waits with).
 	clusterP atomic.Pointer[cluster]
 	pending  *pendingCluster
-	redis    *resp.Server
-	ln       net.Listener
-	mc       *mcproto.Server
-	mcln     net.Listener
-	zk       *zkproto.Server
+	// mem is used memory against maxmemory, which every frontend consults
+	mem   *memlimit.Gauge
+	redis *resp.Server
+	ln    net.Listener
+	mc    *mcproto.Server
+	mcln  net.Listener
+	zk    *zkproto.Server
 	// zkSessions is the number of ZooKeeper sessions connected here (RaftConfig.WantsCommits).
 	zkSessions atomic.Int64
 	zkln       net.Listener
@@ -197,7 +203,8 @@ func Start(cfg Config) (*Server, error) {
 			return nil, fmt.Errorf("server: aborting because of ACL errors: %w", err)
 		}
 	}
-	s := &Server{cfg: cfg, started: time.Now(), store: kvstore.New(), logf: cfg.Logger.Printf, stop: make(chan struct{}), shutdown: make(chan struct{})}
+	s := &Server{cfg: cfg, started: time.Now(), store: kvstore.New(), mem: &memlimit.Gauge{}, logf: cfg.Logger.Printf, stop: make(chan struct{}), shutdown: make(chan struct{})}
+	s.mem.SetLimit(cfg.MaxMemory)
 	// The redis listener opens first: a cluster member tells the others its address.
 	if cfg.RedisAddr != "" {
 		ln, err := net.Listen("tcp", cfg.RedisAddr)
@@ -216,7 +223,7 @@ func Start(cfg Config) (*Server, error) {
 		ln := s.ln
 		host, port, _ := net.SplitHostPort(ln.Addr().String())
 		p, _ := strconv.Atoi(port)
-		s.redis = resp.NewServer(s, resp.Config{RequirePass: cfg.RequirePass, ACLFile: cfg.ACLFile, ConfigFile: cfg.ConfigFile, NotifyKeyspaceEvents: notify, Port: p, Bind: host, Version: Version, Logf: s.logf, Shutdown: s.requestShutdown,
+		s.redis = resp.NewServer(s, resp.Config{RequirePass: cfg.RequirePass, ACLFile: cfg.ACLFile, ConfigFile: cfg.ConfigFile, NotifyKeyspaceEvents: notify, Port: p, Bind: host, Version: Version, Logf: s.logf, Shutdown: s.requestShutdown, Memory: s.mem,
 			EventLoop: s.node == nil && !cfg.RedisNoEventLoop})
 		s.wg.Add(1)
 		go func() {
@@ -248,8 +255,12 @@ func Start(cfg Config) (*Server, error) {
 			s.logf("%v (zookeeper listener disabled)", err)
 		}
 	}
-	s.wg.Add(1)
+	s.wg.Add(2)
 	go s.runExpiry()
+	go func() {
+		defer s.wg.Done()
+		s.mem.Run(s.stop)
+	}()
 	if s.node != nil {
 		startGCTuner(s.stop, singleHeadroom, 0)
 	} else {
@@ -307,7 +318,7 @@ func (s *Server) startMemcache() error {
 	s.mcln = ln
 	host, port, _ := net.SplitHostPort(ln.Addr().String())
 	p, _ := strconv.Atoi(port)
-	s.mc = mcproto.NewServer(s, mcproto.Config{ItemSizeMax: s.cfg.MemcacheItemSizeMax, Port: p, Bind: host, Logf: s.logf,
+	s.mc = mcproto.NewServer(s, mcproto.Config{ItemSizeMax: s.cfg.MemcacheItemSizeMax, Port: p, Bind: host, Logf: s.logf, Memory: s.mem,
 		EventLoop: !s.cfg.MemcacheNoEventLoop, Async: s.node == nil})
 	s.wg.Add(1)
 	go func() {

@@ -18,6 +18,7 @@ import (
 	"syscall"
 
 	"github.com/nanokv/nanokv/consensus"
+	"github.com/nanokv/nanokv/resp"
 	"github.com/nanokv/nanokv/server"
 )
 
@@ -72,6 +73,7 @@ type options struct {
 	mode        string
 	fsync       string
 	memoryOnly  bool
+	maxmemory   string
 	readCons    string
 	requirepass string
 	aclfile     string
@@ -104,6 +106,7 @@ func newFlagSet(o *options, stderr io.Writer) *flag.FlagSet {
 	fs.StringVar(&o.mode, "mode", "offload", "consensus mode: offload|raft|lowi (a single node commits locally in every mode)")
 	fs.StringVar(&o.fsync, "fsync", "everysec", "WAL fsync policy: always|everysec|no")
 	fs.BoolVar(&o.memoryOnly, "memory-only", false, "keep no WAL: nothing survives a restart")
+	fs.StringVar(&o.maxmemory, "maxmemory", "0", "used memory past which writes are refused, as Redis's maxmemory with noeviction (bytes, or with kb/mb/gb; 0: no limit; CONFIG SET changes it)")
 	fs.StringVar(&o.readCons, "read-consistency", "lease", "read consistency: lease|strict|stale")
 	fs.StringVar(&o.requirepass, "requirepass", "", "password clients must AUTH with")
 	fs.StringVar(&o.aclfile, "aclfile", "", "users file (Redis's aclfile): read at start and by ACL LOAD, written by ACL SAVE")
@@ -186,6 +189,10 @@ func run(args []string, stdout, stderr io.Writer) error {
 			return errors.New("--mode lowi: clusters run --mode raft or offload in this build")
 		}
 	}
+	maxmemory, ok := resp.ParseMemory(o.maxmemory)
+	if !ok || maxmemory < 0 {
+		return fmt.Errorf("--maxmemory %q: want a memory value, as 100mb or 2gb", o.maxmemory)
+	}
 	itemMax, err := parseSize(o.mcItemMax)
 	if err != nil || itemMax < 1024 || itemMax > 1<<30 {
 		return fmt.Errorf("--memcache-item-size-max %q: want a size from 1k to 1024m", o.mcItemMax)
@@ -258,6 +265,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 		ZKExtendedTypes:      o.zkTTL,
 		DataDir:              o.dataDir,
 		MemoryOnly:           o.memoryOnly,
+		MaxMemory:            maxmemory,
 		Fsync:                fsync,
 		RequirePass:          o.requirepass,
 		ACLFile:              o.aclfile,

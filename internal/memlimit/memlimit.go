@@ -1,0 +1,115 @@
+// Package memlimit is Redis's maxmemory for a Go process: a limit on the memory the
+// keyspace and everything else on the heap may use, past which the frontends refuse
+// the commands that would use more (Redis's noeviction policy; memcached's -M).
+//
+// Used memory is INFO's used_memory: the heap's objects, read from runtime/metrics,
+// which reads them without stopping the world. A Go heap also holds garbage that the
+// next collection frees (up to as much again as the live data, with GOGC=100), which
+// Redis's allocator does not count; so when the heap is over the limit while the last
+// collection found it under, the gauge collects first and decides after. While over, it
+// collects once a second too: a client that deletes keys to get under the limit sees
+// its deletes count within a second, although writes refused allocate too little to
+// bring the next collection on.
+//
+// The gauge samples every SamplePeriod, as Redis's serverCron samples its rates; a
+// command decides on the last sample. Whether to refuse is decided where a command
+// enters, never while it is applied: replicas apply the same log whatever their memory.
+package memlimit
+
+import (
+	"runtime"
+	"runtime/metrics"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// SamplePeriod is how often Run samples the heap.
+const SamplePeriod = 100 * time.Millisecond
+
+// Gauge tracks the heap against a limit. The zero value has no limit; a nil *Gauge is
+// never over.
+type Gauge struct {
+	limit atomic.Int64 // bytes; 0: none
+	over  atomic.Bool
+	used  atomic.Uint64
+
+	mu      sync.Mutex // one sample at a time
+	samples []metrics.Sample
+	lastGC  time.Time // the last collection Sample ran
+}
+
+// gcEvery is how often a gauge that stays over the limit collects to learn whether
+// deletes brought the live heap under it.
+const gcEvery = time.Second
+
+// Limit is the limit in bytes, 0 for none (Redis's maxmemory).
+func (g *Gauge) Limit() int64 {
+	if g == nil {
+		return 0
+	}
+	return g.limit.Load()
+}
+
+// SetLimit sets the limit (0: none) and samples at once, so that the next command
+// sees the new limit.
+func (g *Gauge) SetLimit(n int64) {
+	g.limit.Store(max(n, 0))
+	g.Sample()
+}
+
+// Over reports whether used memory was over the limit at the last sample.
+func (g *Gauge) Over() bool { return g != nil && g.over.Load() }
+
+// Used is the heap's objects at the last sample, in bytes.
+func (g *Gauge) Used() uint64 {
+	if g == nil {
+		return 0
+	}
+	return g.used.Load()
+}
+
+// Sample reads the heap and decides whether it is over the limit.
+func (g *Gauge) Sample() {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.samples == nil {
+		g.samples = []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}, {Name: "/gc/heap/live:bytes"}}
+	}
+	used, live := g.read()
+	limit := uint64(g.limit.Load())
+	if limit > 0 && used > limit && (live <= limit || time.Since(g.lastGC) >= gcEvery) {
+		// perhaps over only with the garbage counted: collect it before deciding
+		runtime.GC()
+		g.lastGC = time.Now()
+		used, _ = g.read()
+	}
+	g.used.Store(used)
+	g.over.Store(limit > 0 && used > limit)
+}
+
+func (g *Gauge) read() (used, live uint64) {
+	metrics.Read(g.samples)
+	if v := g.samples[0].Value; v.Kind() == metrics.KindUint64 {
+		used = v.Uint64()
+	}
+	if v := g.samples[1].Value; v.Kind() == metrics.KindUint64 {
+		live = v.Uint64()
+	}
+	return used, live
+}
+
+// Run samples every SamplePeriod until stop is closed. Without a limit a sample is a
+// read of two runtime metrics.
+func (g *Gauge) Run(stop <-chan struct{}) {
+	t := time.NewTicker(SamplePeriod)
+	defer t.Stop()
+	for {
+		select {
+		case <-stop:
+			return
+		case <-t.C:
+			g.Sample()
+		}
+	}
+}

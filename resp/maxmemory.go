@@ -1,0 +1,84 @@
+package resp
+
+import (
+	"strings"
+
+	"github.com/nanokv/nanokv/kvstore"
+)
+
+// Used memory over maxmemory refuses commands as Redis 7.0's processCommand refuses
+// them under the noeviction policy (nanokv evicts nothing): a command flagged denyoom,
+// a script whose shebang line lets it write without allow-oom, an EXEC whose
+// transaction holds either, and anything but EXEC, DISCARD, QUIT and RESET inside
+// MULTI (queuing takes memory too). The refusal comes after the name, arity and ACL
+// checks and before everything else, and is Redis's reply. The memory is the node's
+// own (internal/memlimit); a command refused never reaches the log, so replicas stay
+// identical whatever their memory.
+
+const errOOM = "OOM command not allowed when used memory > 'maxmemory'."
+
+// maxmemoryPolicies are Redis's maxmemory-policy values, in the order its error lists
+// them. Only noeviction is nanokv's: the others evict keys, which nanokv does not.
+var maxmemoryPolicies = []string{"volatile-lru", "volatile-lfu", "volatile-random", "volatile-ttl", "allkeys-lru", "allkeys-lfu", "allkeys-random", "noeviction"}
+
+// refusedForMemory refuses the command, and reports so, when used memory is over
+// maxmemory and Redis would refuse it then. cs and spec are as handle found them.
+func (c *conn) refusedForMemory(args [][]byte, spec *kvstore.Spec, cs *connSpec) bool {
+	if !c.s.mem.Over() {
+		return false
+	}
+	sp := spec
+	if cs != nil {
+		sp = &cs.Spec
+	}
+	if sp == nil || !sp.CheckArity(args) {
+		return false // refused for its name or arity, as Redis checks those first
+	}
+	name := strings.ToLower(string(args[0]))
+	refuse := deniesOOM(sp, args)
+	if c.inMulti {
+		switch name {
+		case "exec":
+			for _, q := range c.queued {
+				if q := kvstore.Lookup(q.Args[0]); q != nil && deniesOOM(q, nil) {
+					refuse = true
+				}
+			}
+		case "discard", "quit", "reset":
+		default:
+			refuse = true
+		}
+	}
+	if !refuse {
+		return false
+	}
+	if cs != nil {
+		c.s.cmdStats(cs, args).Reject()
+	} else {
+		c.s.b.Store().CommandStats(spec, args).Reject()
+	}
+	c.flushBatch()
+	if name == "exec" && c.inMulti {
+		c.abortExec(errOOM, args)
+		return true
+	}
+	if c.inMulti {
+		c.multiErr = true
+	}
+	c.Error(errOOM)
+	return true
+}
+
+// deniesOOM reports whether a call is one Redis refuses over maxmemory: a denyoom
+// command, or EVAL of a script flagged to write without allow-oom. args nil: the
+// command's flags alone.
+func deniesOOM(spec *kvstore.Spec, args [][]byte) bool {
+	if spec.Flags&kvstore.FlagDenyOOM != 0 {
+		return true
+	}
+	switch spec.Name {
+	case "eval", "eval_ro":
+		return len(args) > 1 && kvstore.ScriptDeniesOOM(args[1])
+	}
+	return false
+}

@@ -1,0 +1,162 @@
+package server
+
+import (
+	"strings"
+	"testing"
+)
+
+// expectLine reads one reply and compares it with want (without its final CRLF).
+func (r *raw) expectLine(t *testing.T, want string) {
+	t.Helper()
+	if got := r.readReply(t); got != want {
+		t.Fatalf("got %q, want %q", got, want)
+	}
+}
+
+// mcStats sends memcached's "stats" on c and returns its STAT lines by name.
+func mcStats(t *testing.T, c *raw) map[string]string {
+	t.Helper()
+	if _, err := c.nc.Write([]byte("stats\r\n")); err != nil {
+		t.Fatal(err)
+	}
+	stats := map[string]string{}
+	for {
+		line, err := c.r.ReadString('\n')
+		if err != nil {
+			t.Fatal(err)
+		}
+		if line == "END\r\n" {
+			return stats
+		}
+		if f := strings.Fields(line); len(f) == 3 && f[0] == "STAT" {
+			stats[f[1]] = f[2]
+		}
+	}
+}
+
+// Over maxmemory, redis-server 7.0 (noeviction) and nanokv refuse the same commands
+// with the same replies: denyoom commands and scripts that may write, anything but
+// EXEC/DISCARD inside MULTI, an EXEC whose transaction holds a denyoom command; reads,
+// deletes and non-denyoom writes go on. A maxmemory of one byte keeps both over it.
+func TestMaxmemoryAgainstRedis(t *testing.T) {
+	raddr := startRedisServer(t)
+	s := startServer(t, Config{MemoryOnly: true})
+	defer s.Close()
+	steps := []trackStep{
+		st("", "SET", "a", "1"),
+		st("", "RPUSH", "l", "x", "y"),
+		st("", "CONFIG", "SET", "maxmemory", "1"),
+		st("", "CONFIG", "GET", "maxmemory"),
+		st("", "SET", "b", "1"),
+		st("", "GET", "a"),
+		st("", "INCR", "n"),
+		st("", "LPUSH", "l", "z"),
+		st("", "LPOP", "l"),
+		st("", "SETEX", "a", "10", "v"),
+		st("", "GETEX", "a", "PX", "100000"),
+		st("", "EXPIRE", "a", "100"),
+		st("", "PUBLISH", "c", "m"),
+		st("", "SET", "a"),           // arity first
+		st("", "NOSUCHCOMMAND", "a"), // the name first
+		st("", "EVAL", "return 1", "0"),
+		st("", "EVAL", "#!lua\nreturn 1", "0"),
+		st("", "EVAL", "#!lua flags=no-writes\nreturn 1", "0"),
+		st("", "EVAL", "#!lua flags=allow-oom\nreturn redis.call('set','s','v')", "0"),
+		st("", "GET", "s"),
+		st("", "DEL", "a", "s"),
+		// inside MULTI everything queued is refused, and EXEC discards
+		st("", "MULTI"),
+		st("", "GET", "a"),
+		st("", "PING"),
+		st("", "EXEC"),
+		st("", "MULTI"),
+		st("", "SET", "a", "1"),
+		st("", "DISCARD"),
+		// under the limit when queued, over it at EXEC: a denyoom command in the
+		// transaction aborts it, reads alone run
+		st("", "CONFIG", "SET", "maxmemory", "0"),
+		st("", "MULTI"),
+		st("", "SET", "q", "1"),
+		st("other", "CONFIG", "SET", "maxmemory", "1"),
+		st("", "EXEC"),
+		st("other", "CONFIG", "SET", "maxmemory", "0"),
+		st("", "MULTI"),
+		st("", "GET", "l"),
+		st("", "LLEN", "l"),
+		st("other", "CONFIG", "SET", "maxmemory", "1"),
+		st("", "EXEC"),
+		st("", "GET", "q"),
+		// a subscriber is refused for memory before its context refuses it
+		st("sub", "SUBSCRIBE", "ch"),
+		st("sub", "SET", "a", "b"),
+		st("sub", "PING"),
+		// settings
+		st("", "CONFIG", "SET", "maxmemory", "-1"),
+		st("", "CONFIG", "SET", "maxmemory", "1x"),
+		st("", "CONFIG", "SET", "maxmemory-policy", "nosuch"),
+		st("", "CONFIG", "GET", "maxmemory-policy"),
+		st("", "CONFIG", "SET", "maxmemory", "1gb"), // over neither process's heap
+		st("", "CONFIG", "GET", "maxmemory"),
+		st("", "SET", "b", "2"),
+		st("", "CONFIG", "SET", "maxmemory", "0"),
+		st("", "LPUSH", "l", "z"),
+	}
+	same := func(r string) string { return r }
+	compareTranscripts(t, transcript(t, raddr, steps, same), transcript(t, s.RedisAddr(), steps, same))
+}
+
+// Where nanokv departs from Redis on purpose: it evicts nothing, so CONFIG SET refuses
+// every policy but noeviction and says why; INFO shows the limit; --maxmemory sets it
+// at start; rejected calls are counted as Redis counts them.
+func TestMaxmemoryNanokv(t *testing.T) {
+	s := startServer(t, Config{MemoryOnly: true, MaxMemory: 1})
+	defer s.Close()
+	c := rawDial(t, s.RedisAddr())
+	c.send("SET", "a", "1")
+	c.expectLine(t, "-OOM command not allowed when used memory > 'maxmemory'.")
+	c.send("CONFIG", "SET", "maxmemory-policy", "allkeys-lru")
+	c.expectLine(t, "-ERR CONFIG SET failed (possibly related to argument 'maxmemory-policy') - nanokv evicts no keys: noeviction is its only maxmemory-policy")
+	c.send("CONFIG", "SET", "maxmemory-policy", "NoEviction")
+	c.expectLine(t, "+OK")
+	c.send("INFO", "memory")
+	info := c.readReply(t)
+	for _, want := range []string{"maxmemory:1\r\n", "maxmemory_human:1B\r\n", "maxmemory_policy:noeviction\r\n"} {
+		if !strings.Contains(info, want) {
+			t.Errorf("INFO memory lacks %q:\n%s", want, info)
+		}
+	}
+	c.send("INFO", "commandstats")
+	if stats := c.readReply(t); !strings.Contains(stats, "cmdstat_set:calls=0,") || !strings.Contains(stats, "rejected_calls=1,") {
+		t.Errorf("the refused SET is not a rejected call:\n%s", stats)
+	}
+	c.send("CONFIG", "SET", "maxmemory", "0")
+	c.expectLine(t, "+OK")
+	c.send("SET", "a", "1")
+	c.expectLine(t, "+OK")
+}
+
+// Over maxmemory the memcached frontend refuses to store as memcached -M does when it
+// cannot allocate: "SERVER_ERROR out of memory storing object", a set and an ms delete
+// the old item, the other storage commands leave it, noreply is honoured, and
+// store_no_memory counts them; reads and deletes go on.
+func TestMaxmemoryMemcache(t *testing.T) {
+	s := startServer(t, Config{MemoryOnly: true, MemcacheAddr: "127.0.0.1:0"})
+	defer s.Close()
+	c := rawDial(t, s.MemcacheAddr())
+	c.exchange(t, "set a 0 0 1\r\nx\r\nset b 0 0 1\r\ny\r\nset d 0 0 1\r\nz\r\n", "STORED\r\nSTORED\r\nSTORED\r\n")
+	r := rawDial(t, s.RedisAddr())
+	r.send("CONFIG", "SET", "maxmemory", "1")
+	r.expectLine(t, "+OK")
+	const oom = "SERVER_ERROR out of memory storing object\r\n"
+	c.exchange(t, "add n 0 0 1\r\nq\r\nappend b 0 0 1\r\nq\r\nget b\r\n", oom+oom+"VALUE b 0 1\r\ny\r\nEND\r\n")
+	c.exchange(t, "set a 0 0 1\r\nq\r\nget a\r\n", oom+"END\r\n")
+	c.exchange(t, "set b 0 0 1 noreply\r\nq\r\nms d 1\r\nq\r\nget b d\r\n", oom+"END\r\n")
+	c.exchange(t, "delete n\r\nincr n 1\r\n", "NOT_FOUND\r\nNOT_FOUND\r\n")
+	stats := mcStats(t, c)
+	if stats["store_no_memory"] != "5" || stats["limit_maxbytes"] != "1" {
+		t.Errorf("store_no_memory %s (want 5), limit_maxbytes %s (want 1)", stats["store_no_memory"], stats["limit_maxbytes"])
+	}
+	r.send("CONFIG", "SET", "maxmemory", "0")
+	r.expectLine(t, "+OK")
+	c.exchange(t, "set a 0 0 1\r\nq\r\n", "STORED\r\n")
+}
