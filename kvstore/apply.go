@@ -18,6 +18,7 @@ import (
 //	asUser  := rules:bytes command (scriptacl.go: a script checked against a user's ACL)
 //	txAsUser := rules:bytes tx (scriptacl.go: a transaction's scripts checked so)
 //	zk      := a ZooKeeper transaction (zk_apply.go)
+//	overMemory := (no body) the next op was proposed over maxmemory (memory.go)
 const (
 	opCommand byte = 1
 	opTx      byte = 2
@@ -229,9 +230,17 @@ func (s *Store) Apply(e Entry, w ReplyWriter) error {
 			s.applyTxAsUser(c, &d)
 		case opZK:
 			s.applyZK(c, &d)
+		case opOverMemory:
+			if len(d.b) == 0 {
+				d.err = ErrCorrupt // a mark for no op
+				break
+			}
+			c.overMemory = true
+			continue // for the next op
 		default:
 			d.err = ErrCorrupt
 		}
+		c.overMemory = false
 	}
 	if b := s.tracker.Load(); b != nil {
 		b.t.EntryDone()

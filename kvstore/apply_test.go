@@ -38,7 +38,8 @@ func TestBatchRoundTrip(t *testing.T) {
 func TestApplyRejectsCorruptBatches(t *testing.T) {
 	good := AppendCommand(nil, 0, [][]byte{[]byte("SET"), []byte("k"), []byte("v")})
 	for name, data := range map[string][]byte{
-		"unknown op":      {9},
+		"unknown op":      {99},
+		"mark for no op":  {opOverMemory},
 		"truncated":       good[:len(good)-1],
 		"db out of range": AppendCommand(nil, 99, [][]byte{[]byte("GET"), []byte("k")}),
 		"no args":         {opCommand, 0, 0},

@@ -273,10 +273,13 @@ func (s *Spec) lockSet(args [][]byte, write bool) lockSet {
 
 // Ctx is what a command runs against: one database of the store, a clock and a reply.
 type Ctx struct {
-	s   *Store
-	DB  int
-	Now int64 // unix ms: the entry's time when applying, the reader's clock when reading
-	W   ReplyWriter
+	s  *Store
+	DB int
+	// overMemory: the op being applied was proposed while the proposing node was over
+	// maxmemory; its scripts' first denyoom call fails (memory.go)
+	overMemory bool
+	Now        int64 // unix ms: the entry's time when applying, the reader's clock when reading
+	W          ReplyWriter
 	// writing is true in Apply: lookups of expired keys then delete them (deterministically,
 	// at the entry's time) and version counters advance.
 	writing bool

@@ -529,7 +529,7 @@ func fcallCmd(readOnly bool) func(c *Ctx, args [][]byte) {
 		vm := scriptVMs.Get().(*scriptVM)
 		defer scriptVMs.Put(vm)
 		keys, argv := args[3:3+numkeys], args[3+numkeys:]
-		vm.exec(c, readOnly || meta.flags&flagNoWrites != 0, functionChunk, name, func(L *lua.LState, g *lua.LTable) (int, string) {
+		vm.exec(c, readOnly || meta.flags&flagNoWrites != 0, meta.flags, functionChunk, name, func(L *lua.LState, g *lua.LTable) (int, string) {
 			g.RawSetString("KEYS", lua.LNil)
 			g.RawSetString("ARGV", lua.LNil)
 			regs, msg := vm.loadLibrary(lib.proto)

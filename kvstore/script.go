@@ -1,7 +1,6 @@
 package kvstore
 
 import (
-	"bytes"
 	"crypto/sha1"
 	"encoding/binary"
 	"encoding/hex"
@@ -121,18 +120,6 @@ func scriptShebang(body string) (flags funcFlags, n int, errMsg string) {
 		}
 	}
 	return flags, nl, ""
-}
-
-// ScriptDeniesOOM reports whether a script given to EVAL is one Redis 7.0 refuses
-// while used memory is over maxmemory: one whose shebang line flags neither no-writes
-// nor allow-oom (Redis's scriptFlagsToCmdFlags makes it a denyoom command). A script
-// without a shebang line is refused only at its first write, inside (not done here).
-func ScriptDeniesOOM(body []byte) bool {
-	if !bytes.HasPrefix(body, []byte("#!")) {
-		return false
-	}
-	flags, _, msg := scriptShebang(string(body))
-	return msg == "" && flags&(flagNoWrites|flagAllowOOM) == 0
 }
 
 func (sc *scriptCache) get(sha string) (string, bool) {
@@ -258,6 +245,10 @@ type scriptVM struct {
 	// what that body registers (function.go).
 	libAPI     *lua.LTable
 	registered map[string]registration
+	// oomUntilWrite: the running script was proposed over maxmemory without allow-oom,
+	// so its denyoom calls fail until one of its calls has written; wrote: one has
+	// (Redis's SCRIPT_WRITE_DIRTY).
+	oomUntilWrite, wrote bool
 }
 
 var scriptVMs = sync.Pool{New: func() any { return newScriptVM() }}
@@ -651,6 +642,13 @@ func (vm *scriptVM) call(raise bool) int {
 	switch {
 	case spec.Writes(args) && (vm.readOnly || !vm.c.writing):
 		return fail("ERR Write commands are not allowed from read-only scripts.")
+	case vm.oomUntilWrite && !vm.wrote && spec.Flags&FlagDenyOOM != 0:
+		// Redis's scriptVerifyOOM: over maxmemory a script may not start writing, but
+		// once it has written it is not stopped in the middle
+		return fail(ErrOOM)
+	}
+	if spec.Flags&FlagWrite != 0 {
+		vm.wrote = true
 	}
 	c := vm.c
 	if c.held != nil {
@@ -878,16 +876,16 @@ func evalCmd(bySHA, readOnly bool) func(c *Ctx, args [][]byte) {
 		}
 		vm := scriptVMs.Get().(*scriptVM)
 		defer scriptVMs.Put(vm)
-		vm.run(c, cs.proto, sha, args[3:3+numkeys], args[3+numkeys:], ro)
+		vm.run(c, cs, sha, args[3:3+numkeys], args[3+numkeys:], ro)
 	}
 }
 
 // run calls the compiled script with KEYS and ARGV and replies with what it returns.
-func (vm *scriptVM) run(c *Ctx, proto *lua.FunctionProto, sha string, keys, argv [][]byte, readOnly bool) {
-	vm.exec(c, readOnly, scriptChunk, sha, func(L *lua.LState, g *lua.LTable) (int, string) {
+func (vm *scriptVM) run(c *Ctx, cs compiledScript, sha string, keys, argv [][]byte, readOnly bool) {
+	vm.exec(c, readOnly, cs.flags, scriptChunk, sha, func(L *lua.LState, g *lua.LTable) (int, string) {
 		g.RawSetString("KEYS", luaStrings(L, keys))
 		g.RawSetString("ARGV", luaStrings(L, argv))
-		L.Push(L.NewFunctionFromProto(proto))
+		L.Push(L.NewFunctionFromProto(cs.proto))
 		return 0, ""
 	})
 }
@@ -896,9 +894,10 @@ func (vm *scriptVM) run(c *Ctx, proto *lua.FunctionProto, sha string, keys, argv
 // the Lua function and its arguments and returns how many arguments, or an error reply;
 // chunk (the code's chunk name) and name (the script's SHA-1 or the function's name) are
 // for error replies.
-func (vm *scriptVM) exec(c *Ctx, readOnly bool, chunk, name string, push func(L *lua.LState, g *lua.LTable) (int, string)) {
+func (vm *scriptVM) exec(c *Ctx, readOnly bool, flags funcFlags, chunk, name string, push func(L *lua.LState, g *lua.LTable) (int, string)) {
 	L := vm.L
 	vm.c, vm.readOnly = c, readOnly
+	vm.oomUntilWrite, vm.wrote = c.overMemory && flags&flagAllowOOM == 0, false
 	if c.writing {
 		c.s.scriptRunning.Store(true)
 		defer c.s.scriptRunning.Store(false)

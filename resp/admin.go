@@ -224,8 +224,14 @@ func idempotentCommand(c *conn, args [][]byte) {
 		c.Error(kvstore.WrongArgs(spec.Name))
 	case spec.Flags&kvstore.FlagWrite == 0:
 		c.Error("ERR IDEMPOTENT runs write commands only")
+	case c.s.mem.Over() && c.deniesOOM(spec, inner):
+		c.Error(kvstore.ErrOOM) // as the command alone would be refused
 	default:
-		c.propose(kvstore.AppendIdempotent(nil, args[1], seq, c.db, inner), 1, false)
+		var entry []byte
+		if runsScript(spec) {
+			entry = c.overMemoryMark(entry)
+		}
+		c.propose(kvstore.AppendIdempotent(entry, args[1], seq, c.db, inner), 1, false)
 	}
 }
 
@@ -878,14 +884,19 @@ func execCommand(c *conn, _ [][]byte) {
 	}
 	c.trackTx(tx)
 	start := len(c.B)
-	if u := c.user.Load(); u != nil && !u.load().free && slices.ContainsFunc(tx, func(q kvstore.TxCommand) bool {
+	scripts := slices.ContainsFunc(tx, func(q kvstore.TxCommand) bool {
 		s := kvstore.Lookup(q.Args[0])
 		return s != nil && runsScript(s)
-	}) {
+	})
+	var entry []byte
+	if scripts {
+		entry = c.overMemoryMark(entry)
+	}
+	if u := c.user.Load(); u != nil && !u.load().free && scripts {
 		// its scripts' calls are checked against its user's rules on every member
-		c.propose(kvstore.AppendTxAsUser(nil, u.load().scriptRules, watches, tx), 1, false)
+		c.propose(kvstore.AppendTxAsUser(entry, u.load().scriptRules, watches, tx), 1, false)
 	} else {
-		c.propose(kvstore.AppendTx(nil, watches, tx), 1, false)
+		c.propose(kvstore.AppendTx(entry, watches, tx), 1, false)
 	}
 	// A SELECT inside the transaction sticks after EXEC, unless the transaction did not
 	// run: a watched key changed (null reply) or it never reached the log (error).

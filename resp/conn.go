@@ -460,7 +460,11 @@ func (c *conn) addWrite(spec *kvstore.Spec, args [][]byte) {
 	if c.batchOps == 0 {
 		c.batchBlind = true
 	}
-	if u := c.user.Load(); runsScript(spec) && u != nil && !u.load().free {
+	script := runsScript(spec)
+	if script {
+		c.batch = c.overMemoryMark(c.batch)
+	}
+	if u := c.user.Load(); script && u != nil && !u.load().free {
 		// its calls are checked against its user's rules on every member (scriptacl.go)
 		c.batch = kvstore.AppendAsUser(c.batch, u.load().scriptRules, c.db, args)
 	} else {

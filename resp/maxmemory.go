@@ -8,14 +8,14 @@ import (
 
 // Used memory over maxmemory refuses commands as Redis 7.0's processCommand refuses
 // them under the noeviction policy (nanokv evicts nothing): a command flagged denyoom,
-// a script whose shebang line lets it write without allow-oom, an EXEC whose
+// a script or function whose flags let it write without allow-oom, an EXEC whose
 // transaction holds either, and anything but EXEC, DISCARD, QUIT and RESET inside
 // MULTI (queuing takes memory too). The refusal comes after the name, arity and ACL
 // checks and before everything else, and is Redis's reply. The memory is the node's
 // own (internal/memlimit); a command refused never reaches the log, so replicas stay
-// identical whatever their memory.
-
-const errOOM = "OOM command not allowed when used memory > 'maxmemory'."
+// identical whatever their memory. A script without flags runs, and fails at its first
+// denyoom call unless it has written already: its log entry carries the mark
+// (overMemoryMark) that makes every replica decide so alike.
 
 // maxmemoryPolicies are Redis's maxmemory-policy values, in the order its error lists
 // them. Only noeviction is nanokv's: the others evict keys, which nanokv does not.
@@ -35,12 +35,12 @@ func (c *conn) refusedForMemory(args [][]byte, spec *kvstore.Spec, cs *connSpec)
 		return false // refused for its name or arity, as Redis checks those first
 	}
 	name := strings.ToLower(string(args[0]))
-	refuse := deniesOOM(sp, args)
+	refuse := c.deniesOOM(sp, args)
 	if c.inMulti {
 		switch name {
 		case "exec":
 			for _, q := range c.queued {
-				if q := kvstore.Lookup(q.Args[0]); q != nil && deniesOOM(q, nil) {
+				if spec := kvstore.Lookup(q.Args[0]); spec != nil && c.deniesOOM(spec, q.Args) {
 					refuse = true
 				}
 			}
@@ -59,26 +59,31 @@ func (c *conn) refusedForMemory(args [][]byte, spec *kvstore.Spec, cs *connSpec)
 	}
 	c.flushBatch()
 	if name == "exec" && c.inMulti {
-		c.abortExec(errOOM, args)
+		c.abortExec(kvstore.ErrOOM, args)
 		return true
 	}
 	if c.inMulti {
 		c.multiErr = true
 	}
-	c.Error(errOOM)
+	c.Error(kvstore.ErrOOM)
 	return true
 }
 
 // deniesOOM reports whether a call is one Redis refuses over maxmemory: a denyoom
-// command, or EVAL of a script flagged to write without allow-oom. args nil: the
-// command's flags alone.
-func deniesOOM(spec *kvstore.Spec, args [][]byte) bool {
+// command, or a script or function whose flags let it write without allow-oom.
+func (c *conn) deniesOOM(spec *kvstore.Spec, args [][]byte) bool {
 	if spec.Flags&kvstore.FlagDenyOOM != 0 {
 		return true
 	}
-	switch spec.Name {
-	case "eval", "eval_ro":
-		return len(args) > 1 && kvstore.ScriptDeniesOOM(args[1])
+	return runsScript(spec) && c.s.b.Store().ScriptDeniesOOM(args)
+}
+
+// overMemoryMark is what goes before an entry's script op proposed now: the mark that
+// makes every replica refuse the script's first denyoom call when this node is over
+// maxmemory (kvstore.AppendOverMemory), nothing otherwise.
+func (c *conn) overMemoryMark(dst []byte) []byte {
+	if c.s.mem.Over() {
+		return kvstore.AppendOverMemory(dst)
 	}
-	return false
+	return dst
 }

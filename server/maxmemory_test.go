@@ -3,6 +3,9 @@ package server
 import (
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/nanokv/nanokv/kvstore"
 )
 
 // expectLine reads one reply and compares it with want (without its final CRLF).
@@ -63,7 +66,32 @@ func TestMaxmemoryAgainstRedis(t *testing.T) {
 		st("", "EVAL", "#!lua flags=no-writes\nreturn 1", "0"),
 		st("", "EVAL", "#!lua flags=allow-oom\nreturn redis.call('set','s','v')", "0"),
 		st("", "GET", "s"),
-		st("", "DEL", "a", "s"),
+		// a script without flags may not start writing, and is not stopped once it has
+		st("", "EVAL", "return redis.call('set','s','w')", "0"),
+		st("", "EVAL", "return redis.pcall('incr','n')", "0"),
+		st("", "EVAL", "redis.call('get','s'); return redis.call('lpush','l2','v')", "0"),
+		st("", "EVAL", "redis.call('del','nosuchkey'); return redis.call('set','s','w')", "0"),
+		st("", "EVAL", "return redis.call('expire','s','100')", "0"),
+		st("", "GET", "s"),
+		st("", "SCRIPT", "LOAD", "return redis.call('set','s','x')"),
+		st("", "EVALSHA", "78d0026b7ddfb8a24ad97596d84fb1f71f777d4a", "0"),
+		st("", "SCRIPT", "LOAD", "#!lua\nreturn 1"),
+		st("", "EVALSHA", "cb70127618f0b0be70c53cf6bfcfa54a29d9b0c0", "0"),
+		st("", "EVALSHA", "0000000000000000000000000000000000000000", "0"),
+		// functions carry their flags: one that may write without allow-oom is refused
+		st("", "CONFIG", "SET", "maxmemory", "0"),
+		st("", "FUNCTION", "LOAD", "#!lua name=lib\n"+
+			"redis.register_function('w', function(k, a) return redis.call('set', k[1], a[1]) end)\n"+
+			"redis.register_function{function_name='r', callback=function(k) return redis.call('get', k[1]) end, flags={'no-writes'}}\n"+
+			"redis.register_function{function_name='o', callback=function(k, a) return redis.call('set', k[1], a[1]) end, flags={'allow-oom'}}"),
+		st("", "CONFIG", "SET", "maxmemory", "1"),
+		st("", "FCALL", "w", "1", "f", "1"),
+		st("", "FCALL", "r", "1", "s"),
+		st("", "FCALL_RO", "r", "1", "s"),
+		st("", "FCALL", "o", "1", "f", "2"),
+		st("", "FCALL", "nosuch", "0"),
+		st("", "FUNCTION", "DELETE", "lib"),
+		st("", "DEL", "a", "s", "f"),
 		// inside MULTI everything queued is refused, and EXEC discards
 		st("", "MULTI"),
 		st("", "GET", "a"),
@@ -86,6 +114,13 @@ func TestMaxmemoryAgainstRedis(t *testing.T) {
 		st("other", "CONFIG", "SET", "maxmemory", "1"),
 		st("", "EXEC"),
 		st("", "GET", "q"),
+		// a script queued under the limit and run over it: its first write fails
+		st("other", "CONFIG", "SET", "maxmemory", "0"),
+		st("", "MULTI"),
+		st("", "EVAL", "return redis.call('set','q','1')", "0"),
+		st("", "EVAL", "return redis.call('get','q')", "0"),
+		st("other", "CONFIG", "SET", "maxmemory", "1"),
+		st("", "EXEC"),
 		// a subscriber is refused for memory before its context refuses it
 		st("sub", "SUBSCRIBE", "ch"),
 		st("sub", "SET", "a", "b"),
@@ -159,4 +194,50 @@ func TestMaxmemoryMemcache(t *testing.T) {
 	r.send("CONFIG", "SET", "maxmemory", "0")
 	r.expectLine(t, "+OK")
 	c.exchange(t, "set a 0 0 1\r\nq\r\n", "STORED\r\n")
+}
+
+// On a cluster the leader's memory decides, and a script it proposed over maxmemory
+// fails the same call on every member: the members end with one state, although only
+// the leader is over the limit.
+func TestMaxmemoryClusterScriptsAgree(t *testing.T) {
+	servers := startCluster(t, 3)
+	_, lead := leaderOf(t, servers, 0)
+	c := rawDial(t, lead.RedisAddr())
+	c.send("CONFIG", "SET", "maxmemory", "1")
+	c.expectLine(t, "+OK")
+	c.send("SET", "a", "1")
+	c.expectLine(t, "-"+kvstore.ErrOOM)
+	script := "return redis.call('set', 'b', '1')"
+	c.send("EVAL", script, "0")
+	c.expectLine(t, "-"+kvstore.ErrOOM+" script: "+sha1Hex(script)+", on @user_script:1.")
+	c.send("EVAL", "redis.call('del', 'none') return redis.call('incr', 'c')", "0")
+	c.expectLine(t, ":1")
+	c.send("CONFIG", "SET", "maxmemory", "0")
+	c.expectLine(t, "+OK")
+	c.send("SET", "d", "1")
+	c.expectLine(t, "+OK")
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(5 * time.Millisecond) {
+		indexes, digests := map[uint64]bool{}, map[uint64]bool{}
+		for _, s := range servers {
+			i, d := s.Store().AppliedDigest()
+			indexes[i], digests[d] = true, true
+		}
+		if len(indexes) == 1 {
+			if len(digests) != 1 {
+				t.Fatal("members at one applied index hold different states")
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("members never reached one applied index: %v", indexes)
+		}
+	}
+	for id, s := range servers {
+		if _, ok := s.Store().MCGet([]byte("b"), time.Now().UnixMilli()); ok {
+			t.Errorf("member %d stored the refused script's write", id)
+		}
+		if it, ok := s.Store().MCGet([]byte("c"), time.Now().UnixMilli()); !ok || it.Value != "1" {
+			t.Errorf("member %d lacks the script that wrote before its denyoom call", id)
+		}
+	}
 }
