@@ -66,6 +66,7 @@ const (
 	KindMetaNoop
 	KindMetaDebug
 	KindLRUCrawler // lru_crawler <subcommand> ... (admin.go)
+	KindCacheMemlimit
 	KindShutdown
 )
 
@@ -186,6 +187,11 @@ func Parse(b []byte, lim Limits, scratch [][]byte) (req Request, n, need int, er
 			return errReq(req, "ERROR"), n, 0, nil
 		}
 		req.Kind = KindVerbosity
+	case "cache_memlimit":
+		if nt != 3 && nt != 4 {
+			return errReq(req, "ERROR"), n, 0, nil
+		}
+		req.Kind = KindCacheMemlimit
 	case "version":
 		req.Kind = KindVersion
 		return req, n, 0, nil

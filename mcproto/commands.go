@@ -48,6 +48,8 @@ func (c *conn) handle(req *Request) {
 		v, _ := ParseUint32(req.Tokens[1])
 		c.s.stats.verbosity.Store(v)
 		c.replyUnlessNoreply(req.Noreply, "OK")
+	case KindCacheMemlimit:
+		c.handleCacheMemlimit(req)
 	case KindVersion:
 		c.reply("VERSION " + c.s.cfg.Version)
 	case KindQuit:
@@ -70,6 +72,26 @@ func (c *conn) handle(req *Request) {
 		c.handleMetaDelete(req.Tokens)
 	case KindMetaArith:
 		c.handleMetaArith(req.Tokens)
+	}
+}
+
+// handleCacheMemlimit is memcached's cache_memlimit <megabytes> [noreply]: it sets the
+// node's maxmemory (the limit Redis's CONFIG SET maxmemory sets too), with memcached
+// 1.6's replies to a bad value.
+func (c *conn) handleCacheMemlimit(req *Request) {
+	mb, ok := ParseUint32(req.Tokens[1])
+	switch {
+	case !ok:
+		c.replyUnlessNoreply(req.Noreply, "ERROR")
+	case mb < 8:
+		c.replyUnlessNoreply(req.Noreply, "MEMLIMIT_TOO_SMALL cannot set maxbytes to less than 8m")
+	case mb > 1_000_000_000:
+		c.replyUnlessNoreply(req.Noreply, "MEMLIMIT_ADJUST_FAILED input value is megabytes not bytes")
+	case c.s.cfg.Memory == nil:
+		c.replyUnlessNoreply(req.Noreply, "MEMLIMIT_ADJUST_FAILED out of bounds or unable to adjust")
+	default:
+		c.s.cfg.Memory.SetLimit(int64(mb) << 20)
+		c.replyUnlessNoreply(req.Noreply, "OK")
 	}
 }
 

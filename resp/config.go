@@ -123,7 +123,7 @@ var configParams = map[string]configParam{
 	"save":      {get: func(*Config) string { return "" }}, // no RDB: the WAL persists
 	"timeout":   {get: func(*Config) string { return "0" }},
 	"maxmemory": {
-		get: func(c *Config) string { return strconv.FormatInt(c.MaxMemory, 10) },
+		get: func(c *Config) string { return strconv.FormatInt(c.Memory.Limit(), 10) },
 		set: func(c *Config, v string) bool {
 			n, ok := ParseMemory(v)
 			c.MaxMemory = n
@@ -284,11 +284,11 @@ func configSet(c *conn, pairs [][]byte) {
 			return
 		}
 	}
-	if next.MaxMemory != c.s.cfg.MaxMemory {
-		c.s.mem.SetLimit(next.MaxMemory)
-	}
 	c.s.cfg = next
 	for i := 0; i < len(pairs); i += 2 {
+		if strings.EqualFold(string(pairs[i]), "maxmemory") {
+			c.s.mem.SetLimit(next.MaxMemory) // shared with memcached's cache_memlimit
+		}
 		if strings.EqualFold(string(pairs[i]), "requirepass") {
 			c.s.acl.setRequirePass(next.RequirePass) // the default user's password
 		}

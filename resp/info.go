@@ -186,10 +186,10 @@ func (s *Server) infoMemory(w func(string, any)) {
 	w("number_of_cached_scripts", scripts)
 	w("number_of_functions", functions)
 	w("number_of_libraries", libraries)
-	cfg := s.config()
-	w("maxmemory", cfg.MaxMemory)
-	w("maxmemory_human", humanBytes(uint64(cfg.MaxMemory)))
-	w("maxmemory_policy", cfg.MaxMemoryPolicy)
+	limit := s.mem.Limit()
+	w("maxmemory", limit)
+	w("maxmemory_human", humanBytes(uint64(limit)))
+	w("maxmemory_policy", s.config().MaxMemoryPolicy)
 	ratio := func(a, b uint64) string { return fmt.Sprintf("%.2f", float64(a)/float64(max(b, 1))) }
 	diff := func(a, b uint64) int64 { return int64(a) - int64(b) }
 	w("allocator_frag_ratio", ratio(active, used))

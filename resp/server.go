@@ -83,7 +83,9 @@ type Config struct {
 	// Memory is the gauge of used memory against maxmemory, shared with the other
 	// frontends and sampled by its owner; nil: the server keeps and samples its own.
 	Memory *memlimit.Gauge
-	// MaxMemory is maxmemory (bytes, 0: none): Memory's limit, set through it.
+	// MaxMemory is what CONFIG SET maxmemory sets Memory's limit to, once the whole
+	// CONFIG SET is valid; the limit itself is Memory's (memcached's cache_memlimit
+	// sets it too).
 	MaxMemory int64
 	// MaxMemoryPolicy is maxmemory-policy; "" at NewServer: noeviction, the only one.
 	MaxMemoryPolicy string
@@ -174,7 +176,6 @@ func NewServer(b Backend, cfg Config) *Server {
 	if ownMem {
 		cfg.Memory = &memlimit.Gauge{}
 	}
-	cfg.MaxMemory = cfg.Memory.Limit()
 	if cfg.MaxMemoryPolicy == "" {
 		cfg.MaxMemoryPolicy = "noeviction"
 	}

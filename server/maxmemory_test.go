@@ -194,6 +194,17 @@ func TestMaxmemoryMemcache(t *testing.T) {
 	r.send("CONFIG", "SET", "maxmemory", "0")
 	r.expectLine(t, "+OK")
 	c.exchange(t, "set a 0 0 1\r\nq\r\n", "STORED\r\n")
+
+	// memcached's cache_memlimit sets the same limit, in megabytes, with memcached
+	// 1.6.18's replies (seen from it) to bad values
+	c.exchange(t, "cache_memlimit 7\r\ncache_memlimit x\r\ncache_memlimit\r\ncache_memlimit 2000000000\r\ncache_memlimit -5\r\ncache_memlimit 1 2 3\r\n",
+		"MEMLIMIT_TOO_SMALL cannot set maxbytes to less than 8m\r\nERROR\r\nERROR\r\nMEMLIMIT_ADJUST_FAILED input value is megabytes not bytes\r\nERROR\r\nERROR\r\n")
+	c.exchange(t, "cache_memlimit 100 noreply\r\ncache_memlimit 2048 200\r\nmn\r\n", "OK\r\nMN\r\n")
+	r.send("CONFIG", "GET", "maxmemory")
+	r.expectLine(t, "*2\r\n$9\r\nmaxmemory\r\n$10\r\n2147483648")
+	if got := mcStats(t, c)["limit_maxbytes"]; got != "2147483648" {
+		t.Errorf("limit_maxbytes %s after cache_memlimit 2048", got)
+	}
 }
 
 // On a cluster the leader's memory decides, and a script it proposed over maxmemory
