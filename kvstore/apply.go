@@ -18,7 +18,8 @@ import (
 //	asUser  := rules:bytes command (scriptacl.go: a script checked against a user's ACL)
 //	txAsUser := rules:bytes tx (scriptacl.go: a transaction's scripts checked so)
 //	zk      := a ZooKeeper transaction (zk_apply.go)
-//	overMemory := (no body) the next op was proposed over maxmemory (memory.go)
+//	overMemory := (no body) the next op was proposed over maxmemory (maxmemory.go)
+//	evict   := victims picked under maxmemory-policy (evict.go)
 const (
 	opCommand byte = 1
 	opTx      byte = 2
@@ -230,6 +231,8 @@ func (s *Store) Apply(e Entry, w ReplyWriter) error {
 			s.applyTxAsUser(c, &d)
 		case opZK:
 			s.applyZK(c, &d)
+		case opEvict:
+			s.applyEvict(c, &d)
 		case opOverMemory:
 			if len(d.b) == 0 {
 				d.err = ErrCorrupt // a mark for no op

@@ -276,7 +276,7 @@ type Ctx struct {
 	s  *Store
 	DB int
 	// overMemory: the op being applied was proposed while the proposing node was over
-	// maxmemory; its scripts' first denyoom call fails (memory.go)
+	// maxmemory; its scripts' first denyoom call fails (maxmemory.go)
 	overMemory bool
 	Now        int64 // unix ms: the entry's time when applying, the reader's clock when reading
 	W          ReplyWriter

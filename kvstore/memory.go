@@ -1,7 +1,5 @@
 package kvstore
 
-import "unsafe"
-
 // MemoryUsageSpec is MEMORY USAGE key [SAMPLES count], for the frontend's MEMORY (a
 // connection command, whose other subcommands touch no key): the bytes the key holds,
 // by nanokv's own accounting. That is its key table entry (with the key, when it is too
@@ -33,15 +31,5 @@ func memoryUsageCmd(c *Ctx, args [][]byte) {
 		c.W.Null()
 		return
 	}
-	n := int(unsafe.Sizeof(kent{})) + len(it.str)
-	if len(key) > inlineKey {
-		n += len(key)
-	}
-	if it.coll != nil {
-		n += it.coll.memUsage() + len(key) // and the colls map's entry
-	}
-	if it.hasTTL {
-		n += 24 + len(key) // the ttl map's entry
-	}
-	c.W.Int(int64(n))
+	c.W.Int(int64(usage(key, it)))
 }

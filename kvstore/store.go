@@ -174,6 +174,7 @@ type Store struct {
 // Stats are counters the applier keeps for INFO.
 type Stats struct {
 	ExpiredKeys atomic.Uint64
+	EvictedKeys atomic.Uint64
 }
 
 // ExpiredCount is the number of keys deleted because their TTL passed.

@@ -204,7 +204,7 @@ var storeModes = map[Kind]kvstore.MCStore{
 }
 
 func (c *conn) handleStore(req *Request) {
-	if c.s.cfg.Memory.Over() {
+	if c.s.cfg.Memory.Refusing() {
 		c.outOfMemory(req, false)
 		return
 	}
@@ -474,7 +474,7 @@ func (c *conn) handleStats(args [][]byte) {
 		stat("bytes", heapObjectBytes())
 		stat("curr_items", s.b.Store().MCItemCount())
 		stat("total_items", st.totalItems.Load())
-		stat("evictions", 0)
+		stat("evictions", s.b.Store().EvictedCount())
 		stat("reclaimed", s.b.Store().ExpiredCount())
 	case "settings":
 		stat("maxbytes", s.cfg.Memory.Limit())
@@ -483,7 +483,7 @@ func (c *conn) handleStats(args [][]byte) {
 		stat("udpport", 0)
 		stat("inter", s.cfg.Bind)
 		stat("verbosity", s.stats.verbosity.Load())
-		stat("evictions", "off")
+		stat("evictions", map[bool]string{false: "off", true: "on"}[s.cfg.Memory.Policy() != 0])
 		stat("cas_enabled", "yes")
 		stat("binding_protocol", "ascii")
 		stat("item_size_max", s.cfg.ItemSizeMax)

@@ -284,7 +284,7 @@ var metaSetModes = map[byte]kvstore.MCStore{
 
 func (c *conn) handleMetaSet(req *Request) {
 	c.s.stats.cmdMeta.Add(1)
-	if c.s.cfg.Memory.Over() {
+	if c.s.cfg.Memory.Refusing() {
 		c.outOfMemory(req, true)
 		return
 	}

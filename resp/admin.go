@@ -224,7 +224,7 @@ func idempotentCommand(c *conn, args [][]byte) {
 		c.Error(kvstore.WrongArgs(spec.Name))
 	case spec.Flags&kvstore.FlagWrite == 0:
 		c.Error("ERR IDEMPOTENT runs write commands only")
-	case c.s.mem.Over() && c.deniesOOM(spec, inner):
+	case c.s.mem.Refusing() && c.deniesOOM(spec, inner):
 		c.Error(kvstore.ErrOOM) // as the command alone would be refused
 	default:
 		var entry []byte

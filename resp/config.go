@@ -132,15 +132,16 @@ var configParams = map[string]configParam{
 		bad: "argument must be a memory value",
 	},
 	"maxmemory-policy": {
-		get: func(c *Config) string { return c.MaxMemoryPolicy },
+		get: func(c *Config) string { return kvstore.EvictPolicy(c.Memory.Policy()).String() },
 		set: func(c *Config, v string) bool {
-			c.MaxMemoryPolicy = strings.ToLower(v)
-			return c.MaxMemoryPolicy == "noeviction"
+			p, ok := kvstore.ParseEvictPolicy(strings.ToLower(v))
+			c.MaxMemoryPolicy = p
+			return ok
 		},
 		bad: "argument(s) must be one of the following: " + strings.Join(maxmemoryPolicies, ", "),
 		reason: func(v string) string {
 			if slices.Contains(maxmemoryPolicies, strings.ToLower(v)) {
-				return "nanokv evicts no keys: noeviction is its only maxmemory-policy"
+				return "nanokv keeps no access times, so no LRU or LFU: its policies are noeviction, allkeys-random, volatile-random and volatile-ttl"
 			}
 			return ""
 		},
@@ -288,6 +289,9 @@ func configSet(c *conn, pairs [][]byte) {
 	for i := 0; i < len(pairs); i += 2 {
 		if strings.EqualFold(string(pairs[i]), "maxmemory") {
 			c.s.mem.SetLimit(next.MaxMemory) // shared with memcached's cache_memlimit
+		}
+		if strings.EqualFold(string(pairs[i]), "maxmemory-policy") {
+			c.s.mem.SetPolicy(int(next.MaxMemoryPolicy))
 		}
 		if strings.EqualFold(string(pairs[i]), "requirepass") {
 			c.s.acl.setRequirePass(next.RequirePass) // the default user's password

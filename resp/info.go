@@ -13,6 +13,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/nanokv/nanokv/kvstore"
 )
 
 // INFO's sections and fields are Redis 7.0's, in its order, so that what reads them
@@ -84,7 +86,7 @@ func (s *Server) infoSection(b *strings.Builder, section string, c *conn) bool {
 		w("sync_partial_ok", 0)
 		w("sync_partial_err", 0)
 		w("expired_keys", s.b.Store().ExpiredCount())
-		w("evicted_keys", 0)
+		w("evicted_keys", s.b.Store().EvictedCount())
 		w("evicted_clients", 0)
 		w("total_eviction_exceeded_time", 0)
 		w("current_eviction_exceeded_time", 0)
@@ -189,7 +191,7 @@ func (s *Server) infoMemory(w func(string, any)) {
 	limit := s.mem.Limit()
 	w("maxmemory", limit)
 	w("maxmemory_human", humanBytes(uint64(limit)))
-	w("maxmemory_policy", s.config().MaxMemoryPolicy)
+	w("maxmemory_policy", kvstore.EvictPolicy(s.mem.Policy()).String())
 	ratio := func(a, b uint64) string { return fmt.Sprintf("%.2f", float64(a)/float64(max(b, 1))) }
 	diff := func(a, b uint64) int64 { return int64(a) - int64(b) }
 	w("allocator_frag_ratio", ratio(active, used))

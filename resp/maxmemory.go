@@ -18,13 +18,14 @@ import (
 // (overMemoryMark) that makes every replica decide so alike.
 
 // maxmemoryPolicies are Redis's maxmemory-policy values, in the order its error lists
-// them. Only noeviction is nanokv's: the others evict keys, which nanokv does not.
+// them. nanokv has noeviction and the policies that need no access times
+// (kvstore.EvictPolicy).
 var maxmemoryPolicies = []string{"volatile-lru", "volatile-lfu", "volatile-random", "volatile-ttl", "allkeys-lru", "allkeys-lfu", "allkeys-random", "noeviction"}
 
 // refusedForMemory refuses the command, and reports so, when used memory is over
 // maxmemory and Redis would refuse it then. cs and spec are as handle found them.
 func (c *conn) refusedForMemory(args [][]byte, spec *kvstore.Spec, cs *connSpec) bool {
-	if !c.s.mem.Over() {
+	if !c.s.mem.Refusing() {
 		return false
 	}
 	sp := spec
@@ -82,7 +83,7 @@ func (c *conn) deniesOOM(spec *kvstore.Spec, args [][]byte) bool {
 // makes every replica refuse the script's first denyoom call when this node is over
 // maxmemory (kvstore.AppendOverMemory), nothing otherwise.
 func (c *conn) overMemoryMark(dst []byte) []byte {
-	if c.s.mem.Over() {
+	if c.s.mem.Refusing() {
 		return kvstore.AppendOverMemory(dst)
 	}
 	return dst

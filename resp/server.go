@@ -87,8 +87,9 @@ type Config struct {
 	// CONFIG SET is valid; the limit itself is Memory's (memcached's cache_memlimit
 	// sets it too).
 	MaxMemory int64
-	// MaxMemoryPolicy is maxmemory-policy; "" at NewServer: noeviction, the only one.
-	MaxMemoryPolicy string
+	// MaxMemoryPolicy is what CONFIG SET maxmemory-policy sets Memory's policy to, as
+	// MaxMemory its limit.
+	MaxMemoryPolicy kvstore.EvictPolicy
 	// EventLoop serves connections from an asynchronous event loop (netserve.Loop, on
 	// Linux) when the backend is an AsyncBackend: a cluster member. Without it, or on a
 	// single node, every connection has a goroutine of its own.
@@ -176,9 +177,7 @@ func NewServer(b Backend, cfg Config) *Server {
 	if ownMem {
 		cfg.Memory = &memlimit.Gauge{}
 	}
-	if cfg.MaxMemoryPolicy == "" {
-		cfg.MaxMemoryPolicy = "noeviction"
-	}
+
 	if cfg.SlowlogSlowerThan == 0 && cfg.SlowlogMaxLen == 0 {
 		cfg.SlowlogSlowerThan, cfg.SlowlogMaxLen = b.Store().Slowlog() // the store's defaults
 	}

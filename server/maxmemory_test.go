@@ -1,6 +1,10 @@
 package server
 
 import (
+	"fmt"
+	"runtime"
+	"runtime/metrics"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -140,9 +144,9 @@ func TestMaxmemoryAgainstRedis(t *testing.T) {
 	compareTranscripts(t, transcript(t, raddr, steps, same), transcript(t, s.RedisAddr(), steps, same))
 }
 
-// Where nanokv departs from Redis on purpose: it evicts nothing, so CONFIG SET refuses
-// every policy but noeviction and says why; INFO shows the limit; --maxmemory sets it
-// at start; rejected calls are counted as Redis counts them.
+// Where nanokv departs from Redis on purpose: it keeps no access times, so CONFIG SET
+// refuses the LRU and LFU policies and says why; INFO shows the limit; --maxmemory sets
+// it at start; rejected calls are counted as Redis counts them.
 func TestMaxmemoryNanokv(t *testing.T) {
 	s := startServer(t, Config{MemoryOnly: true, MaxMemory: 1})
 	defer s.Close()
@@ -150,7 +154,7 @@ func TestMaxmemoryNanokv(t *testing.T) {
 	c.send("SET", "a", "1")
 	c.expectLine(t, "-OOM command not allowed when used memory > 'maxmemory'.")
 	c.send("CONFIG", "SET", "maxmemory-policy", "allkeys-lru")
-	c.expectLine(t, "-ERR CONFIG SET failed (possibly related to argument 'maxmemory-policy') - nanokv evicts no keys: noeviction is its only maxmemory-policy")
+	c.expectLine(t, "-ERR CONFIG SET failed (possibly related to argument 'maxmemory-policy') - nanokv keeps no access times, so no LRU or LFU: its policies are noeviction, allkeys-random, volatile-random and volatile-ttl")
 	c.send("CONFIG", "SET", "maxmemory-policy", "NoEviction")
 	c.expectLine(t, "+OK")
 	c.send("INFO", "memory")
@@ -227,6 +231,105 @@ func TestMaxmemoryClusterScriptsAgree(t *testing.T) {
 	c.expectLine(t, "+OK")
 	c.send("SET", "d", "1")
 	c.expectLine(t, "+OK")
+	awaitSameState(t, servers)
+	for id, s := range servers {
+		if _, ok := s.Store().MCGet([]byte("b"), time.Now().UnixMilli()); ok {
+			t.Errorf("member %d stored the refused script's write", id)
+		}
+		if it, ok := s.Store().MCGet([]byte("c"), time.Now().UnixMilli()); !ok || it.Value != "1" {
+			t.Errorf("member %d lacks the script that wrote before its denyoom call", id)
+		}
+	}
+}
+
+// liveHeap is the heap the last collection found live, after a collection now.
+func liveHeap() int64 {
+	runtime.GC()
+	s := []metrics.Sample{{Name: "/gc/heap/live:bytes"}}
+	metrics.Read(s)
+	return int64(s[0].Value.Uint64())
+}
+
+// Under an evicting policy the node evicts instead of refusing: past maxmemory a write
+// goes on while the leader proposes the deletion of keys picked at random, until what
+// they hold covers the excess; every member deletes the same keys; INFO and memcached's
+// stats count them. volatile-ttl with nothing that expires has nothing to evict and
+// refuses as noeviction does.
+func TestMaxmemoryEvicts(t *testing.T) {
+	for _, cluster := range []bool{false, true} {
+		t.Run(map[bool]string{false: "single", true: "cluster"}[cluster], func(t *testing.T) {
+			var servers map[uint64]*Server
+			var lead *Server
+			if cluster {
+				servers = startCluster(t, 3)
+				_, lead = leaderOf(t, servers, 0)
+			} else {
+				lead = startServer(t, Config{MemoryOnly: true, MemcacheAddr: "127.0.0.1:0"})
+				defer lead.Close()
+				servers = map[uint64]*Server{1: lead}
+			}
+			c := rawDial(t, lead.RedisAddr())
+			const keys, size = 2000, 8 << 10
+			value := strings.Repeat("v", size)
+			for i := range keys {
+				c.send("SET", fmt.Sprintf("key:%d", i), value)
+			}
+			for range keys {
+				c.expectLine(t, "+OK")
+			}
+			// the servers run in this process: its live heap is theirs and more; 6 MiB
+			// under it is 750 keys' worth of excess
+			limit := liveHeap() - 6<<20
+			c.send("CONFIG", "SET", "maxmemory-policy", "allkeys-random", "maxmemory", strconv.FormatInt(limit, 10))
+			c.expectLine(t, "+OK")
+			c.send("SET", "after", "1")
+			c.expectLine(t, "+OK") // not refused: the evictor makes room
+			var evicted int64
+			for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+				if evicted = int64(lead.Store().EvictedCount()); evicted >= (6<<20)/(size+200) {
+					break
+				}
+				if time.Now().After(deadline) {
+					t.Fatalf("evicted %d keys in 20 s, want the excess's worth", evicted)
+				}
+			}
+			c.send("DBSIZE")
+			if got := c.readReply(t); got == ":0" || got == ":2001" {
+				t.Fatalf("DBSIZE %s after evicting %d", got, evicted)
+			}
+			c.send("INFO", "stats")
+			if info := c.readReply(t); !strings.Contains(info, "evicted_keys:") || strings.Contains(info, "evicted_keys:0\r\n") {
+				t.Fatalf("INFO stats counts no eviction:\n%s", info)
+			}
+			awaitSameState(t, servers)
+
+			// volatile-ttl, and no key expires: nothing to evict, writes are refused
+			c.send("CONFIG", "SET", "maxmemory-policy", "volatile-ttl", "maxmemory", "1")
+			c.expectLine(t, "+OK")
+			for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+				c.send("SET", "after", "2")
+				if c.readReply(t) == "-"+kvstore.ErrOOM {
+					break
+				}
+				if time.Now().After(deadline) {
+					t.Fatal("volatile-ttl without volatile keys never refused a write")
+				}
+			}
+			c.send("CONFIG", "SET", "maxmemory", "0", "maxmemory-policy", "noeviction")
+			c.expectLine(t, "+OK")
+			if !cluster {
+				if got := mcStats(t, rawDial(t, lead.MemcacheAddr()))["evictions"]; got != strconv.FormatInt(int64(lead.Store().EvictedCount()), 10) {
+					t.Fatalf("memcached evictions %s, want %d", got, lead.Store().EvictedCount())
+				}
+			}
+		})
+	}
+}
+
+// awaitSameState waits until every member has applied the same index, and requires
+// their states to be equal there.
+func awaitSameState(t *testing.T, servers map[uint64]*Server) {
+	t.Helper()
 	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(5 * time.Millisecond) {
 		indexes, digests := map[uint64]bool{}, map[uint64]bool{}
 		for _, s := range servers {
@@ -237,18 +340,10 @@ func TestMaxmemoryClusterScriptsAgree(t *testing.T) {
 			if len(digests) != 1 {
 				t.Fatal("members at one applied index hold different states")
 			}
-			break
+			return
 		}
 		if time.Now().After(deadline) {
 			t.Fatalf("members never reached one applied index: %v", indexes)
-		}
-	}
-	for id, s := range servers {
-		if _, ok := s.Store().MCGet([]byte("b"), time.Now().UnixMilli()); ok {
-			t.Errorf("member %d stored the refused script's write", id)
-		}
-		if it, ok := s.Store().MCGet([]byte("c"), time.Now().UnixMilli()); !ok || it.Value != "1" {
-			t.Errorf("member %d lacks the script that wrote before its denyoom call", id)
 		}
 	}
 }

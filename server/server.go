@@ -70,10 +70,12 @@ type Config struct {
 	DataDir    string
 	MemoryOnly bool
 	// MaxMemory is Redis's maxmemory (bytes, 0: none): past it the frontends refuse
-	// writes (memlimit). CONFIG SET maxmemory changes it.
-	MaxMemory   int64
-	Fsync       consensus.FsyncPolicy
-	RequirePass string
+	// writes (memlimit), or the leader evicts keys under MaxMemoryPolicy (evict.go).
+	// CONFIG SET changes both.
+	MaxMemory       int64
+	MaxMemoryPolicy kvstore.EvictPolicy
+	Fsync           consensus.FsyncPolicy
+	RequirePass     string
 	// ConfigFile is the file the configuration was read from, if any (INFO's config_file).
 	ConfigFile string
 	// ACLFile is Redis's aclfile: the users file read at start (an error in it stops
@@ -204,6 +206,7 @@ func Start(cfg Config) (*Server, error) {
 		}
 	}
 	s := &Server{cfg: cfg, started: time.Now(), store: kvstore.New(), mem: &memlimit.Gauge{}, logf: cfg.Logger.Printf, stop: make(chan struct{}), shutdown: make(chan struct{})}
+	s.mem.SetPolicy(int(cfg.MaxMemoryPolicy))
 	s.mem.SetLimit(cfg.MaxMemory)
 	// The redis listener opens first: a cluster member tells the others its address.
 	if cfg.RedisAddr != "" {
@@ -255,8 +258,9 @@ func Start(cfg Config) (*Server, error) {
 			s.logf("%v (zookeeper listener disabled)", err)
 		}
 	}
-	s.wg.Add(2)
+	s.wg.Add(3)
 	go s.runExpiry()
+	go s.runEvictor()
 	go func() {
 		defer s.wg.Done()
 		s.mem.Run(s.stop)
@@ -691,22 +695,35 @@ func (s *Server) runExpiry() {
 		for db, keys := range byDB {
 			batch = kvstore.AppendExpire(batch, db, keys)
 		}
-		if s.pending != nil && s.cl() == nil {
-			continue
-		}
-		if c := s.cl(); c != nil {
-			if !c.isLeader() {
-				continue // only the leader decides expiry; followers read such keys as absent
-			}
-			if err := c.propose(batch, nil); err != nil {
-				s.logf("server: expiry: %v", err)
-			}
-			continue
-		}
-		if _, err := s.node.Propose(batch, nil); err != nil && !errors.Is(err, consensus.ErrClosed) {
-			s.logf("server: expiry: %v", err)
-		}
+		// only the leader decides expiry; followers read such keys as absent
+		s.proposeOwn(batch, "expiry")
 	}
+}
+
+// proposeOwn proposes an entry the node itself decided on (expiry, eviction): on a
+// single node, or on the leader of a cluster; elsewhere it is dropped (false). what
+// names it in the log line an error gets.
+func (s *Server) proposeOwn(batch []byte, what string) bool {
+	if s.pending != nil && s.cl() == nil {
+		return false
+	}
+	if c := s.cl(); c != nil {
+		if !c.isLeader() {
+			return false
+		}
+		if err := c.propose(batch, nil); err != nil {
+			s.logf("server: %s: %v", what, err)
+			return false
+		}
+		return true
+	}
+	if _, err := s.node.Propose(batch, nil); err != nil {
+		if !errors.Is(err, consensus.ErrClosed) {
+			s.logf("server: %s: %v", what, err)
+		}
+		return false
+	}
+	return true
 }
 
 // Close stops the listeners, applies what committed, and flushes the WAL. Calling it

@@ -18,6 +18,7 @@ import (
 	"syscall"
 
 	"github.com/nanokv/nanokv/consensus"
+	"github.com/nanokv/nanokv/kvstore"
 	"github.com/nanokv/nanokv/resp"
 	"github.com/nanokv/nanokv/server"
 )
@@ -74,6 +75,7 @@ type options struct {
 	fsync       string
 	memoryOnly  bool
 	maxmemory   string
+	maxPolicy   string
 	readCons    string
 	requirepass string
 	aclfile     string
@@ -106,7 +108,8 @@ func newFlagSet(o *options, stderr io.Writer) *flag.FlagSet {
 	fs.StringVar(&o.mode, "mode", "offload", "consensus mode: offload|raft|lowi (a single node commits locally in every mode)")
 	fs.StringVar(&o.fsync, "fsync", "everysec", "WAL fsync policy: always|everysec|no")
 	fs.BoolVar(&o.memoryOnly, "memory-only", false, "keep no WAL: nothing survives a restart")
-	fs.StringVar(&o.maxmemory, "maxmemory", "0", "used memory past which writes are refused, as Redis's maxmemory with noeviction (bytes, or with kb/mb/gb; 0: no limit; CONFIG SET changes it)")
+	fs.StringVar(&o.maxmemory, "maxmemory", "0", "used memory past which writes are refused or keys evicted, as Redis's maxmemory (bytes, or with kb/mb/gb; 0: no limit; CONFIG SET changes it)")
+	fs.StringVar(&o.maxPolicy, "maxmemory-policy", "noeviction", "what happens past maxmemory: noeviction|allkeys-random|volatile-random|volatile-ttl (Redis's maxmemory-policy)")
 	fs.StringVar(&o.readCons, "read-consistency", "lease", "read consistency: lease|strict|stale")
 	fs.StringVar(&o.requirepass, "requirepass", "", "password clients must AUTH with")
 	fs.StringVar(&o.aclfile, "aclfile", "", "users file (Redis's aclfile): read at start and by ACL LOAD, written by ACL SAVE")
@@ -193,6 +196,10 @@ func run(args []string, stdout, stderr io.Writer) error {
 	if !ok || maxmemory < 0 {
 		return fmt.Errorf("--maxmemory %q: want a memory value, as 100mb or 2gb", o.maxmemory)
 	}
+	policy, ok := kvstore.ParseEvictPolicy(strings.ToLower(o.maxPolicy))
+	if !ok {
+		return fmt.Errorf("--maxmemory-policy %q: want noeviction, allkeys-random, volatile-random or volatile-ttl", o.maxPolicy)
+	}
 	itemMax, err := parseSize(o.mcItemMax)
 	if err != nil || itemMax < 1024 || itemMax > 1<<30 {
 		return fmt.Errorf("--memcache-item-size-max %q: want a size from 1k to 1024m", o.mcItemMax)
@@ -266,6 +273,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 		DataDir:              o.dataDir,
 		MemoryOnly:           o.memoryOnly,
 		MaxMemory:            maxmemory,
+		MaxMemoryPolicy:      policy,
 		Fsync:                fsync,
 		RequirePass:          o.requirepass,
 		ACLFile:              o.aclfile,

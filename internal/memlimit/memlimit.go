@@ -33,6 +33,16 @@ type Gauge struct {
 	limit atomic.Int64 // bytes; 0: none
 	over  atomic.Bool
 	used  atomic.Uint64
+	// policy is the maxmemory-policy, as its user numbers them; 0 evicts nothing.
+	// evictFailed: the evictor found nothing to evict while over the limit.
+	policy      atomic.Int32
+	evictFailed atomic.Bool
+	// credit is what evictions freed since the last collection: garbage until then,
+	// which used still counts. creditGC is the collection count it was given at.
+	credit   atomic.Int64
+	creditGC atomic.Uint64
+	wake     chan struct{}
+	wakeOnce sync.Once
 
 	mu      sync.Mutex // one sample at a time
 	samples []metrics.Sample
@@ -61,6 +71,71 @@ func (g *Gauge) SetLimit(n int64) {
 // Over reports whether used memory was over the limit at the last sample.
 func (g *Gauge) Over() bool { return g != nil && g.over.Load() }
 
+// Refusing reports whether commands that take memory are refused: used memory is over
+// the limit, and the policy evicts nothing or the evictor found nothing to evict
+// (Redis's EVICT_FAIL). Under an evicting policy a command goes on while the evictor
+// makes room.
+func (g *Gauge) Refusing() bool {
+	if !g.Over() {
+		return false
+	}
+	if g.policy.Load() == 0 || g.evictFailed.Load() {
+		return true
+	}
+	g.Wake()
+	return false
+}
+
+// SetPolicy sets the maxmemory-policy (0: none evicts).
+func (g *Gauge) SetPolicy(p int) {
+	g.policy.Store(int32(p))
+	g.evictFailed.Store(false)
+}
+
+// Policy is the maxmemory-policy SetPolicy set.
+func (g *Gauge) Policy() int {
+	if g == nil {
+		return 0
+	}
+	return int(g.policy.Load())
+}
+
+// Excess is how far used memory, less what evictions freed since the last collection,
+// is over the limit: what the evictor must free (0 or less: nothing).
+func (g *Gauge) Excess() int64 {
+	limit := g.limit.Load()
+	if limit == 0 || !g.over.Load() {
+		return 0
+	}
+	return int64(g.used.Load()) - g.credit.Load() - limit
+}
+
+// Evicted records bytes that evictions freed, which count as free until the next
+// collection frees them; and whether the evictor found nothing to evict (ok false).
+func (g *Gauge) Evicted(bytes int64, ok bool) {
+	g.evictFailed.Store(!ok)
+	if bytes > 0 {
+		g.credit.Add(bytes)
+		g.Sample()
+	}
+}
+
+// Woken is signalled when the evictor should look at the gauge: a sample found it over
+// the limit, or a command went on over it.
+func (g *Gauge) Woken() <-chan struct{} {
+	g.wakeOnce.Do(func() { g.wake = make(chan struct{}, 1) })
+	return g.wake
+}
+
+// Wake signals Woken without waiting.
+func (g *Gauge) Wake() {
+	g.wakeOnce.Do(func() { g.wake = make(chan struct{}, 1) })
+	select {
+	case g.wake <- struct{}{}:
+	default:
+	}
+}
+
 // Used is the heap's objects at the last sample, in bytes.
 func (g *Gauge) Used() uint64 {
 	if g == nil {
@@ -74,21 +149,31 @@ func (g *Gauge) Sample() {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	if g.samples == nil {
-		g.samples = []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}, {Name: "/gc/heap/live:bytes"}}
+		g.samples = []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}, {Name: "/gc/heap/live:bytes"}, {Name: "/gc/cycles/total:gc-cycles"}}
 	}
-	used, live := g.read()
+	used, live, cycles := g.read()
+	if cycles != g.creditGC.Load() {
+		// a collection since the evictions: their garbage is gone from used
+		g.credit.Store(0)
+		g.creditGC.Store(cycles)
+	}
 	limit := uint64(g.limit.Load())
-	if limit > 0 && used > limit && (live <= limit || time.Since(g.lastGC) >= gcEvery) {
+	if limit > 0 && used > limit && (live <= limit || time.Since(g.lastGC) >= gcEvery) && g.credit.Load() == 0 {
 		// perhaps over only with the garbage counted: collect it before deciding
 		runtime.GC()
 		g.lastGC = time.Now()
-		used, _ = g.read()
+		used, _, cycles = g.read()
+		g.creditGC.Store(cycles)
 	}
 	g.used.Store(used)
-	g.over.Store(limit > 0 && used > limit)
+	over := limit > 0 && int64(used)-g.credit.Load() > int64(limit)
+	g.over.Store(over)
+	if over && g.policy.Load() != 0 {
+		g.Wake()
+	}
 }
 
-func (g *Gauge) read() (used, live uint64) {
+func (g *Gauge) read() (used, live, cycles uint64) {
 	metrics.Read(g.samples)
 	if v := g.samples[0].Value; v.Kind() == metrics.KindUint64 {
 		used = v.Uint64()
@@ -96,7 +181,10 @@ func (g *Gauge) read() (used, live uint64) {
 	if v := g.samples[1].Value; v.Kind() == metrics.KindUint64 {
 		live = v.Uint64()
 	}
-	return used, live
+	if v := g.samples[2].Value; v.Kind() == metrics.KindUint64 {
+		cycles = v.Uint64()
+	}
+	return used, live, cycles
 }
 
 // Run samples every SamplePeriod until stop is closed. Without a limit a sample is a

@@ -1,0 +1,254 @@
+package kvstore
+
+import (
+	"encoding/binary"
+	"math"
+	"math/rand/v2"
+	"unsafe"
+)
+
+// Eviction is Redis's maxmemory-policy for the policies nanokv can honour: the random
+// ones and volatile-ttl. (The LRU and LFU policies need an access clock in every key,
+// which reads would update; nanokv's key table entries have no room for one.)
+//
+// Which keys to evict is decided by the node that proposes writes, from its own memory
+// and a sample of its own keyspace, and the decision travels in the log as an evict op
+// naming each victim with the version it had when it was picked: every replica deletes
+// the same keys, and a victim written since it was picked is spared on all of them
+// alike. Applying a victim is Redis's eviction of a key: it is deleted, counted in
+// evicted_keys and published as an "evicted" keyspace event.
+//
+//	evict := n:uvarint (db:uvarint key:bytes ver:uvarint){n}
+
+const opEvict byte = 10
+
+// EvictPolicy is a maxmemory-policy that evicts.
+type EvictPolicy int
+
+const (
+	EvictNone           EvictPolicy = iota // noeviction
+	EvictAllKeysRandom                     // allkeys-random
+	EvictVolatileRandom                    // volatile-random
+	EvictVolatileTTL                       // volatile-ttl
+)
+
+// evictPolicyNames are the policies' maxmemory-policy names, by EvictPolicy.
+var evictPolicyNames = []string{"noeviction", "allkeys-random", "volatile-random", "volatile-ttl"}
+
+func (p EvictPolicy) String() string {
+	if int(p) < len(evictPolicyNames) && p >= 0 {
+		return evictPolicyNames[p]
+	}
+	return "noeviction"
+}
+
+// ParseEvictPolicy returns the policy a maxmemory-policy name (lower case) names, if
+// nanokv has it.
+func ParseEvictPolicy(name string) (EvictPolicy, bool) {
+	for i, n := range evictPolicyNames {
+		if n == name {
+			return EvictPolicy(i), true
+		}
+	}
+	return EvictNone, false
+}
+
+// evictSamples is how many keys volatile-ttl compares for each victim (Redis's
+// maxmemory-samples default).
+const evictSamples = 5
+
+// Victim is a key picked for eviction.
+type Victim struct {
+	DB    int
+	Key   string
+	Ver   uint64 // the key's version when it was picked: a later write spares it
+	Bytes int    // what deleting it frees, by MEMORY USAGE's accounting
+}
+
+// AppendEvict appends an op that evicts victims.
+func AppendEvict(dst []byte, victims []Victim) []byte {
+	dst = append(dst, opEvict)
+	dst = binary.AppendUvarint(dst, uint64(len(victims)))
+	for _, v := range victims {
+		dst = binary.AppendUvarint(dst, uint64(v.DB))
+		dst = binary.AppendUvarint(dst, uint64(len(v.Key)))
+		dst = append(dst, v.Key...)
+		dst = binary.AppendUvarint(dst, v.Ver)
+	}
+	return dst
+}
+
+// applyEvict deletes the victims that still have the version they were picked at, and
+// replies with how many it deleted.
+func (s *Store) applyEvict(c *Ctx, d *decoder) {
+	n := d.uvarint(maxArgs)
+	evicted := 0
+	for i := uint64(0); i < n && d.err == nil; i++ {
+		db := int(d.uvarint(NumDBs - 1))
+		key := d.bytes()
+		ver := d.uvarint(math.MaxUint64)
+		if d.err != nil {
+			break
+		}
+		c.DB = db
+		id := shardOf(key)
+		sh := &s.shards[id]
+		sh.mu.Lock()
+		s.beforeWrite(id)
+		if it, ok := c.lookup(key); ok && it.ver == ver {
+			c.removeKey(&sh.dbs[db], key)
+			s.stats.EvictedKeys.Add(1)
+			c.notify(notifyEvicted, "evicted", key)
+			evicted++
+		}
+		sh.mu.Unlock()
+	}
+	c.W.Int(int64(evicted))
+}
+
+// EvictedCount is the number of keys evicted (INFO evicted_keys, memcached's
+// evictions).
+func (s *Store) EvictedCount() uint64 { return s.stats.EvictedKeys.Load() }
+
+// usage is what key's item holds by MEMORY USAGE's accounting: its table entry (and
+// the key when the entry cannot hold it), its value, and its collection's and TTL's
+// entries.
+func usage(key []byte, it item) int {
+	n := int(unsafe.Sizeof(kent{})) + len(it.str)
+	if len(key) > inlineKey {
+		n += len(key)
+	}
+	if it.coll != nil {
+		n += it.coll.memUsage() + len(key) // and the colls map's entry
+	}
+	if it.hasTTL {
+		n += 24 + len(key) // the ttl map's entry
+	}
+	return n
+}
+
+// EvictionVictims picks keys to evict under policy, at random among the candidates,
+// until what they hold reaches need bytes or max keys are picked; none when there are
+// no candidates (Redis's EVICT_FAIL). It reads under the shards' read locks, from any
+// goroutine; its picks depend on this node's keyspace and rnd, and are made replicated
+// by the evict op that deletes them.
+func (s *Store) EvictionVictims(policy EvictPolicy, need int64, max int, rnd *rand.Rand) []Victim {
+	var out []Victim
+	picked := map[Victim]bool{}
+	var got int64
+	// a small keyspace brings the same keys up again: give up after as many repeats as
+	// keys are wanted, and some
+	for misses := 0; got < need && len(out) < max && misses < 4*max+8; {
+		v, ok := s.pickVictim(policy, rnd, picked)
+		if !ok {
+			break // no candidate anywhere
+		}
+		key := Victim{DB: v.DB, Key: v.Key}
+		if picked[key] {
+			misses++
+			continue
+		}
+		picked[key] = true
+		out = append(out, v)
+		got += int64(v.Bytes)
+	}
+	return out
+}
+
+// pickVictim picks one key under policy: for the random policies any candidate, for
+// volatile-ttl the one of evictSamples candidates not picked already that expires first.
+func (s *Store) pickVictim(policy EvictPolicy, rnd *rand.Rand, picked map[Victim]bool) (Victim, bool) {
+	switch policy {
+	case EvictAllKeysRandom:
+		return s.randomKey(false, rnd)
+	case EvictVolatileRandom:
+		return s.randomKey(true, rnd)
+	case EvictVolatileTTL:
+		var best Victim
+		bestAt, found := int64(math.MaxInt64), false
+		for range evictSamples {
+			v, ok := s.randomKey(true, rnd)
+			if !ok {
+				break
+			}
+			if picked[Victim{DB: v.DB, Key: v.Key}] {
+				continue
+			}
+			if at := s.deadlineOf(v); at < bestAt {
+				best, bestAt, found = v, at, true
+			}
+		}
+		if !found {
+			// every sample was picked already: one of them, for the caller to count
+			return s.randomKey(true, rnd)
+		}
+		return best, true
+	}
+	return Victim{}, false
+}
+
+// randomKey returns a key at random (one with a TTL when volatile): a database and a
+// shard at random, then a random entry of its table (or of its TTL map). A shard with
+// no candidate sends it on to the next shard, then to the next database.
+func (s *Store) randomKey(volatile bool, rnd *rand.Rand) (Victim, bool) {
+	db0, sh0 := rnd.IntN(NumDBs), rnd.IntN(numShards)
+	for i := range NumDBs {
+		db := (db0 + i) % NumDBs
+		for j := range numShards {
+			id := (sh0 + j) % numShards
+			if v, ok := s.randomKeyIn(id, db, volatile, rnd); ok {
+				return v, true
+			}
+		}
+	}
+	return Victim{}, false
+}
+
+func (s *Store) randomKeyIn(id, db int, volatile bool, rnd *rand.Rand) (Victim, bool) {
+	sh := &s.shards[id]
+	sh.mu.RLock()
+	defer sh.mu.RUnlock()
+	d := &sh.dbs[db]
+	var key string
+	if volatile {
+		if len(d.ttl) == 0 {
+			return Victim{}, false
+		}
+		skip := rnd.IntN(len(d.ttl))
+		for k := range d.ttl {
+			if skip == 0 {
+				key = k
+				break
+			}
+			skip--
+		}
+	} else {
+		t := &d.keys
+		if t.n == 0 {
+			return Victim{}, false
+		}
+		mask := len(t.ents) - 1
+		for i := rnd.IntN(len(t.ents)); ; i = (i + 1) & mask {
+			if e := &t.ents[i]; e.meta != 0 {
+				key = e.keyOf()
+				break
+			}
+		}
+	}
+	it, ok := d.get([]byte(key))
+	if !ok {
+		return Victim{}, false
+	}
+	return Victim{DB: db, Key: key, Ver: it.ver, Bytes: usage([]byte(key), it)}, true
+}
+
+// deadlineOf is v's TTL deadline (MaxInt64 when it has none now).
+func (s *Store) deadlineOf(v Victim) int64 {
+	sh := &s.shards[shardOfString(v.Key)]
+	sh.mu.RLock()
+	defer sh.mu.RUnlock()
+	if at, ok := sh.dbs[v.DB].ttl[v.Key]; ok {
+		return at
+	}
+	return math.MaxInt64
+}
