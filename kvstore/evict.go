@@ -136,10 +136,12 @@ func (s *Store) EvictionVictims(policy EvictPolicy, need int64, max int, rnd *ra
 	var out []Victim
 	picked := map[Victim]bool{}
 	var got int64
+	p := picker{s: s, rnd: rnd, volatile: policy != EvictAllKeysRandom}
+	p.count()
 	// a small keyspace brings the same keys up again: give up after as many repeats as
 	// keys are wanted, and some
 	for misses := 0; got < need && len(out) < max && misses < 4*max+8; {
-		v, ok := s.pickVictim(policy, rnd, picked)
+		v, ok := p.pick(policy, picked)
 		if !ok {
 			break // no candidate anywhere
 		}
@@ -155,48 +157,78 @@ func (s *Store) EvictionVictims(policy EvictPolicy, need int64, max int, rnd *ra
 	return out
 }
 
-// pickVictim picks one key under policy: for the random policies any candidate, for
-// volatile-ttl the one of evictSamples candidates not picked already that expires first.
-func (s *Store) pickVictim(policy EvictPolicy, rnd *rand.Rand, picked map[Victim]bool) (Victim, bool) {
-	switch policy {
-	case EvictAllKeysRandom:
-		return s.randomKey(false, rnd)
-	case EvictVolatileRandom:
-		return s.randomKey(true, rnd)
-	case EvictVolatileTTL:
-		var best Victim
-		bestAt, found := int64(math.MaxInt64), false
-		for range evictSamples {
-			v, ok := s.randomKey(true, rnd)
-			if !ok {
-				break
-			}
-			if picked[Victim{DB: v.DB, Key: v.Key}] {
-				continue
-			}
-			if at := s.deadlineOf(v); at < bestAt {
-				best, bestAt, found = v, at, true
-			}
-		}
-		if !found {
-			// every sample was picked already: one of them, for the caller to count
-			return s.randomKey(true, rnd)
-		}
-		return best, true
-	}
-	return Victim{}, false
+// picker picks candidates at random: a database with the odds of its share of the
+// candidates, then a shard at random, then an entry of its table (or of its TTL map).
+type picker struct {
+	s        *Store
+	rnd      *rand.Rand
+	volatile bool // candidates are the keys with a TTL
+	counts   [NumDBs]int
+	total    int
 }
 
-// randomKey returns a key at random (one with a TTL when volatile): a database and a
-// shard at random, then a random entry of its table (or of its TTL map). A shard with
-// no candidate sends it on to the next shard, then to the next database.
-func (s *Store) randomKey(volatile bool, rnd *rand.Rand) (Victim, bool) {
-	db0, sh0 := rnd.IntN(NumDBs), rnd.IntN(numShards)
+// count counts each database's candidates, one shard at a time.
+func (p *picker) count() {
+	for i := range p.s.shards {
+		sh := &p.s.shards[i]
+		sh.mu.RLock()
+		for db := range sh.dbs {
+			n := sh.dbs[db].keys.n
+			if p.volatile {
+				n = len(sh.dbs[db].ttl)
+			}
+			p.counts[db] += n
+			p.total += n
+		}
+		sh.mu.RUnlock()
+	}
+}
+
+// pick picks one key under policy: for the random policies any candidate, for
+// volatile-ttl the one of evictSamples candidates not picked already that expires first.
+func (p *picker) pick(policy EvictPolicy, picked map[Victim]bool) (Victim, bool) {
+	if policy != EvictVolatileTTL {
+		return p.randomKey()
+	}
+	var best Victim
+	bestAt, found := int64(math.MaxInt64), false
+	for range evictSamples {
+		v, ok := p.randomKey()
+		if !ok {
+			break
+		}
+		if picked[Victim{DB: v.DB, Key: v.Key}] {
+			continue
+		}
+		if at := p.s.deadlineOf(v); at < bestAt {
+			best, bestAt, found = v, at, true
+		}
+	}
+	if !found {
+		// every sample was picked already: one of them, for the caller to count
+		return p.randomKey()
+	}
+	return best, true
+}
+
+// randomKey returns a candidate at random. A shard without one sends it on to the
+// next; a database without one (the counts are a moment old) to the next database.
+func (p *picker) randomKey() (Victim, bool) {
+	if p.total == 0 {
+		return Victim{}, false
+	}
+	db0 := 0
+	for r := p.rnd.IntN(p.total); r >= p.counts[db0]; db0++ {
+		r -= p.counts[db0]
+	}
+	sh0 := p.rnd.IntN(numShards)
 	for i := range NumDBs {
 		db := (db0 + i) % NumDBs
+		if p.counts[db] == 0 {
+			continue
+		}
 		for j := range numShards {
-			id := (sh0 + j) % numShards
-			if v, ok := s.randomKeyIn(id, db, volatile, rnd); ok {
+			if v, ok := p.s.randomKeyIn((sh0+j)%numShards, db, p.volatile, p.rnd); ok {
 				return v, true
 			}
 		}
@@ -204,6 +236,7 @@ func (s *Store) randomKey(volatile bool, rnd *rand.Rand) (Victim, bool) {
 	return Victim{}, false
 }
 
+// randomKeyIn is a candidate at random in database db of shard id, if it has one.
 func (s *Store) randomKeyIn(id, db int, volatile bool, rnd *rand.Rand) (Victim, bool) {
 	sh := &s.shards[id]
 	sh.mu.RLock()

@@ -114,3 +114,16 @@ func TestEvictionVictimsFollowThePolicy(t *testing.T) {
 		t.Fatal("allkeys-lru parsed: nanokv has no access times")
 	}
 }
+
+// BenchmarkEvictionVictims picks 1024 victims (one evict entry's worth) from 1M keys in
+// database 0, as the evictor does for each round while over maxmemory.
+func BenchmarkEvictionVictims(b *testing.B) {
+	s, _ := store1M()
+	rnd := rand.New(rand.NewPCG(1, 2))
+	b.ResetTimer()
+	for range b.N {
+		if v := s.EvictionVictims(EvictAllKeysRandom, 1<<40, 1024, rnd); len(v) != 1024 {
+			b.Fatalf("%d victims", len(v))
+		}
+	}
+}
