@@ -85,6 +85,8 @@ func FuzzApplyBatch(f *testing.F) {
 	f.Add(AppendCommand(nil, 0, [][]byte{[]byte("EVAL"), []byte("redis.call('sadd', KEYS[1], math.random(9)) return redis.call('spop', KEYS[1])"), []byte("1"), []byte("s")}))
 	f.Add(AppendCommand(nil, 0, [][]byte{[]byte("SCRIPT"), []byte("LOAD"), []byte("return redis.call('time')")}))
 	f.Add(AppendCommand(nil, 0, [][]byte{[]byte("EVAL"), []byte("return cjson.encode(cjson.decode(ARGV[1]))"), []byte("0"), []byte(`{"a":[1,2.5e3,"\u00e9",null,{}]}`)}))
+	f.Add(AppendCommand(AppendOverMemory(nil), 0, [][]byte{[]byte("EVAL"), []byte("redis.call('del', 'x') return redis.call('set', 'k', 'v')"), []byte("0")}))
+	f.Add(AppendEvict(AppendCommand(nil, 0, [][]byte{[]byte("SET"), []byte("k"), []byte("v")}), []Victim{{Key: "k", Ver: 1}, {DB: 2, Key: "m"}}))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		a, b := New(), New()
 		errA := a.Apply(Entry{Index: 1, Term: 1, Time: 1e12, Data: data}, nil)
