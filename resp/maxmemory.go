@@ -7,7 +7,9 @@ import (
 )
 
 // Used memory over maxmemory refuses commands as Redis 7.0's processCommand refuses
-// them under the noeviction policy (nanokv evicts nothing): a command flagged denyoom,
+// them under the noeviction policy, or when an evicting policy finds nothing to evict
+// (memlimit.Gauge.Refusing; under one that does, the leader evicts and commands go
+// on): a command flagged denyoom,
 // a script or function whose flags let it write without allow-oom, an EXEC whose
 // transaction holds either, and anything but EXEC, DISCARD, QUIT and RESET inside
 // MULTI (queuing takes memory too). The refusal comes after the name, arity and ACL

@@ -1,6 +1,8 @@
 // Package memlimit is Redis's maxmemory for a Go process: a limit on the memory the
 // keyspace and everything else on the heap may use, past which the frontends refuse
-// the commands that would use more (Redis's noeviction policy; memcached's -M).
+// the commands that would use more (Redis's noeviction policy; memcached's -M), or
+// the node evicts keys (an evicting maxmemory-policy: the gauge wakes the evictor and
+// credits what it frees).
 //
 // Used memory is INFO's used_memory: the heap's objects, read from runtime/metrics,
 // which reads them without stopping the world. A Go heap also holds garbage that the
@@ -13,7 +15,8 @@
 //
 // The gauge samples every SamplePeriod, as Redis's serverCron samples its rates; a
 // command decides on the last sample. Whether to refuse is decided where a command
-// enters, never while it is applied: replicas apply the same log whatever their memory.
+// enters, never while it is applied, and what to evict is decided by one node and sent
+// through the log: replicas apply the same log whatever their memory.
 package memlimit
 
 import (
