@@ -40,7 +40,7 @@ func (s *Server) runEvictor() {
 		for range evictRounds {
 			policy := kvstore.EvictPolicy(s.mem.Policy())
 			need := s.mem.Excess()
-			if policy == kvstore.EvictNone || need <= 0 {
+			if policy == kvstore.EvictNone || need <= 0 || !s.decides() {
 				break
 			}
 			victims := s.store.EvictionVictims(policy, need, evictBatch, rnd)

@@ -700,17 +700,23 @@ func (s *Server) runExpiry() {
 	}
 }
 
+// decides reports whether this node decides what the store does of itself (expiry,
+// eviction): a single node, or a cluster's leader.
+func (s *Server) decides() bool {
+	if c := s.cl(); c != nil {
+		return c.isLeader()
+	}
+	return s.pending == nil // not a member still joining its cluster
+}
+
 // proposeOwn proposes an entry the node itself decided on (expiry, eviction): on a
 // single node, or on the leader of a cluster; elsewhere it is dropped (false). what
 // names it in the log line an error gets.
 func (s *Server) proposeOwn(batch []byte, what string) bool {
-	if s.pending != nil && s.cl() == nil {
+	if !s.decides() {
 		return false
 	}
 	if c := s.cl(); c != nil {
-		if !c.isLeader() {
-			return false
-		}
 		if err := c.propose(batch, nil); err != nil {
 			s.logf("server: %s: %v", what, err)
 			return false
