@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"math"
 )
 
 // A batch is what one log entry carries: a sequence of ops, each producing exactly one
@@ -11,7 +12,7 @@ import (
 //
 //	op      := kind:byte body
 //	command := db:uvarint nargs:uvarint (len:uvarint bytes)*
-//	tx      := nwatch:uvarint (db:uvarint key:bytes ver:uvarint)* ncmd:uvarint command*
+//	tx      := nwatch:uvarint keyVer* ncmd:uvarint command* (keyVer: appendKeyVer)
 //	expire  := db:uvarint nkeys:uvarint key:bytes*
 //	memcache := command (memcache.go: a command of the memcached registry)
 //	idem    := client:bytes seq:uvarint command (idempotent.go)
@@ -98,10 +99,7 @@ func AppendTx(dst []byte, watches []Watch, cmds []TxCommand) []byte {
 func appendTxBody(dst []byte, watches []Watch, cmds []TxCommand) []byte {
 	dst = binary.AppendUvarint(dst, uint64(len(watches)))
 	for _, w := range watches {
-		dst = binary.AppendUvarint(dst, uint64(w.DB))
-		dst = binary.AppendUvarint(dst, uint64(len(w.Key)))
-		dst = append(dst, w.Key...)
-		dst = binary.AppendUvarint(dst, w.Ver)
+		dst = appendKeyVer(dst, w.DB, w.Key, w.Ver)
 	}
 	dst = binary.AppendUvarint(dst, uint64(len(cmds)))
 	for _, c := range cmds {
@@ -167,6 +165,24 @@ func (d *decoder) command() (db int, args [][]byte) {
 	}
 	d.args = args
 	return db, args
+}
+
+// appendKeyVer appends a key of a database at a version (a WATCH, an eviction's victim):
+//
+//	keyVer := db:uvarint key:bytes ver:uvarint
+func appendKeyVer[K ~string | ~[]byte](dst []byte, db int, key K, ver uint64) []byte {
+	dst = binary.AppendUvarint(dst, uint64(db))
+	dst = binary.AppendUvarint(dst, uint64(len(key)))
+	dst = append(dst, key...)
+	return binary.AppendUvarint(dst, ver)
+}
+
+// keyVer decodes what appendKeyVer appended.
+func (d *decoder) keyVer() (db int, key []byte, ver uint64) {
+	db = int(d.uvarint(NumDBs - 1))
+	key = d.bytes()
+	ver = d.uvarint(math.MaxUint64)
+	return db, key, ver
 }
 
 // Entry is a committed log entry as the store sees it.
@@ -258,9 +274,9 @@ func (s *Store) applyTx(c *Ctx, d *decoder) {
 	nw := d.uvarint(maxArgs)
 	clean := true
 	for i := uint64(0); i < nw && d.err == nil; i++ {
-		c.DB = int(d.uvarint(NumDBs - 1))
-		key := d.bytes()
-		ver := d.uvarint(^uint64(0))
+		var key []byte
+		var ver uint64
+		c.DB, key, ver = d.keyVer()
 		if d.err == nil && s.keyVersion(c.DB, key, c.Now) != ver {
 			clean = false
 		}

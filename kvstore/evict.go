@@ -18,7 +18,7 @@ import (
 // alike. Applying a victim is Redis's eviction of a key: it is deleted, counted in
 // evicted_keys and published as an "evicted" keyspace event.
 //
-//	evict := n:uvarint (db:uvarint key:bytes ver:uvarint){n}
+//	evict := n:uvarint keyVer{n}   (apply.go's keyVer)
 
 const opEvict byte = 10
 
@@ -70,10 +70,7 @@ func AppendEvict(dst []byte, victims []Victim) []byte {
 	dst = append(dst, opEvict)
 	dst = binary.AppendUvarint(dst, uint64(len(victims)))
 	for _, v := range victims {
-		dst = binary.AppendUvarint(dst, uint64(v.DB))
-		dst = binary.AppendUvarint(dst, uint64(len(v.Key)))
-		dst = append(dst, v.Key...)
-		dst = binary.AppendUvarint(dst, v.Ver)
+		dst = appendKeyVer(dst, v.DB, v.Key, v.Ver)
 	}
 	return dst
 }
@@ -84,9 +81,7 @@ func (s *Store) applyEvict(c *Ctx, d *decoder) {
 	n := d.uvarint(maxArgs)
 	evicted := 0
 	for i := uint64(0); i < n && d.err == nil; i++ {
-		db := int(d.uvarint(NumDBs - 1))
-		key := d.bytes()
-		ver := d.uvarint(math.MaxUint64)
+		db, key, ver := d.keyVer()
 		if d.err != nil {
 			break
 		}
