@@ -1,8 +1,6 @@
 package kvstore
 
-import (
-	"strings"
-)
+import "strings"
 
 // maxmemory is decided where a command enters (internal/memlimit, the frontends), from
 // the entering node's memory, which differs between replicas. A script, though, is

@@ -50,6 +50,10 @@ type Gauge struct {
 	mu      sync.Mutex // one sample at a time
 	samples []metrics.Sample
 	lastGC  time.Time // the last collection Sample ran
+	// overSince is when used memory last went over the limit (zero while under), and
+	// overTotal how long it was over before that (INFO's eviction_exceeded_time)
+	overSince time.Time
+	overTotal time.Duration
 }
 
 // gcEvery is how often a gauge that stays over the limit collects to learn whether
@@ -139,6 +143,23 @@ func (g *Gauge) Wake() {
 	}
 }
 
+// OverTime is how long used memory has been over the limit since it last went over
+// (0 while under) and in all since the gauge was made, as of the last sample: Redis's
+// current_ and total_eviction_exceeded_time.
+func (g *Gauge) OverTime() (current, total time.Duration) {
+	if g == nil {
+		return 0, 0
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	total = g.overTotal
+	if !g.overSince.IsZero() {
+		current = time.Since(g.overSince)
+		total += current
+	}
+	return current, total
+}
+
 // Used is the heap's objects at the last sample, in bytes.
 func (g *Gauge) Used() uint64 {
 	if g == nil {
@@ -171,6 +192,13 @@ func (g *Gauge) Sample() {
 	g.used.Store(used)
 	over := limit > 0 && int64(used)-g.credit.Load() > int64(limit)
 	g.over.Store(over)
+	switch now := time.Now(); {
+	case over && g.overSince.IsZero():
+		g.overSince = now
+	case !over && !g.overSince.IsZero():
+		g.overTotal += now.Sub(g.overSince)
+		g.overSince = time.Time{}
+	}
 	if over && g.policy.Load() != 0 {
 		g.Wake()
 	}

@@ -4,6 +4,7 @@ import (
 	"runtime"
 	"runtime/debug"
 	"testing"
+	"time"
 )
 
 func TestGaugeLimits(t *testing.T) {
@@ -25,9 +26,20 @@ func TestGaugeLimits(t *testing.T) {
 		t.Fatal("over a limit of a petabyte")
 	}
 	g.SetLimit(1)
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(time.Millisecond) {
+		if cur, total := g.OverTime(); cur > 0 && total >= cur {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("over the limit, and OverTime says it has not been")
+		}
+	}
 	g.SetLimit(0)
 	if g.Over() || g.Limit() != 0 {
 		t.Fatal("still over once the limit is removed")
+	}
+	if cur, total := g.OverTime(); cur != 0 || total <= 0 {
+		t.Fatalf("under the limit again: OverTime %v, %v; want 0 and the time it was over", cur, total)
 	}
 	g.SetLimit(-5)
 	if g.Limit() != 0 || g.Over() {
