@@ -53,10 +53,6 @@ func ParseEvictPolicy(name string) (EvictPolicy, bool) {
 	return EvictNone, false
 }
 
-// evictSamples is how many keys volatile-ttl compares for each victim (Redis's
-// maxmemory-samples default).
-const evictSamples = 5
-
 // Victim is a key picked for eviction.
 type Victim struct {
 	DB    int
@@ -127,11 +123,11 @@ func usage(key []byte, it item) int {
 // no candidates (Redis's EVICT_FAIL). It reads under the shards' read locks, from any
 // goroutine; its picks depend on this node's keyspace and rnd, and are made replicated
 // by the evict op that deletes them.
-func (s *Store) EvictionVictims(policy EvictPolicy, need int64, max int, rnd *rand.Rand) []Victim {
+func (s *Store) EvictionVictims(policy EvictPolicy, samples int, need int64, max int, rnd *rand.Rand) []Victim {
 	var out []Victim
 	picked := map[Victim]bool{}
 	var got int64
-	p := picker{s: s, rnd: rnd, volatile: policy != EvictAllKeysRandom}
+	p := picker{s: s, rnd: rnd, volatile: policy != EvictAllKeysRandom, samples: samples}
 	p.count()
 	// a small keyspace brings the same keys up again: give up after as many repeats as
 	// keys are wanted, and some
@@ -158,6 +154,7 @@ type picker struct {
 	s        *Store
 	rnd      *rand.Rand
 	volatile bool // candidates are the keys with a TTL
+	samples  int  // maxmemory-samples: the candidates volatile-ttl compares
 	counts   [NumDBs]int
 	total    int
 }
@@ -180,14 +177,14 @@ func (p *picker) count() {
 }
 
 // pick picks one key under policy: for the random policies any candidate, for
-// volatile-ttl the one of evictSamples candidates not picked already that expires first.
+// volatile-ttl the one of p.samples candidates not picked already that expires first.
 func (p *picker) pick(policy EvictPolicy, picked map[Victim]bool) (Victim, bool) {
 	if policy != EvictVolatileTTL {
 		return p.randomKey()
 	}
 	var best Victim
 	bestAt, found := int64(math.MaxInt64), false
-	for range evictSamples {
+	for range max(p.samples, 1) {
 		v, ok := p.randomKey()
 		if !ok {
 			break

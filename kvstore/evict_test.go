@@ -66,14 +66,14 @@ func TestEvictionVictimsFollowThePolicy(t *testing.T) {
 	h := newHarness(t)
 	rnd := rand.New(rand.NewPCG(1, 2))
 	for _, p := range []EvictPolicy{EvictAllKeysRandom, EvictVolatileRandom, EvictVolatileTTL} {
-		if v := h.s.EvictionVictims(p, 1<<20, 10, rnd); len(v) != 0 {
+		if v := h.s.EvictionVictims(p, 5, 1<<20, 10, rnd); len(v) != 0 {
 			t.Fatalf("%v on an empty store: %v", p, v)
 		}
 	}
 	for i := range 200 {
 		h.do("SET", fmt.Sprintf("k%d", i), "0123456789")
 	}
-	if v := h.s.EvictionVictims(EvictVolatileTTL, 1<<20, 10, rnd); len(v) != 0 {
+	if v := h.s.EvictionVictims(EvictVolatileTTL, 5, 1<<20, 10, rnd); len(v) != 0 {
 		t.Fatalf("volatile-ttl without keys that expire: %v", v)
 	}
 	for i := range 50 {
@@ -83,7 +83,7 @@ func TestEvictionVictimsFollowThePolicy(t *testing.T) {
 	h.do("SET", "in-db-5", "x")
 	h.db = 0
 	for _, p := range []EvictPolicy{EvictAllKeysRandom, EvictVolatileRandom, EvictVolatileTTL} {
-		v := h.s.EvictionVictims(p, 1<<30, 40, rnd)
+		v := h.s.EvictionVictims(p, 5, 1<<30, 40, rnd)
 		if len(v) < 30 || len(v) > 40 {
 			t.Fatalf("%v: %d victims for more than the keyspace holds, at most 40", p, len(v))
 		}
@@ -101,9 +101,14 @@ func TestEvictionVictimsFollowThePolicy(t *testing.T) {
 			}
 			seen[x] = true
 		}
-		if one := h.s.EvictionVictims(p, 1, 40, rnd); len(one) != 1 {
+		if one := h.s.EvictionVictims(p, 5, 1, 40, rnd); len(one) != 1 {
 			t.Fatalf("%v: %d victims to free one byte", p, len(one))
 		}
+	}
+	// with many samples volatile-ttl finds the key that expires first (t0: a chance in
+	// 10^9 that 1000 draws among 50 keys all miss it)
+	if v := h.s.EvictionVictims(EvictVolatileTTL, 1000, 1, 1, rnd); len(v) != 1 || v[0].Key != "t0" {
+		t.Fatalf("volatile-ttl with 1000 samples picked %v, want t0", v)
 	}
 	for _, name := range []string{"noeviction", "allkeys-random", "volatile-random", "volatile-ttl"} {
 		if p, ok := ParseEvictPolicy(name); !ok || p.String() != name {
@@ -122,7 +127,7 @@ func BenchmarkEvictionVictims(b *testing.B) {
 	rnd := rand.New(rand.NewPCG(1, 2))
 	b.ResetTimer()
 	for range b.N {
-		if v := s.EvictionVictims(EvictAllKeysRandom, 1<<40, 1024, rnd); len(v) != 1024 {
+		if v := s.EvictionVictims(EvictAllKeysRandom, 5, 1<<40, 1024, rnd); len(v) != 1024 {
 			b.Fatalf("%d victims", len(v))
 		}
 	}

@@ -131,6 +131,16 @@ var configParams = map[string]configParam{
 		},
 		bad: "argument must be a memory value",
 	},
+	"maxmemory-samples": {
+		get: func(c *Config) string { return strconv.Itoa(c.Memory.Samples()) },
+		set: func(c *Config, v string) bool {
+			n, err := strconv.ParseInt(v, 10, 32)
+			c.MaxMemorySamples = int(n)
+			return err == nil && n >= 1
+		},
+		bad:     "argument must be between 1 and 2147483647 inclusive",
+		integer: true,
+	},
 	"maxmemory-policy": {
 		get: func(c *Config) string { return kvstore.EvictPolicy(c.Memory.Policy()).String() },
 		set: func(c *Config, v string) bool {
@@ -292,6 +302,9 @@ func configSet(c *conn, pairs [][]byte) {
 		}
 		if strings.EqualFold(string(pairs[i]), "maxmemory-policy") {
 			c.s.mem.SetPolicy(int(next.MaxMemoryPolicy))
+		}
+		if strings.EqualFold(string(pairs[i]), "maxmemory-samples") {
+			c.s.mem.SetSamples(next.MaxMemorySamples)
 		}
 		if strings.EqualFold(string(pairs[i]), "requirepass") {
 			c.s.acl.setRequirePass(next.RequirePass) // the default user's password

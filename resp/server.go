@@ -90,6 +90,8 @@ type Config struct {
 	// MaxMemoryPolicy is what CONFIG SET maxmemory-policy sets Memory's policy to, as
 	// MaxMemory its limit.
 	MaxMemoryPolicy kvstore.EvictPolicy
+	// MaxMemorySamples is what CONFIG SET maxmemory-samples sets Memory's to.
+	MaxMemorySamples int
 	// EventLoop serves connections from an asynchronous event loop (netserve.Loop, on
 	// Linux) when the backend is an AsyncBackend: a cluster member. Without it, or on a
 	// single node, every connection has a goroutine of its own.

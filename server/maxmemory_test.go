@@ -134,6 +134,11 @@ func TestMaxmemoryAgainstRedis(t *testing.T) {
 		st("", "CONFIG", "SET", "maxmemory", "1x"),
 		st("", "CONFIG", "SET", "maxmemory-policy", "nosuch"),
 		st("", "CONFIG", "GET", "maxmemory-policy"),
+		st("", "CONFIG", "GET", "maxmemory-samples"),
+		st("", "CONFIG", "SET", "maxmemory-samples", "0"),
+		st("", "CONFIG", "SET", "maxmemory-samples", "x"),
+		st("", "CONFIG", "SET", "maxmemory-samples", "10"),
+		st("", "CONFIG", "GET", "maxmemory-samples"),
 		st("", "CONFIG", "SET", "maxmemory", "1gb"), // over neither process's heap
 		st("", "CONFIG", "GET", "maxmemory"),
 		st("", "SET", "b", "2"),

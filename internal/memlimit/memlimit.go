@@ -40,6 +40,7 @@ type Gauge struct {
 	// evictFailed: the evictor found nothing to evict while over the limit.
 	policy      atomic.Int32
 	evictFailed atomic.Bool
+	keySamples  atomic.Int32 // maxmemory-samples; 0: DefaultSamples
 	// credit is what evictions freed since the last collection: garbage until then,
 	// which used still counts. creditGC is the collection count it was given at.
 	credit   atomic.Int64
@@ -97,6 +98,21 @@ func (g *Gauge) Refusing() bool {
 func (g *Gauge) SetPolicy(p int) {
 	g.policy.Store(int32(p))
 	g.evictFailed.Store(false)
+}
+
+// DefaultSamples is maxmemory-samples until SetSamples: Redis's default.
+const DefaultSamples = 5
+
+// SetSamples sets maxmemory-samples: how many keys a sampling policy compares for each
+// victim.
+func (g *Gauge) SetSamples(n int) { g.keySamples.Store(int32(max(n, 1))) }
+
+// Samples is maxmemory-samples.
+func (g *Gauge) Samples() int {
+	if g == nil || g.keySamples.Load() == 0 {
+		return DefaultSamples
+	}
+	return int(g.keySamples.Load())
 }
 
 // Policy is the maxmemory-policy SetPolicy set.
