@@ -483,7 +483,11 @@ func (c *conn) handleStats(args [][]byte) {
 		stat("udpport", 0)
 		stat("inter", s.cfg.Bind)
 		stat("verbosity", s.stats.verbosity.Load())
-		stat("evictions", map[bool]string{false: "off", true: "on"}[s.cfg.Memory.Policy() != 0])
+		evictions := "off" // memcached -M; on: a policy that evicts
+		if s.cfg.Memory.Policy() != 0 {
+			evictions = "on"
+		}
+		stat("evictions", evictions)
 		stat("cas_enabled", "yes")
 		stat("binding_protocol", "ascii")
 		stat("item_size_max", s.cfg.ItemSizeMax)

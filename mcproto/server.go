@@ -92,17 +92,18 @@ type Server struct {
 
 // stats are the counters "stats" reports, named as memcached names them.
 type stats struct {
-	totalConns, rejectedConns                                         atomic.Uint64
-	cmdGet, cmdSet, cmdFlush, cmdTouch, cmdMeta                       atomic.Uint64
-	getHits, getMisses                                                atomic.Uint64
-	deleteHits, deleteMisses                                          atomic.Uint64
-	incrHits, incrMisses, decrHits, decrMisses                        atomic.Uint64
-	casHits, casMisses, casBadval                                     atomic.Uint64
-	touchHits, touchMisses                                            atomic.Uint64
-	storeTooLarge, storeNoMemory, bytesRead, bytesWritten, totalItems atomic.Uint64
-	verbosity                                                         atomic.Uint32
-	crawlerOn                                                         atomic.Bool // lru_crawler enable/disable
-	_                                                                 [0]func()   // not comparable
+	totalConns, rejectedConns                          atomic.Uint64
+	cmdGet, cmdSet, cmdFlush, cmdTouch, cmdMeta        atomic.Uint64
+	getHits, getMisses                                 atomic.Uint64
+	deleteHits, deleteMisses                           atomic.Uint64
+	incrHits, incrMisses, decrHits, decrMisses         atomic.Uint64
+	casHits, casMisses, casBadval                      atomic.Uint64
+	touchHits, touchMisses                             atomic.Uint64
+	storeTooLarge, bytesRead, bytesWritten, totalItems atomic.Uint64
+	storeNoMemory                                      atomic.Uint64
+	verbosity                                          atomic.Uint32
+	crawlerOn                                          atomic.Bool // lru_crawler enable/disable
+	_                                                  [0]func()   // not comparable
 }
 
 // NewServer returns a server for b.
