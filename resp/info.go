@@ -7,7 +7,6 @@ import (
 	"hash/fnv"
 	"os"
 	"runtime"
-	"runtime/metrics"
 	"strconv"
 	"strings"
 	"sync"
@@ -258,25 +257,22 @@ type rates struct {
 
 const rateSamplePeriod = 100 * time.Millisecond
 
-// sampleRates samples s's counters until s closes, and the heap for used_memory_peak
-// (from runtime/metrics, which reads it without stopping the world).
+// sampleRates samples s's counters until s closes, and notes the memory gauge's last
+// sample of the heap for used_memory_peak (sampling the gauge itself when s owns it).
 func (s *Server) sampleRates() {
 	defer s.handler.Done()
 	t := time.NewTicker(rateSamplePeriod)
 	defer t.Stop()
-	heap := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
 	for {
 		select {
 		case <-s.done:
 			return
 		case now := <-t.C:
 			s.rates.sample(now, [3]uint64{s.stats.commands.Load(), s.stats.netIn.Load(), s.stats.netOut.Load()})
-			if metrics.Read(heap); heap[0].Value.Kind() == metrics.KindUint64 {
-				s.peak.note(heap[0].Value.Uint64())
-			}
 			if s.ownMem {
 				s.mem.Sample()
 			}
+			s.peak.note(s.mem.Used())
 		}
 	}
 }
