@@ -289,18 +289,22 @@ func TestMaxmemoryEvicts(t *testing.T) {
 			c.expectLine(t, "+OK")
 			c.send("SET", "after", "1")
 			c.expectLine(t, "+OK") // not refused: the evictor makes room
-			var evicted int64
+			// it evicts until the gauge is under the limit again (what the victims hold,
+			// by MEMORY USAGE's accounting, covers the excess it measured), not everything
+			var evicted uint64
 			for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(10 * time.Millisecond) {
-				if evicted = int64(lead.Store().EvictedCount()); evicted >= (6<<20)/(size+200) {
+				if evicted = lead.Store().EvictedCount(); evicted > 0 && !lead.mem.Over() {
 					break
 				}
 				if time.Now().After(deadline) {
-					t.Fatalf("evicted %d keys in 20 s, want the excess's worth", evicted)
+					t.Fatalf("after 20 s: evicted %d keys, still over the limit: %v", evicted, lead.mem.Over())
 				}
 			}
 			c.send("DBSIZE")
-			if got := c.readReply(t); got == ":0" || got == ":2001" {
-				t.Fatalf("DBSIZE %s after evicting %d", got, evicted)
+			var dbsize int
+			got := c.readReply(t)
+			if fmt.Sscanf(got, ":%d", &dbsize); dbsize <= 0 || dbsize > keys {
+				t.Fatalf("DBSIZE %s after evicting %d of %d keys: want some evicted, some kept", got, evicted, keys+1)
 			}
 			c.send("INFO", "stats")
 			if info := c.readReply(t); !strings.Contains(info, "evicted_keys:") || strings.Contains(info, "evicted_keys:0\r\n") {
