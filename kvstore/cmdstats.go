@@ -224,8 +224,9 @@ func (s *Store) EachCommandStats(fn func(name string, st *CmdStats)) {
 // (the read path, the applier, a transaction's commands, a script's calls).
 func (c *Ctx) call(spec *Spec, args [][]byte) {
 	// a read's misses publish keymiss, also inside MULTI and scripts (readCmd)
-	outer := c.readCmd
+	outer, outerTouch := c.readCmd, c.noTouch
 	c.readCmd = spec.Flags&FlagReadLookups != 0 || !spec.Writes(args)
+	c.noTouch = false // the command sets it if its lookups are no access
 	if st := c.s.CommandStats(spec, args); st == nil {
 		spec.Run(c, args)
 	} else {
@@ -234,7 +235,7 @@ func (c *Ctx) call(spec *Spec, args [][]byte) {
 		spec.Run(c, args)
 		st.End(start, c.errs != errs)
 	}
-	c.readCmd = outer
+	c.readCmd, c.noTouch = outer, outerTouch
 }
 
 // reject counts a call of spec refused before it ran.

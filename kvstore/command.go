@@ -297,6 +297,9 @@ type Ctx struct {
 	// publishes keymiss): a read command, on the applier too (MULTI, scripts), or a write
 	// with FlagReadLookups.
 	readCmd bool
+	// noTouch is set by the commands whose lookups leave a key's access clock alone
+	// (Redis's LOOKUP_NOTOUCH: TYPE, TTL, EXISTS, OBJECT).
+	noTouch bool
 	// acl, when not nil, is the ACL of the user whose script runs: its calls are
 	// checked against it (scriptacl.go); aclLog keeps the denials, on the member the
 	// client is connected to.
@@ -416,6 +419,10 @@ func (c *Ctx) lookup(key []byte) (item, bool) {
 		} else {
 			sh.misses.Add(1)
 		}
+	}
+	// A read is an access; a write command's is counted when it stores (keyTable.written).
+	if ok && (!c.writing || c.readCmd) && !c.noTouch {
+		touchKey(&d.keys, key)
 	}
 	if !ok && c.readCmd {
 		c.notifyMiss(key)

@@ -130,10 +130,12 @@ func rdbAppendString(b []byte, s string) []byte {
 }
 
 // restoreCmd is RESTORE key ttl serialized-value [REPLACE] [ABSTTL] [IDLETIME seconds]
-// [FREQ frequency], with Redis 7.0's checks in Redis's order. IDLETIME and FREQ are
-// checked and ignored: there is no LRU clock or LFU counter here.
+// [FREQ frequency], with Redis 7.0's checks in Redis's order. IDLETIME sets the key's
+// access clock under an LRU policy, FREQ its counter under an LFU one (access.go);
+// each is ignored under the other policies, as in Redis.
 func restoreCmd(c *Ctx, args [][]byte) {
 	var replace, absTTL, idle, freq bool
+	var clockArg int64
 	for j := 4; j < len(args); j++ {
 		more := len(args) - j - 1
 		switch {
@@ -150,7 +152,7 @@ func restoreCmd(c *Ctx, args [][]byte) {
 				c.Error("ERR Invalid IDLETIME value, must be >= 0")
 				return
 			}
-			idle = true
+			idle, clockArg = true, v
 			j++
 		case eq(args[j], "freq") && more >= 1 && !idle:
 			v, ok := c.parseIntArg(args[j+1])
@@ -161,7 +163,7 @@ func restoreCmd(c *Ctx, args [][]byte) {
 				c.Error("ERR Invalid FREQ value, must be >= 0 and <= 255")
 				return
 			}
-			freq = true
+			freq, clockArg = true, v
 			j++
 		default:
 			c.Error(ErrSyntax)
@@ -204,6 +206,9 @@ func restoreCmd(c *Ctx, args [][]byte) {
 	c.store(key, it, false)
 	if ttl != 0 {
 		c.setExpire(key, ttl)
+	}
+	if idle || freq {
+		setAccessClock(&c.db(key).keys, key, idle, clockArg)
 	}
 	c.notify(notifyGeneric, "restore", key)
 	c.W.Status("OK")

@@ -7,9 +7,8 @@ import (
 	"unsafe"
 )
 
-// Eviction is Redis's maxmemory-policy for the policies nanokv can honour: the random
-// ones and volatile-ttl. (The LRU and LFU policies need an access clock in every key,
-// which reads would update; nanokv's key table entries have no room for one.)
+// Eviction is Redis's maxmemory-policy: the random policies, volatile-ttl, and the LRU
+// and LFU ones, which pick by the access clocks the store keeps under them (access.go).
 //
 // Which keys to evict is decided by the node that proposes writes, from its own memory
 // and a sample of its own keyspace, and the decision travels in the log as an evict op
@@ -30,10 +29,20 @@ const (
 	EvictAllKeysRandom                     // allkeys-random
 	EvictVolatileRandom                    // volatile-random
 	EvictVolatileTTL                       // volatile-ttl
+	EvictAllKeysLRU                        // allkeys-lru
+	EvictVolatileLRU                       // volatile-lru
+	EvictAllKeysLFU                        // allkeys-lfu
+	EvictVolatileLFU                       // volatile-lfu
 )
 
 // evictPolicyNames are the policies' maxmemory-policy names, by EvictPolicy.
-var evictPolicyNames = []string{"noeviction", "allkeys-random", "volatile-random", "volatile-ttl"}
+var evictPolicyNames = []string{"noeviction", "allkeys-random", "volatile-random", "volatile-ttl",
+	"allkeys-lru", "volatile-lru", "allkeys-lfu", "volatile-lfu"}
+
+// volatile reports whether p evicts only keys with a TTL.
+func (p EvictPolicy) volatile() bool {
+	return p == EvictVolatileRandom || p == EvictVolatileTTL || p == EvictVolatileLRU || p == EvictVolatileLFU
+}
 
 func (p EvictPolicy) String() string {
 	if int(p) < len(evictPolicyNames) && p >= 0 {
@@ -118,16 +127,18 @@ func usage(key []byte, it item) int {
 	return n
 }
 
-// EvictionVictims picks keys to evict under policy, at random among the candidates,
-// until what they hold reaches need bytes or max keys are picked; none when there are
-// no candidates (Redis's EVICT_FAIL). It reads under the shards' read locks, from any
+// EvictionVictims picks keys to evict under policy, until what they hold reaches need
+// bytes or max keys are picked; none when there are no candidates (Redis's
+// EVICT_FAIL). The random policies pick at random among the candidates; the others pick
+// the best of samples candidates each time: the one that expires first, or was idle
+// longest, or is least often used. It reads under the shards' read locks, from any
 // goroutine; its picks depend on this node's keyspace and rnd, and are made replicated
 // by the evict op that deletes them.
 func (s *Store) EvictionVictims(policy EvictPolicy, samples int, need int64, max int, rnd *rand.Rand) []Victim {
 	var out []Victim
 	picked := map[Victim]bool{}
 	var got int64
-	p := picker{s: s, rnd: rnd, volatile: policy != EvictAllKeysRandom, samples: samples}
+	p := picker{s: s, rnd: rnd, volatile: policy.volatile(), samples: samples}
 	p.count()
 	// a small keyspace brings the same keys up again: give up after as many repeats as
 	// keys are wanted, and some
@@ -176,14 +187,14 @@ func (p *picker) count() {
 	}
 }
 
-// pick picks one key under policy: for the random policies any candidate, for
-// volatile-ttl the one of p.samples candidates not picked already that expires first.
+// pick picks one key under policy: for the random policies any candidate, for the
+// others the best of p.samples candidates not picked already (evictScore).
 func (p *picker) pick(policy EvictPolicy, picked map[Victim]bool) (Victim, bool) {
-	if policy != EvictVolatileTTL {
+	if policy == EvictAllKeysRandom || policy == EvictVolatileRandom {
 		return p.randomKey()
 	}
 	var best Victim
-	bestAt, found := int64(math.MaxInt64), false
+	bestScore, found := int64(math.MinInt64), false
 	for range max(p.samples, 1) {
 		v, ok := p.randomKey()
 		if !ok {
@@ -192,8 +203,8 @@ func (p *picker) pick(policy EvictPolicy, picked map[Victim]bool) (Victim, bool)
 		if picked[Victim{DB: v.DB, Key: v.Key}] {
 			continue
 		}
-		if at := p.s.deadlineOf(v); at < bestAt {
-			best, bestAt, found = v, at, true
+		if score := p.s.evictScore(policy, v); score > bestScore {
+			best, bestScore, found = v, score, true
 		}
 	}
 	if !found {
@@ -267,13 +278,23 @@ func (s *Store) randomKeyIn(id, db int, volatile bool, rnd *rand.Rand) (Victim, 
 	return Victim{DB: db, Key: key, Ver: it.ver, Bytes: usage([]byte(key), it)}, true
 }
 
-// deadlineOf is v's TTL deadline (MaxInt64 when it has none now).
-func (s *Store) deadlineOf(v Victim) int64 {
+// evictScore is how good a victim v is under policy, the higher the better: under
+// volatile-ttl the sooner it expires, under an LRU policy the longer it was idle, under
+// an LFU one the less often it was used.
+func (s *Store) evictScore(policy EvictPolicy, v Victim) int64 {
 	sh := &s.shards[shardOfString(v.Key)]
 	sh.mu.RLock()
 	defer sh.mu.RUnlock()
-	if at, ok := sh.dbs[v.DB].ttl[v.Key]; ok {
-		return at
+	d := &sh.dbs[v.DB]
+	if policy == EvictVolatileTTL {
+		if at, ok := d.ttl[v.Key]; ok {
+			return -at
+		}
+		return math.MinInt64
 	}
-	return math.MaxInt64
+	clock, mode := clockOf(&d.keys, []byte(v.Key))
+	if mode != accessModeOf(policy) {
+		return 0 // not tracked yet: the policy has only just been set
+	}
+	return s.acc.evictScore(mode, clock)
 }

@@ -65,7 +65,9 @@ func TestEvictOpDeletesUnchangedVictims(t *testing.T) {
 func TestEvictionVictimsFollowThePolicy(t *testing.T) {
 	h := newHarness(t)
 	rnd := rand.New(rand.NewPCG(1, 2))
-	for _, p := range []EvictPolicy{EvictAllKeysRandom, EvictVolatileRandom, EvictVolatileTTL} {
+	all := []EvictPolicy{EvictAllKeysRandom, EvictVolatileRandom, EvictVolatileTTL,
+		EvictAllKeysLRU, EvictVolatileLRU, EvictAllKeysLFU, EvictVolatileLFU}
+	for _, p := range all {
 		if v := h.s.EvictionVictims(p, 5, 1<<20, 10, rnd); len(v) != 0 {
 			t.Fatalf("%v on an empty store: %v", p, v)
 		}
@@ -73,8 +75,10 @@ func TestEvictionVictimsFollowThePolicy(t *testing.T) {
 	for i := range 200 {
 		h.do("SET", fmt.Sprintf("k%d", i), "0123456789")
 	}
-	if v := h.s.EvictionVictims(EvictVolatileTTL, 5, 1<<20, 10, rnd); len(v) != 0 {
-		t.Fatalf("volatile-ttl without keys that expire: %v", v)
+	for _, p := range all {
+		if v := h.s.EvictionVictims(p, 5, 1<<20, 10, rnd); p.volatile() && len(v) != 0 {
+			t.Fatalf("%v without keys that expire: %v", p, v)
+		}
 	}
 	for i := range 50 {
 		h.do("SET", fmt.Sprintf("t%d", i), "0123456789", "PX", fmt.Sprint(1000+i))
@@ -82,7 +86,8 @@ func TestEvictionVictimsFollowThePolicy(t *testing.T) {
 	h.db = 5
 	h.do("SET", "in-db-5", "x")
 	h.db = 0
-	for _, p := range []EvictPolicy{EvictAllKeysRandom, EvictVolatileRandom, EvictVolatileTTL} {
+	for _, p := range all {
+		h.s.SetEvictPolicy(p) // the access clocks, for LRU and LFU
 		v := h.s.EvictionVictims(p, 5, 1<<30, 40, rnd)
 		if len(v) < 30 || len(v) > 40 {
 			t.Fatalf("%v: %d victims for more than the keyspace holds, at most 40", p, len(v))
@@ -92,7 +97,7 @@ func TestEvictionVictimsFollowThePolicy(t *testing.T) {
 			if x.Bytes <= len(x.Key) || x.Ver != h.s.KeyVersion(x.DB, []byte(x.Key), h.now) {
 				t.Fatalf("%v: victim %+v: bytes or version wrong", p, x)
 			}
-			if p != EvictAllKeysRandom && x.Key[0] != 't' {
+			if p.volatile() && x.Key[0] != 't' {
 				t.Fatalf("%v picked %q, which does not expire", p, x.Key)
 			}
 			x.Bytes = 0
@@ -110,13 +115,14 @@ func TestEvictionVictimsFollowThePolicy(t *testing.T) {
 	if v := h.s.EvictionVictims(EvictVolatileTTL, 1000, 1, 1, rnd); len(v) != 1 || v[0].Key != "t0" {
 		t.Fatalf("volatile-ttl with 1000 samples picked %v, want t0", v)
 	}
-	for _, name := range []string{"noeviction", "allkeys-random", "volatile-random", "volatile-ttl"} {
+	for _, name := range []string{"noeviction", "allkeys-random", "volatile-random", "volatile-ttl",
+		"allkeys-lru", "volatile-lru", "allkeys-lfu", "volatile-lfu"} {
 		if p, ok := ParseEvictPolicy(name); !ok || p.String() != name {
 			t.Fatalf("policy %q: %v %v", name, p, ok)
 		}
 	}
-	if _, ok := ParseEvictPolicy("allkeys-lru"); ok {
-		t.Fatal("allkeys-lru parsed: nanokv has no access times")
+	if _, ok := ParseEvictPolicy("allkeys-mru"); ok {
+		t.Fatal("allkeys-mru parsed")
 	}
 }
 

@@ -11,7 +11,7 @@ func init() {
 		&Spec{Name: "del", Arity: -2, Flags: FlagWrite, FirstKey: 1, LastKey: -1, Step: 1, Group: "generic", Since: "1.0.0", Summary: "Delete a key", Run: delCmd},
 		&Spec{Name: "unlink", Arity: -2, Flags: FlagWrite | FlagFast, FirstKey: 1, LastKey: -1, Step: 1, Group: "generic", Since: "4.0.0", Summary: "Delete a key asynchronously in another thread", Run: delCmd},
 		&Spec{Name: "exists", Arity: -2, Flags: FlagReadOnly | FlagFast, FirstKey: 1, LastKey: -1, Step: 1, Group: "generic", Since: "1.0.0", Summary: "Determine if a key exists", Run: existsCmd},
-		&Spec{Name: "touch", Arity: -2, Flags: FlagReadOnly | FlagFast, FirstKey: 1, LastKey: -1, Step: 1, Group: "generic", Since: "3.2.1", Summary: "Alters the last access time of a key(s). Returns the number of existing keys specified.", Run: existsCmd},
+		&Spec{Name: "touch", Arity: -2, Flags: FlagReadOnly | FlagFast, FirstKey: 1, LastKey: -1, Step: 1, Group: "generic", Since: "3.2.1", Summary: "Alters the last access time of a key(s). Returns the number of existing keys specified.", Run: touchCmd},
 		&Spec{Name: "type", Arity: 2, Flags: FlagReadOnly | FlagFast, FirstKey: 1, LastKey: 1, Step: 1, Group: "generic", Since: "1.0.0", Summary: "Determine the type stored at key", Run: typeCmd},
 		&Spec{Name: "expire", Arity: -3, Flags: FlagWrite | FlagFast, FirstKey: 1, LastKey: 1, Step: 1, Group: "generic", Since: "1.0.0", Summary: "Set a key's time to live in seconds", Run: expireCmd(true, false)},
 		&Spec{Name: "pexpire", Arity: -3, Flags: FlagWrite | FlagFast, FirstKey: 1, LastKey: 1, Step: 1, Group: "generic", Since: "2.6.0", Summary: "Set a key's time to live in milliseconds", Run: expireCmd(false, false)},
@@ -51,7 +51,14 @@ func delCmd(c *Ctx, args [][]byte) {
 	c.W.Int(int64(n))
 }
 
+// existsCmd is EXISTS, which leaves the keys' access clocks alone.
 func existsCmd(c *Ctx, args [][]byte) {
+	c.noTouch = true
+	touchCmd(c, args)
+}
+
+// touchCmd is TOUCH: EXISTS that counts as an access to each key.
+func touchCmd(c *Ctx, args [][]byte) {
 	n := 0
 	for _, k := range args[1:] {
 		if _, ok := c.lookup(k); ok {
@@ -62,6 +69,7 @@ func existsCmd(c *Ctx, args [][]byte) {
 }
 
 func typeCmd(c *Ctx, args [][]byte) {
+	c.noTouch = true
 	it, ok := c.lookup(args[1])
 	if !ok {
 		c.W.Status("none")
@@ -148,6 +156,7 @@ func expireCmd(seconds, absolute bool) func(c *Ctx, args [][]byte) {
 
 func ttlCmd(seconds, absolute bool) func(c *Ctx, args [][]byte) {
 	return func(c *Ctx, args [][]byte) {
+		c.noTouch = true
 		if _, ok := c.lookup(args[1]); !ok {
 			c.W.Int(-2)
 			return

@@ -142,6 +142,6 @@ func (d *dbShard) eachFrom(start uint64, fn func(k string, it item) bool) bool {
 
 // reset empties the db shard.
 func (d *dbShard) reset() {
-	d.keys = keyTable{}
+	d.keys = keyTable{acc: d.keys.acc}
 	d.colls, d.ttl, d.flags, d.tomb = nil, nil, nil, nil
 }

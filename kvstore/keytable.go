@@ -26,7 +26,11 @@ import (
 // a Go map's, it must never leak into replicated state.
 type keyTable struct {
 	ents []kent
-	n    int // live entries
+	// clock is each entry's access clock, by its index in ents, while acc tracks
+	// accesses (an LRU or LFU maxmemory-policy, access.go); nil otherwise.
+	clock []uint32
+	acc   *accessClock
+	n     int // live entries
 	// frozen is the table as a snapshot being written needs it, while the table's
 	// entries array is still the one frozen shares (see frozenTable).
 	frozen *frozenTable
@@ -131,6 +135,7 @@ func tableSet[K ~string | ~[]byte](t *keyTable, key K, s slot) {
 func tableSetH[K ~string | ~[]byte](t *keyTable, h uint64, key K, s slot) {
 	i, ok := place(t, h, key, s.meta)
 	t.beforeChange(i)
+	t.written(i, ok)
 	e := &t.ents[i]
 	if !ok {
 		*e = kent{tag: uint32(h >> 32), klen: uint32(len(key))}
@@ -161,9 +166,23 @@ func tableSetJoinedH(t *keyTable, h uint64, kv string, klen int, meta uint64) {
 		tableSetH(t, h, key, slot{str: kv[klen:], meta: meta})
 		return
 	}
-	i, _ := place(t, h, key, meta)
+	i, existed := place(t, h, key, meta)
 	t.beforeChange(i)
+	t.written(i, existed)
 	t.ents[i] = kent{str: kv, meta: meta, tag: uint32(h >> 32), klen: uint32(klen)}
+}
+
+// written updates the access clock of entry i, which a write is about to store: an
+// access to the key it holds if existed, else a new key's first clock.
+func (t *keyTable) written(i int, existed bool) {
+	if t.clock == nil {
+		return
+	}
+	if m := t.acc.tracking(); existed {
+		t.clock[i] = t.acc.touched(m, t.clock[i])
+	} else {
+		t.clock[i] = t.acc.fresh(m)
+	}
 }
 
 // place returns the index of key's entry and true, or of the free entry it is to take
@@ -175,6 +194,9 @@ func place[K ~string | ~[]byte](t *keyTable, h uint64, key K, meta uint64) (int,
 	}
 	if len(t.ents) == 0 {
 		t.ents = make([]kent, 8)
+		if t.acc.tracking() != accessOff {
+			t.clock = make([]uint32, 8)
+		}
 	}
 	i, ok := find(t, h, key)
 	if ok {
@@ -205,6 +227,9 @@ func tableDelete[K ~string | ~[]byte](t *keyTable, key K) bool {
 		if (j > i && (home <= i || home > j)) || (j < i && home <= i && home > j) {
 			t.beforeChange(i)
 			t.ents[i] = t.ents[j]
+			if t.clock != nil {
+				t.clock[i] = t.clock[j]
+			}
 			i = j
 		}
 	}
@@ -216,9 +241,12 @@ func tableDelete[K ~string | ~[]byte](t *keyTable, key K) bool {
 
 // grow doubles the table.
 func (t *keyTable) grow() {
-	old := t.ents
+	old, oldClock := t.ents, t.clock
 	t.ents = make([]kent, 2*len(old))
 	touchPages(t.ents)
+	if oldClock != nil {
+		t.clock = make([]uint32, len(t.ents))
+	}
 	mask := uint32(len(t.ents) - 1)
 	for k := range old {
 		e := &old[k]
@@ -230,6 +258,9 @@ func (t *keyTable) grow() {
 			i = (i + 1) & mask
 		}
 		t.ents[i] = *e
+		if oldClock != nil {
+			t.clock[i] = oldClock[k]
+		}
 	}
 }
 

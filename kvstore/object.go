@@ -147,14 +147,16 @@ var objectHelp = []string{
 	"    Prints this help.",
 }
 
-// errNoLFU is OBJECT FREQ's answer under any maxmemory policy but an LFU one; nanokv's
-// is always noeviction.
+// errNoLFU is OBJECT FREQ's answer under any maxmemory policy but an LFU one.
 const errNoLFU = "ERR An LFU maxmemory policy is not selected, access frequency not tracked. Please note that when switching between policies at runtime LRU and LFU data will take some time to adjust."
 
-// errNoIdleTime answers OBJECT IDLETIME: Redis keeps a clock in every value, which reads
-// update too; nanokv's key table entries have no room for one, and an idle time counted
-// from the last write alone would call a key that is read all the time unused.
-const errNoIdleTime = "ERR OBJECT IDLETIME is not supported: nanokv does not track when a key was last read"
+// errLFUIdle is OBJECT IDLETIME's answer under an LFU policy.
+const errLFUIdle = "ERR An LFU maxmemory policy is selected, idle time not tracked. Please note that when switching between policies at runtime LRU and LFU data will take some time to adjust."
+
+// errNoIdleTime answers OBJECT IDLETIME under the policies that keep no access times
+// (access.go): Redis keeps a clock in every value under them too; nanokv keeps one only
+// for the LRU and LFU policies.
+const errNoIdleTime = "ERR OBJECT IDLETIME is tracked only under an LRU maxmemory-policy: nanokv keeps no access times under the others"
 
 func objectCmd(c *Ctx, args [][]byte) {
 	sub, msg := CheckSubcommand(args, "object", objectArity)
@@ -166,11 +168,13 @@ func objectCmd(c *Ctx, args [][]byte) {
 		c.statusLines(objectHelp)
 		return
 	}
+	c.noTouch = true
 	it, ok := c.lookupWrite(args[2]) // LOOKUP_NONOTIFY, as Redis
 	if !ok {
 		c.W.Null()
 		return
 	}
+	v, mode := clockOf(&c.db(args[2]).keys, args[2])
 	switch sub {
 	case "encoding":
 		name, _ := it.encoding()
@@ -179,8 +183,19 @@ func objectCmd(c *Ctx, args [][]byte) {
 		_, n := it.encoding()
 		c.W.Int(n)
 	case "idletime":
-		c.Error(errNoIdleTime)
+		switch mode {
+		case accessLRU:
+			c.W.Int(c.s.acc.idleSeconds(v))
+		case accessLFU:
+			c.Error(errLFUIdle)
+		default:
+			c.Error(errNoIdleTime)
+		}
 	case "freq":
-		c.Error(errNoLFU)
+		if mode != accessLFU {
+			c.Error(errNoLFU)
+			return
+		}
+		c.W.Int(int64(c.s.acc.lfuCounter(v)))
 	}
 }

@@ -151,6 +151,10 @@ type Store struct {
 	cmdStats []CmdStats
 	// scriptRunning is set while the applier runs a script (SCRIPT KILL's answer).
 	scriptRunning atomic.Bool
+	// acc is the access tracking of the LRU and LFU eviction policies (access.go),
+	// shared by every key table; accessMu serialises its changes of mode.
+	acc      *accessClock
+	accessMu sync.Mutex
 	// applyCtx is the applier's context, reset for every entry: a Ctx escapes through
 	// the command's function value, and one allocated per entry was a sixth of a single
 	// node's allocated bytes under memcaslap set-only (one entry per connection a round).
@@ -200,7 +204,12 @@ func (s *Store) ResetKeyspaceHits() {
 
 // New returns an empty store.
 func New() *Store {
-	s := &Store{cmdStats: make([]CmdStats, len(statNames))}
+	s := &Store{cmdStats: make([]CmdStats, len(statNames)), acc: newAccessClock()}
+	for i := range s.shards {
+		for db := range s.shards[i].dbs {
+			s.shards[i].dbs[db].keys.acc = s.acc
+		}
+	}
 	for i := range s.cmdStats {
 		s.cmdStats[i].lat = &latencyHist{}
 	}

@@ -17,8 +17,6 @@ type configParam struct {
 	// not an integer); for an integer parameter, only for an integer out of range
 	bad     string
 	integer bool
-	// reason, when set, gives the reason for refusing v when it returns one, over bad
-	reason func(v string) string
 }
 
 var configParams = map[string]configParam{
@@ -149,12 +147,6 @@ var configParams = map[string]configParam{
 			return ok
 		},
 		bad: "argument(s) must be one of the following: " + strings.Join(maxmemoryPolicies, ", "),
-		reason: func(v string) string {
-			if slices.Contains(maxmemoryPolicies, strings.ToLower(v)) {
-				return "nanokv keeps no access times, so no LRU or LFU: its policies are noeviction, allkeys-random, volatile-random and volatile-ttl"
-			}
-			return ""
-		},
 	},
 	"tcp-keepalive":        {get: func(*Config) string { return "300" }},
 	"protected-mode":       {get: func(*Config) string { return "no" }},
@@ -273,9 +265,6 @@ func configSet(c *conn, pairs [][]byte) {
 				if _, err := strconv.ParseInt(val, 10, 64); why == "" || p.integer && err != nil {
 					why = "argument couldn't be parsed into an integer"
 				}
-				if p.reason != nil && p.reason(val) != "" {
-					why = p.reason(val)
-				}
 				c.Error("ERR CONFIG SET failed (possibly related to argument '" + name + "') - " + why)
 				return
 			}
@@ -302,6 +291,7 @@ func configSet(c *conn, pairs [][]byte) {
 		}
 		if strings.EqualFold(string(pairs[i]), "maxmemory-policy") {
 			c.s.mem.SetPolicy(int(next.MaxMemoryPolicy))
+			c.s.b.Store().SetEvictPolicy(next.MaxMemoryPolicy)
 		}
 		if strings.EqualFold(string(pairs[i]), "maxmemory-samples") {
 			c.s.mem.SetSamples(next.MaxMemorySamples)

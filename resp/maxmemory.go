@@ -20,8 +20,7 @@ import (
 // (overMemoryMark) that makes every replica decide so alike.
 
 // maxmemoryPolicies are Redis's maxmemory-policy values, in the order its error lists
-// them. nanokv has noeviction and the policies that need no access times
-// (kvstore.EvictPolicy).
+// them (kvstore.EvictPolicy).
 var maxmemoryPolicies = []string{"volatile-lru", "volatile-lfu", "volatile-random", "volatile-ttl", "allkeys-lru", "allkeys-lfu", "allkeys-random", "noeviction"}
 
 // refusedForMemory refuses the command, and reports so, when used memory is over

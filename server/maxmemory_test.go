@@ -144,24 +144,47 @@ func TestMaxmemoryAgainstRedis(t *testing.T) {
 		st("", "SET", "b", "2"),
 		st("", "CONFIG", "SET", "maxmemory", "0"),
 		st("", "LPUSH", "l", "z"),
+		// access frequencies under an LFU policy: 5 for a new key, 6 after a read; OBJECT
+		// is no access (a minute boundary between SET and the last FREQ would decay it)
+		st("", "CONFIG", "SET", "maxmemory-policy", "allkeys-lfu"),
+		st("", "SET", "s", "hello"),
+		st("", "OBJECT", "FREQ", "s"),
+		st("", "GET", "s"),
+		st("", "OBJECT", "FREQ", "s"),
+		st("", "OBJECT", "FREQ", "s"),
+		st("", "OBJECT", "IDLETIME", "s"),
+		st("", "CONFIG", "SET", "maxmemory-policy", "allkeys-lru"),
+		st("", "OBJECT", "FREQ", "s"),
+		st("", "CONFIG", "GET", "maxmemory-policy"),
+		st("", "CONFIG", "SET", "maxmemory-policy", "allkeys-mru"),
+		st("", "CONFIG", "SET", "maxmemory-policy", "noeviction"),
 	}
 	same := func(r string) string { return r }
 	compareTranscripts(t, transcript(t, raddr, steps, same), transcript(t, s.RedisAddr(), steps, same))
 }
 
-// Where nanokv departs from Redis on purpose: it keeps no access times, so CONFIG SET
-// refuses the LRU and LFU policies and says why; INFO shows the limit; --maxmemory sets
-// it at start; rejected calls are counted as Redis counts them.
+// Where nanokv departs from Redis on purpose: it keeps access times only under an LRU or
+// LFU policy, so OBJECT IDLETIME answers under an LRU one and says why not under the
+// others; INFO shows the limit; --maxmemory sets it at start; rejected calls are counted
+// as Redis counts them.
 func TestMaxmemoryNanokv(t *testing.T) {
 	s := startServer(t, Config{MemoryOnly: true, MaxMemory: 1})
 	defer s.Close()
 	c := rawDial(t, s.RedisAddr())
 	c.send("SET", "a", "1")
 	c.expectLine(t, "-OOM command not allowed when used memory > 'maxmemory'.")
-	c.send("CONFIG", "SET", "maxmemory-policy", "allkeys-lru")
-	c.expectLine(t, "-ERR CONFIG SET failed (possibly related to argument 'maxmemory-policy') - nanokv keeps no access times, so no LRU or LFU: its policies are noeviction, allkeys-random, volatile-random and volatile-ttl")
-	c.send("CONFIG", "SET", "maxmemory-policy", "NoEviction")
+	c.send("CONFIG", "SET", "maxmemory-policy", "allkeys-lru", "maxmemory", "0")
 	c.expectLine(t, "+OK")
+	c.send("SET", "a", "1")
+	c.expectLine(t, "+OK")
+	c.send("OBJECT", "IDLETIME", "a")
+	if got := c.readReply(t); got != ":0" && got != ":1" { // a second may have begun
+		t.Fatalf("OBJECT IDLETIME of a key just written under allkeys-lru: %q", got)
+	}
+	c.send("CONFIG", "SET", "maxmemory-policy", "NoEviction", "maxmemory", "1")
+	c.expectLine(t, "+OK")
+	c.send("OBJECT", "IDLETIME", "a")
+	c.expectLine(t, "-ERR OBJECT IDLETIME is tracked only under an LRU maxmemory-policy: nanokv keeps no access times under the others")
 	c.send("INFO", "memory")
 	info := c.readReply(t)
 	for _, want := range []string{"maxmemory:1\r\n", "maxmemory_human:1B\r\n", "maxmemory_policy:noeviction\r\n"} {
@@ -170,7 +193,7 @@ func TestMaxmemoryNanokv(t *testing.T) {
 		}
 	}
 	c.send("INFO", "commandstats")
-	if stats := c.readReply(t); !strings.Contains(stats, "cmdstat_set:calls=0,") || !strings.Contains(stats, "rejected_calls=1,") {
+	if stats := c.readReply(t); !strings.Contains(stats, "cmdstat_set:calls=1,") || !strings.Contains(stats, "rejected_calls=1,") {
 		t.Errorf("the refused SET is not a rejected call:\n%s", stats)
 	}
 	c.send("CONFIG", "SET", "maxmemory", "0")
@@ -331,6 +354,72 @@ func TestMaxmemoryEvicts(t *testing.T) {
 					t.Fatalf("memcached evictions %s, want %d", got, lead.Store().EvictedCount())
 				}
 			}
+		})
+	}
+}
+
+// Under allkeys-lfu the evictor takes the keys used least: of 2000 keys, the 1000 read
+// once (access counter 6) outlast the 1000 never read (5). With 20 samples a victim a
+// read key is picked only when all 20 are read keys or picked already; the test allows
+// a tenth of the victims that were read. On a cluster the leader's reads decide.
+func TestMaxmemoryEvictsLeastUsed(t *testing.T) {
+	for _, cluster := range []bool{false, true} {
+		t.Run(map[bool]string{false: "single", true: "cluster"}[cluster], func(t *testing.T) {
+			var servers map[uint64]*Server
+			var lead *Server
+			if cluster {
+				servers = startCluster(t, 3)
+				_, lead = leaderOf(t, servers, 0)
+			} else {
+				lead = startServer(t, Config{MemoryOnly: true})
+				defer lead.Close()
+				servers = map[uint64]*Server{1: lead}
+			}
+			c := rawDial(t, lead.RedisAddr())
+			c.send("CONFIG", "SET", "maxmemory-policy", "allkeys-lfu", "maxmemory-samples", "20")
+			c.expectLine(t, "+OK")
+			const keys, size = 2000, 8 << 10
+			value := strings.Repeat("v", size)
+			for i := range keys {
+				c.send("SET", fmt.Sprintf("key:%d", i), value)
+			}
+			for range keys {
+				c.expectLine(t, "+OK")
+			}
+			for i := range keys / 2 {
+				c.send("GET", fmt.Sprintf("key:%d", i))
+			}
+			for range keys / 2 {
+				if got := c.readReply(t); len(got) < size {
+					t.Fatalf("GET: %.40q", got)
+				}
+			}
+			limit := liveHeap() - 4<<20 // some 500 keys' worth of excess
+			c.send("CONFIG", "SET", "maxmemory", strconv.FormatInt(limit, 10))
+			c.expectLine(t, "+OK")
+			for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+				if lead.Store().EvictedCount() > 0 && !lead.mem.Over() {
+					break
+				}
+				if time.Now().After(deadline) {
+					t.Fatalf("after 20 s: evicted %d keys, still over the limit: %v", lead.Store().EvictedCount(), lead.mem.Over())
+				}
+			}
+			c.send("CONFIG", "SET", "maxmemory", "0", "maxmemory-policy", "noeviction")
+			c.expectLine(t, "+OK")
+			gone := [2]int{} // read, not read
+			for i := range keys {
+				c.send("EXISTS", fmt.Sprintf("key:%d", i))
+			}
+			for i := range keys {
+				if c.readReply(t) == ":0" {
+					gone[i*2/keys]++
+				}
+			}
+			if gone[1] == 0 || gone[0] > (gone[0]+gone[1])/10 {
+				t.Fatalf("evicted %d keys that were read and %d that were not: want the unread ones", gone[0], gone[1])
+			}
+			awaitSameState(t, servers)
 		})
 	}
 }

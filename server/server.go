@@ -207,6 +207,7 @@ func Start(cfg Config) (*Server, error) {
 	}
 	s := &Server{cfg: cfg, started: time.Now(), store: kvstore.New(), mem: &memlimit.Gauge{}, logf: cfg.Logger.Printf, stop: make(chan struct{}), shutdown: make(chan struct{})}
 	s.mem.SetPolicy(int(cfg.MaxMemoryPolicy))
+	s.store.SetEvictPolicy(cfg.MaxMemoryPolicy)
 	s.mem.SetLimit(cfg.MaxMemory)
 	// The redis listener opens first: a cluster member tells the others its address.
 	if cfg.RedisAddr != "" {

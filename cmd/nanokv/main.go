@@ -109,7 +109,7 @@ func newFlagSet(o *options, stderr io.Writer) *flag.FlagSet {
 	fs.StringVar(&o.fsync, "fsync", "everysec", "WAL fsync policy: always|everysec|no")
 	fs.BoolVar(&o.memoryOnly, "memory-only", false, "keep no WAL: nothing survives a restart")
 	fs.StringVar(&o.maxmemory, "maxmemory", "0", "used memory past which writes are refused or keys evicted, as Redis's maxmemory (bytes, or with kb/mb/gb; 0: no limit; CONFIG SET changes it)")
-	fs.StringVar(&o.maxPolicy, "maxmemory-policy", "noeviction", "what happens past maxmemory: noeviction|allkeys-random|volatile-random|volatile-ttl (Redis's maxmemory-policy)")
+	fs.StringVar(&o.maxPolicy, "maxmemory-policy", "noeviction", "what happens past maxmemory: noeviction|allkeys-lru|allkeys-lfu|allkeys-random|volatile-lru|volatile-lfu|volatile-random|volatile-ttl (Redis's maxmemory-policy)")
 	fs.StringVar(&o.readCons, "read-consistency", "lease", "read consistency: lease|strict|stale")
 	fs.StringVar(&o.requirepass, "requirepass", "", "password clients must AUTH with")
 	fs.StringVar(&o.aclfile, "aclfile", "", "users file (Redis's aclfile): read at start and by ACL LOAD, written by ACL SAVE")
@@ -198,7 +198,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 	}
 	policy, ok := kvstore.ParseEvictPolicy(strings.ToLower(o.maxPolicy))
 	if !ok {
-		return fmt.Errorf("--maxmemory-policy %q: want noeviction, allkeys-random, volatile-random or volatile-ttl", o.maxPolicy)
+		return fmt.Errorf("--maxmemory-policy %q: want one of Redis's maxmemory-policy values, as allkeys-lru or noeviction", o.maxPolicy)
 	}
 	itemMax, err := parseSize(o.mcItemMax)
 	if err != nil || itemMax < 1024 || itemMax > 1<<30 {

@@ -1,0 +1,282 @@
+package kvstore
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"testing"
+)
+
+// trackedHarness is a harness whose store tracks accesses under policy, by the
+// harness's clock.
+func trackedHarness(t *testing.T, policy EvictPolicy) *harness {
+	h := newHarness(t)
+	h.s.acc.nowMS = func() int64 { return h.now }
+	h.s.SetEvictPolicy(policy)
+	return h
+}
+
+// Every key's clock stays with its key while the table grows, and while deletions move
+// later entries back into the gaps they leave: against a model of the clock each key
+// should have, through random writes, reads and deletions.
+func TestAccessClocksStayWithTheirKeys(t *testing.T) {
+	now := int64(1_700_000_000_000)
+	acc := &accessClock{nowMS: func() int64 { return now }}
+	acc.mode.Store(uint32(accessLRU))
+	tb := keyTable{acc: acc}
+	model := map[string]uint32{}
+	rnd := rand.New(rand.NewPCG(3, 4))
+	for step := range 20000 {
+		now += 1000 // every step a second later: each access leaves a clock of its own
+		key := fmt.Sprintf("key-%d", rnd.IntN(500))
+		if step%7 == 0 {
+			key += "-long-enough-not-to-be-inline"
+		}
+		switch r := rnd.IntN(10); {
+		case r < 5:
+			tableSet(&tb, key, slot{str: "v", meta: uint64(TypeString)})
+			model[key] = uint32(now / 1000)
+		case r < 8:
+			if _, ok := model[key]; ok {
+				touchKey(&tb, key)
+				model[key] = uint32(now / 1000)
+			}
+		default:
+			if tableDelete(&tb, key) != (model[key] != 0) {
+				t.Fatalf("step %d: delete %q disagrees with the model", step, key)
+			}
+			delete(model, key)
+		}
+		if step%500 != 0 {
+			continue
+		}
+		if len(tb.clock) != len(tb.ents) {
+			t.Fatalf("step %d: %d clocks for %d entries", step, len(tb.clock), len(tb.ents))
+		}
+		for k, want := range model {
+			if got, m := clockOf(&tb, []byte(k)); m != accessLRU || got != want {
+				t.Fatalf("step %d: %q has clock %d (%v), want %d", step, k, got, m, want)
+			}
+		}
+	}
+	// switching policy starts every clock afresh; switching tracking off drops them
+	now += 5000
+	acc.mode.Store(uint32(accessLFU))
+	tb.startTracking(accessLFU)
+	for k := range model {
+		if got, m := clockOf(&tb, []byte(k)); m != accessLFU || got != acc.minutes()<<8|lfuInitVal {
+			t.Fatalf("%q under LFU: clock %x", k, got)
+		}
+	}
+	acc.mode.Store(uint32(accessOff))
+	tb.startTracking(accessOff)
+	if _, m := clockOf(&tb, []byte("key-1")); tb.clock != nil || m != accessOff {
+		t.Fatal("clocks kept with tracking off")
+	}
+}
+
+// OBJECT IDLETIME is the seconds since the key's last access under an LRU policy. Reads,
+// writes and TOUCH are accesses; TYPE, TTL, EXISTS and OBJECT are not (Redis's
+// LOOKUP_NOTOUCH).
+func TestObjectIdletimeUnderLRU(t *testing.T) {
+	h := trackedHarness(t, EvictAllKeysLRU)
+	h.do("SET", "k", "hello")
+	h.do("RPUSH", "l", "a")
+	h.now += 7000
+	for _, c := range []struct {
+		args []string
+		want any
+	}{
+		{[]string{"OBJECT", "IDLETIME", "k"}, int64(7)},
+		{[]string{"OBJECT", "IDLETIME", "k"}, int64(7)}, // OBJECT itself is no access
+		{[]string{"TYPE", "k"}, Status("string")},
+		{[]string{"TTL", "k"}, int64(-1)},
+		{[]string{"PTTL", "k"}, int64(-1)},
+		{[]string{"EXISTS", "k"}, int64(1)},
+		{[]string{"OBJECT", "IDLETIME", "k"}, int64(7)},
+		{[]string{"GET", "k"}, "hello"},
+		{[]string{"OBJECT", "IDLETIME", "k"}, int64(0)},
+		{[]string{"OBJECT", "IDLETIME", "l"}, int64(7)},
+		{[]string{"TOUCH", "l", "nosuch"}, int64(1)},
+		{[]string{"OBJECT", "IDLETIME", "l"}, int64(0)},
+		{[]string{"OBJECT", "FREQ", "k"}, Err(errNoLFU)},
+	} {
+		if got := h.do(c.args...); got != c.want {
+			t.Fatalf("%q: %#v, want %#v", c.args, got, c.want)
+		}
+	}
+	h.now += 3000
+	h.do("RPUSH", "l", "b") // a write is an access
+	h.do("APPEND", "k", "!")
+	for key, want := range map[string]int64{"l": 0, "k": 0} {
+		if got := h.do("OBJECT", "IDLETIME", key); got != want {
+			t.Fatalf("OBJECT IDLETIME %s after a write: %v", key, got)
+		}
+	}
+	// a read inside MULTI, run by the applier, is an access too
+	h.now += 4000
+	h.do("MULTI")
+	h.do("GET", "k")
+	h.do("EXEC")
+	if got := h.do("OBJECT", "IDLETIME", "k"); got != int64(0) {
+		t.Fatalf("OBJECT IDLETIME k after GET in MULTI: %v", got)
+	}
+	// a memcached get is an access
+	h.now += 2000
+	if _, ok := h.s.MCGet([]byte("k"), h.now); !ok {
+		t.Fatal("MCGet k")
+	}
+	if got := h.do("OBJECT", "IDLETIME", "k"); got != int64(0) {
+		t.Fatalf("OBJECT IDLETIME k after a memcached get: %v", got)
+	}
+	h.s.SetEvictPolicy(EvictVolatileTTL)
+	if got := h.do("OBJECT", "IDLETIME", "k"); got != Err(errNoIdleTime) {
+		t.Fatalf("OBJECT IDLETIME under volatile-ttl: %v", got)
+	}
+}
+
+// OBJECT FREQ under an LFU policy is Redis's logarithmic counter: 5 for a new key, 6
+// after its first access (certain), down by one for each idle minute.
+func TestObjectFreqUnderLFU(t *testing.T) {
+	h := trackedHarness(t, EvictAllKeysLFU)
+	h.do("SET", "s", "hello")
+	for _, c := range []struct {
+		args []string
+		want any
+	}{
+		{[]string{"OBJECT", "FREQ", "s"}, int64(5)},
+		{[]string{"GET", "s"}, "hello"},
+		{[]string{"OBJECT", "FREQ", "s"}, int64(6)},
+		{[]string{"TYPE", "s"}, Status("string")},
+		{[]string{"OBJECT", "FREQ", "s"}, int64(6)},
+		{[]string{"OBJECT", "IDLETIME", "s"}, Err(errLFUIdle)},
+		{[]string{"OBJECT", "FREQ", "nosuch"}, nil},
+	} {
+		if got := h.do(c.args...); got != c.want {
+			t.Fatalf("%q: %#v, want %#v", c.args, got, c.want)
+		}
+	}
+	h.now += 2*60_000 + 1
+	if got := h.do("OBJECT", "FREQ", "s"); got != int64(4) {
+		t.Fatalf("OBJECT FREQ after two idle minutes: %v, want 4", got)
+	}
+	// the counter grows ever more slowly, and never past 255
+	for range 3000 {
+		h.do("GET", "s")
+	}
+	f := h.do("OBJECT", "FREQ", "s").(int64)
+	if f < 15 || f > 60 {
+		t.Fatalf("OBJECT FREQ after 3000 reads: %d, want the logarithmic counter's 15..60", f)
+	}
+	if c := lfuLogIncr(255); c != 255 {
+		t.Fatalf("the counter passed 255: %d", c)
+	}
+}
+
+// Under an LRU policy the victims are the keys idle longest; under an LFU one, the
+// least often used: half the keys read, half not, every victim is one not read.
+func TestEvictionByAccess(t *testing.T) {
+	for _, policy := range []EvictPolicy{EvictAllKeysLRU, EvictAllKeysLFU, EvictVolatileLRU, EvictVolatileLFU} {
+		t.Run(policy.String(), func(t *testing.T) {
+			h := trackedHarness(t, policy)
+			for i := range 200 {
+				h.do("SET", fmt.Sprintf("k%d", i), "0123456789", "EX", "1000")
+			}
+			h.now += 100_000
+			for i := range 100 {
+				h.do("GET", fmt.Sprintf("k%d", i))
+			}
+			// 20 samples a victim: the 20th pick misses the 81 idle keys left with a
+			// chance of (119/200)^20, 3e-5 (and the seed is fixed)
+			rnd := rand.New(rand.NewPCG(5, 6))
+			victims := h.s.EvictionVictims(policy, 20, 1<<30, 20, rnd)
+			if len(victims) != 20 {
+				t.Fatalf("%d victims, want 20", len(victims))
+			}
+			for _, v := range victims {
+				var i int
+				fmt.Sscanf(v.Key, "k%d", &i)
+				if i < 100 {
+					t.Fatalf("picked %s, which was read, over the keys that were not: %v", v.Key, victims)
+				}
+			}
+		})
+	}
+}
+
+// Readers touch clocks under their shard's read lock while the applier writes and the
+// policy changes: run with -race, this is where unsynchronised clock updates would show.
+func TestAccessTrackingConcurrentReaders(t *testing.T) {
+	h := trackedHarness(t, EvictAllKeysLRU)
+	for i := range 100 {
+		h.do("SET", fmt.Sprintf("k%d", i), "v")
+	}
+	stop := make(chan struct{})
+	done := make(chan int)
+	for r := range 3 {
+		go func() {
+			n := 0
+			for i := 0; ; i++ {
+				select {
+				case <-stop:
+					done <- n
+					return
+				default:
+				}
+				var w tree
+				h.s.Read(0, 1_700_000_000_000, [][]byte{[]byte("GET"), fmt.Appendf(nil, "k%d", (i*7+r)%150)}, &w)
+				n++
+			}
+		}()
+	}
+	policies := []EvictPolicy{EvictAllKeysLFU, EvictNone, EvictVolatileLRU, EvictAllKeysLRU}
+	for i := range 2000 {
+		h.do("SET", fmt.Sprintf("k%d", 100+i%50), "w") // new keys grow the tables
+		if i%500 == 0 {
+			h.s.SetEvictPolicy(policies[i/500])
+		}
+	}
+	close(stop)
+	for range 3 {
+		if n := <-done; n == 0 {
+			t.Fatal("a reader read nothing")
+		}
+	}
+	if got := h.do("OBJECT", "IDLETIME", "k1"); got != int64(0) {
+		t.Fatalf("OBJECT IDLETIME k1 under allkeys-lru: %v", got)
+	}
+}
+
+// RESTORE's IDLETIME sets a key's clock under an LRU policy, FREQ its counter under an
+// LFU one; each is ignored under the other.
+func TestRestoreSetsAccessClocks(t *testing.T) {
+	h := trackedHarness(t, EvictAllKeysLRU)
+	h.do("SET", "k", "hello")
+	payload := h.do("DUMP", "k").(string)
+	for _, c := range []struct {
+		args []string
+		want any
+	}{
+		{[]string{"RESTORE", "a", "0", payload, "IDLETIME", "100"}, Status("OK")},
+		{[]string{"OBJECT", "IDLETIME", "a"}, int64(100)},
+		{[]string{"RESTORE", "b", "0", payload, "FREQ", "42"}, Status("OK")},
+		{[]string{"OBJECT", "IDLETIME", "b"}, int64(0)},
+	} {
+		if got := h.do(c.args...); got != c.want {
+			t.Fatalf("%q: %#v, want %#v", c.args[:2], got, c.want)
+		}
+	}
+	h.s.SetEvictPolicy(EvictVolatileLFU)
+	for _, c := range []struct {
+		args []string
+		want any
+	}{
+		{[]string{"RESTORE", "c", "0", payload, "FREQ", "42"}, Status("OK")},
+		{[]string{"OBJECT", "FREQ", "c"}, int64(42)},
+		{[]string{"RESTORE", "d", "0", payload, "IDLETIME", "100"}, Status("OK")},
+		{[]string{"OBJECT", "FREQ", "d"}, int64(lfuInitVal)},
+	} {
+		if got := h.do(c.args...); got != c.want {
+			t.Fatalf("%q: %#v, want %#v", c.args[:2], got, c.want)
+		}
+	}
+}
