@@ -1,16 +1,17 @@
 package kvstore
 
 import (
+	"bytes"
 	"fmt"
 	"math/rand/v2"
 	"testing"
+	"time"
 )
 
-// trackedHarness is a harness whose store tracks accesses under policy, by the
-// harness's clock.
+// trackedHarness is a harness whose store tracks accesses under policy; its commands
+// run at the harness's clock.
 func trackedHarness(t *testing.T, policy EvictPolicy) *harness {
 	h := newHarness(t)
-	h.s.acc.nowMS = func() int64 { return h.now }
 	h.s.SetEvictPolicy(policy)
 	return h
 }
@@ -20,13 +21,14 @@ func trackedHarness(t *testing.T, policy EvictPolicy) *harness {
 // should have, through random writes, reads and deletions.
 func TestAccessClocksStayWithTheirKeys(t *testing.T) {
 	now := int64(1_700_000_000_000)
-	acc := &accessClock{nowMS: func() int64 { return now }}
+	acc := &accessClock{}
 	acc.mode.Store(uint32(accessLRU))
 	tb := keyTable{acc: acc}
 	model := map[string]uint32{}
 	rnd := rand.New(rand.NewPCG(3, 4))
 	for step := range 20000 {
 		now += 1000 // every step a second later: each access leaves a clock of its own
+		acc.writeNow = now
 		key := fmt.Sprintf("key-%d", rnd.IntN(500))
 		if step%7 == 0 {
 			key += "-long-enough-not-to-be-inline"
@@ -37,7 +39,7 @@ func TestAccessClocksStayWithTheirKeys(t *testing.T) {
 			model[key] = uint32(now / 1000)
 		case r < 8:
 			if _, ok := model[key]; ok {
-				touchKey(&tb, key)
+				touchKey(&tb, key, now)
 				model[key] = uint32(now / 1000)
 			}
 		default:
@@ -61,14 +63,14 @@ func TestAccessClocksStayWithTheirKeys(t *testing.T) {
 	// switching policy starts every clock afresh; switching tracking off drops them
 	now += 5000
 	acc.mode.Store(uint32(accessLFU))
-	tb.startTracking(accessLFU)
+	tb.startTracking(accessLFU, now)
 	for k := range model {
-		if got, m := clockOf(&tb, []byte(k)); m != accessLFU || got != acc.minutes()<<8|lfuInitVal {
+		if got, m := clockOf(&tb, []byte(k)); m != accessLFU || got != minutes(now)<<8|lfuInitVal {
 			t.Fatalf("%q under LFU: clock %x", k, got)
 		}
 	}
 	acc.mode.Store(uint32(accessOff))
-	tb.startTracking(accessOff)
+	tb.startTracking(accessOff, now)
 	if _, m := clockOf(&tb, []byte("key-1")); tb.clock != nil || m != accessOff {
 		t.Fatal("clocks kept with tracking off")
 	}
@@ -188,7 +190,7 @@ func TestEvictionByAccess(t *testing.T) {
 			// 20 samples a victim: the 20th pick misses the 81 idle keys left with a
 			// chance of (119/200)^20, 3e-5 (and the seed is fixed)
 			rnd := rand.New(rand.NewPCG(5, 6))
-			victims := h.s.EvictionVictims(policy, 20, 1<<30, 20, rnd)
+			victims := h.s.EvictionVictims(policy, 20, 1<<30, 20, h.now, rnd)
 			if len(victims) != 20 {
 				t.Fatalf("%d victims, want 20", len(victims))
 			}
@@ -278,5 +280,29 @@ func TestRestoreSetsAccessClocks(t *testing.T) {
 		if got := h.do(c.args...); got != c.want {
 			t.Fatalf("%q: %#v, want %#v", c.args[:2], got, c.want)
 		}
+	}
+}
+
+// A member that installs a snapshot keeps tracking accesses: the restored tables start
+// with fresh clocks, and keys written later get theirs.
+func TestAccessTrackingSurvivesRestore(t *testing.T) {
+	src := trackedHarness(t, EvictAllKeysLRU)
+	src.do("SET", "k", "v")
+	var snap bytes.Buffer
+	if err := src.s.Snapshot(&snap); err != nil {
+		t.Fatal(err)
+	}
+	h := trackedHarness(t, EvictAllKeysLRU)
+	if err := h.s.Restore(&snap); err != nil {
+		t.Fatal(err)
+	}
+	h.now = time.Now().UnixMilli() + 10_000 // the restored clocks are the restore's time
+	if got, ok := h.do("OBJECT", "IDLETIME", "k").(int64); !ok || got < 9 || got > 11 {
+		t.Fatalf("OBJECT IDLETIME of a restored key 10 s later: %v", got)
+	}
+	h.index = src.index
+	h.do("SET", "new", "v")
+	if got := h.do("OBJECT", "IDLETIME", "new"); got != int64(0) {
+		t.Fatalf("OBJECT IDLETIME of a key written after the restore: %v", got)
 	}
 }

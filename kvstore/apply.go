@@ -207,6 +207,7 @@ func (s *Store) Apply(e Entry, w ReplyWriter) error {
 		return fmt.Errorf("kvstore: apply %d after %d", e.Index, s.applied)
 	}
 	s.applied = e.Index
+	s.acc.writeNow = e.Time
 	c := &s.applyCtx
 	*c = Ctx{s: s, Now: e.Time, W: w, writing: true, rnd: rng{state: e.Index*0x9e3779b97f4a7c15 ^ e.Term}}
 	d := decoder{b: e.Data, args: s.applyArgs}

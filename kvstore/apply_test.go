@@ -114,8 +114,15 @@ func BenchmarkApplySET(b *testing.B) {
 
 // BenchmarkApplySET1MKeys is BenchmarkApplySET on a store of 1M keys, overwriting keys
 // chosen at random, as redis-benchmark -r 1000000 does: mostly cache misses.
-func BenchmarkApplySET1MKeys(b *testing.B) {
+func BenchmarkApplySET1MKeys(b *testing.B) { benchApplySET1M(b, EvictNone) }
+
+// BenchmarkApplySET1MKeysLRU is BenchmarkApplySET1MKeys under allkeys-lru: what the
+// access clocks cost a write.
+func BenchmarkApplySET1MKeysLRU(b *testing.B) { benchApplySET1M(b, EvictAllKeysLRU) }
+
+func benchApplySET1M(b *testing.B, policy EvictPolicy) {
 	s, index := store1M()
+	s.SetEvictPolicy(policy)
 	rng := rand.New(rand.NewPCG(1, 2))
 	batches := make([][]byte, 1<<12)
 	for i := range batches {
@@ -166,8 +173,15 @@ func BenchmarkReadGET(b *testing.B) {
 // BenchmarkReadGET1MKeys is BenchmarkReadGET on a store of 1M keys read at random, as
 // redis-benchmark -r 1000000 reads them: mostly cache misses, in the shard table, the
 // map and the value.
-func BenchmarkReadGET1MKeys(b *testing.B) {
+func BenchmarkReadGET1MKeys(b *testing.B) { benchReadGET1M(b, EvictNone) }
+
+// BenchmarkReadGET1MKeysLRU is BenchmarkReadGET1MKeys under allkeys-lru: what the
+// access clocks cost a read.
+func BenchmarkReadGET1MKeysLRU(b *testing.B) { benchReadGET1M(b, EvictAllKeysLRU) }
+
+func benchReadGET1M(b *testing.B, policy EvictPolicy) {
 	s, _ := store1M()
+	s.SetEvictPolicy(policy)
 	rng := rand.New(rand.NewPCG(1, 2))
 	keys := make([][]byte, 1<<16)
 	for i := range keys {

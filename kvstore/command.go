@@ -406,7 +406,14 @@ func (c *Ctx) db(key []byte) *dbShard { return &c.s.shards[shardOf(key)].dbs[c.D
 func (c *Ctx) lookup(key []byte) (item, bool) {
 	sh := &c.s.shards[shardOf(key)]
 	d := &sh.dbs[c.DB]
-	it, ok := d.get(key)
+	var it item
+	var ok bool
+	// A read is an access; a write command's is counted when it stores (keyTable.written).
+	if d.keys.clock != nil && (!c.writing || c.readCmd) && !c.noTouch {
+		it, ok = d.getTouched(key, c.Now)
+	} else {
+		it, ok = d.get(key)
+	}
 	if ok && it.hasTTL && d.ttl[string(key)] <= c.Now {
 		if c.writing {
 			c.expire(d, key)
@@ -419,10 +426,6 @@ func (c *Ctx) lookup(key []byte) (item, bool) {
 		} else {
 			sh.misses.Add(1)
 		}
-	}
-	// A read is an access; a write command's is counted when it stores (keyTable.written).
-	if ok && (!c.writing || c.readCmd) && !c.noTouch {
-		touchKey(&d.keys, key)
 	}
 	if !ok && c.readCmd {
 		c.notifyMiss(key)

@@ -131,14 +131,14 @@ func usage(key []byte, it item) int {
 // bytes or max keys are picked; none when there are no candidates (Redis's
 // EVICT_FAIL). The random policies pick at random among the candidates; the others pick
 // the best of samples candidates each time: the one that expires first, or was idle
-// longest, or is least often used. It reads under the shards' read locks, from any
+// longest, or is least often used, at nowMS. It reads under the shards' read locks, from any
 // goroutine; its picks depend on this node's keyspace and rnd, and are made replicated
 // by the evict op that deletes them.
-func (s *Store) EvictionVictims(policy EvictPolicy, samples int, need int64, max int, rnd *rand.Rand) []Victim {
+func (s *Store) EvictionVictims(policy EvictPolicy, samples int, need int64, max int, nowMS int64, rnd *rand.Rand) []Victim {
 	var out []Victim
 	picked := map[Victim]bool{}
 	var got int64
-	p := picker{s: s, rnd: rnd, volatile: policy.volatile(), samples: samples}
+	p := picker{s: s, rnd: rnd, volatile: policy.volatile(), samples: samples, now: nowMS}
 	p.count()
 	// a small keyspace brings the same keys up again: give up after as many repeats as
 	// keys are wanted, and some
@@ -165,7 +165,8 @@ type picker struct {
 	s        *Store
 	rnd      *rand.Rand
 	volatile bool // candidates are the keys with a TTL
-	samples  int  // maxmemory-samples: the candidates volatile-ttl compares
+	samples  int  // maxmemory-samples: the candidates the sampling policies compare
+	now      int64
 	counts   [NumDBs]int
 	total    int
 }
@@ -203,7 +204,7 @@ func (p *picker) pick(policy EvictPolicy, picked map[Victim]bool) (Victim, bool)
 		if picked[Victim{DB: v.DB, Key: v.Key}] {
 			continue
 		}
-		if score := p.s.evictScore(policy, v); score > bestScore {
+		if score := p.s.evictScore(policy, v, p.now); score > bestScore {
 			best, bestScore, found = v, score, true
 		}
 	}
@@ -281,7 +282,7 @@ func (s *Store) randomKeyIn(id, db int, volatile bool, rnd *rand.Rand) (Victim, 
 // evictScore is how good a victim v is under policy, the higher the better: under
 // volatile-ttl the sooner it expires, under an LRU policy the longer it was idle, under
 // an LFU one the less often it was used.
-func (s *Store) evictScore(policy EvictPolicy, v Victim) int64 {
+func (s *Store) evictScore(policy EvictPolicy, v Victim, nowMS int64) int64 {
 	sh := &s.shards[shardOfString(v.Key)]
 	sh.mu.RLock()
 	defer sh.mu.RUnlock()
@@ -296,5 +297,5 @@ func (s *Store) evictScore(policy EvictPolicy, v Victim) int64 {
 	if mode != accessModeOf(policy) {
 		return 0 // not tracked yet: the policy has only just been set
 	}
-	return s.acc.evictScore(mode, clock)
+	return evictScore(mode, clock, nowMS)
 }

@@ -68,7 +68,7 @@ func TestEvictionVictimsFollowThePolicy(t *testing.T) {
 	all := []EvictPolicy{EvictAllKeysRandom, EvictVolatileRandom, EvictVolatileTTL,
 		EvictAllKeysLRU, EvictVolatileLRU, EvictAllKeysLFU, EvictVolatileLFU}
 	for _, p := range all {
-		if v := h.s.EvictionVictims(p, 5, 1<<20, 10, rnd); len(v) != 0 {
+		if v := h.s.EvictionVictims(p, 5, 1<<20, 10, h.now, rnd); len(v) != 0 {
 			t.Fatalf("%v on an empty store: %v", p, v)
 		}
 	}
@@ -76,7 +76,7 @@ func TestEvictionVictimsFollowThePolicy(t *testing.T) {
 		h.do("SET", fmt.Sprintf("k%d", i), "0123456789")
 	}
 	for _, p := range all {
-		if v := h.s.EvictionVictims(p, 5, 1<<20, 10, rnd); p.volatile() && len(v) != 0 {
+		if v := h.s.EvictionVictims(p, 5, 1<<20, 10, h.now, rnd); p.volatile() && len(v) != 0 {
 			t.Fatalf("%v without keys that expire: %v", p, v)
 		}
 	}
@@ -88,7 +88,7 @@ func TestEvictionVictimsFollowThePolicy(t *testing.T) {
 	h.db = 0
 	for _, p := range all {
 		h.s.SetEvictPolicy(p) // the access clocks, for LRU and LFU
-		v := h.s.EvictionVictims(p, 5, 1<<30, 40, rnd)
+		v := h.s.EvictionVictims(p, 5, 1<<30, 40, h.now, rnd)
 		if len(v) < 30 || len(v) > 40 {
 			t.Fatalf("%v: %d victims for more than the keyspace holds, at most 40", p, len(v))
 		}
@@ -106,13 +106,13 @@ func TestEvictionVictimsFollowThePolicy(t *testing.T) {
 			}
 			seen[x] = true
 		}
-		if one := h.s.EvictionVictims(p, 5, 1, 40, rnd); len(one) != 1 {
+		if one := h.s.EvictionVictims(p, 5, 1, 40, h.now, rnd); len(one) != 1 {
 			t.Fatalf("%v: %d victims to free one byte", p, len(one))
 		}
 	}
 	// with many samples volatile-ttl finds the key that expires first (t0: a chance in
 	// 10^9 that 1000 draws among 50 keys all miss it)
-	if v := h.s.EvictionVictims(EvictVolatileTTL, 1000, 1, 1, rnd); len(v) != 1 || v[0].Key != "t0" {
+	if v := h.s.EvictionVictims(EvictVolatileTTL, 1000, 1, 1, h.now, rnd); len(v) != 1 || v[0].Key != "t0" {
 		t.Fatalf("volatile-ttl with 1000 samples picked %v, want t0", v)
 	}
 	for _, name := range []string{"noeviction", "allkeys-random", "volatile-random", "volatile-ttl",
@@ -133,7 +133,7 @@ func BenchmarkEvictionVictims(b *testing.B) {
 	rnd := rand.New(rand.NewPCG(1, 2))
 	b.ResetTimer()
 	for range b.N {
-		if v := s.EvictionVictims(EvictAllKeysRandom, 5, 1<<40, 1024, rnd); len(v) != 1024 {
+		if v := s.EvictionVictims(EvictAllKeysRandom, 5, 1<<40, 1024, 0, rnd); len(v) != 1024 {
 			b.Fatalf("%d victims", len(v))
 		}
 	}

@@ -172,16 +172,16 @@ func tableSetJoinedH(t *keyTable, h uint64, kv string, klen int, meta uint64) {
 	t.ents[i] = kent{str: kv, meta: meta, tag: uint32(h >> 32), klen: uint32(klen)}
 }
 
-// written updates the access clock of entry i, which a write is about to store: an
+// written updates the access clock of entry i, which the applier is about to store: an
 // access to the key it holds if existed, else a new key's first clock.
 func (t *keyTable) written(i int, existed bool) {
 	if t.clock == nil {
 		return
 	}
 	if m := t.acc.tracking(); existed {
-		t.clock[i] = t.acc.touched(m, t.clock[i])
+		t.clock[i] = touchedClock(m, t.clock[i], t.acc.writeNow)
 	} else {
-		t.clock[i] = t.acc.fresh(m)
+		t.clock[i] = freshClock(m, t.acc.writeNow)
 	}
 }
 

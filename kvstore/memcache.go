@@ -616,7 +616,7 @@ func (s *Store) MCGet(key []byte, now int64) (MCItem, bool) {
 			return MCItem{}, false
 		}
 	}
-	touchKey(&d.keys, key)
+	touchKey(&d.keys, key, now)
 	return out, true
 }
 

@@ -185,7 +185,7 @@ func objectCmd(c *Ctx, args [][]byte) {
 	case "idletime":
 		switch mode {
 		case accessLRU:
-			c.W.Int(c.s.acc.idleSeconds(v))
+			c.W.Int(idleSeconds(v, c.Now))
 		case accessLFU:
 			c.Error(errLFUIdle)
 		default:
@@ -196,6 +196,6 @@ func objectCmd(c *Ctx, args [][]byte) {
 			c.Error(errNoLFU)
 			return
 		}
-		c.W.Int(int64(c.s.acc.lfuCounter(v)))
+		c.W.Int(int64(lfuCounter(v, c.Now)))
 	}
 }

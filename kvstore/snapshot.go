@@ -8,6 +8,7 @@ import (
 	"io"
 	"maps"
 	"slices"
+	"time"
 
 	"github.com/cespare/xxhash/v2"
 )
@@ -450,8 +451,14 @@ func (s *Store) Restore(rd io.Reader) error {
 	s.entryMu.RLock()
 	defer s.entryMu.RUnlock()
 	s.lockAll(true)
+	m, now := s.acc.tracking(), time.Now().UnixMilli()
 	for i := range s.shards {
 		s.shards[i].dbs = fresh.shards[i].dbs
+		for db := range s.shards[i].dbs {
+			t := &s.shards[i].dbs[db].keys
+			t.acc = s.acc // the fresh store's tracked nothing
+			t.startTracking(m, now)
+		}
 	}
 	s.applied, s.ver, s.idem = fresh.applied, fresh.ver, fresh.idem
 	s.scripts.replace(scripts)

@@ -43,7 +43,7 @@ func (s *Server) runEvictor() {
 			if policy == kvstore.EvictNone || need <= 0 || !s.decides() {
 				break
 			}
-			victims := s.store.EvictionVictims(policy, s.mem.Samples(), need, evictBatch, rnd)
+			victims := s.store.EvictionVictims(policy, s.mem.Samples(), need, evictBatch, time.Now().UnixMilli(), rnd)
 			if len(victims) == 0 {
 				s.mem.Evicted(0, false)
 				break
