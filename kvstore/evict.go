@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"math"
 	"math/rand/v2"
+	"sync/atomic"
 	"unsafe"
 )
 
@@ -138,12 +139,12 @@ func (s *Store) EvictionVictims(policy EvictPolicy, samples int, need int64, max
 	var out []Victim
 	picked := map[Victim]bool{}
 	var got int64
-	p := picker{s: s, rnd: rnd, volatile: policy.volatile(), samples: samples, now: nowMS}
+	p := picker{s: s, rnd: rnd, policy: policy, volatile: policy.volatile(), samples: samples, now: nowMS}
 	p.count()
 	// a small keyspace brings the same keys up again: give up after as many repeats as
 	// keys are wanted, and some
 	for misses := 0; got < need && len(out) < max && misses < 4*max+8; {
-		v, ok := p.pick(policy, picked)
+		v, ok := p.pick(picked)
 		if !ok {
 			break // no candidate anywhere
 		}
@@ -164,6 +165,7 @@ func (s *Store) EvictionVictims(policy EvictPolicy, samples int, need int64, max
 type picker struct {
 	s        *Store
 	rnd      *rand.Rand
+	policy   EvictPolicy
 	volatile bool // candidates are the keys with a TTL
 	samples  int  // maxmemory-samples: the candidates the sampling policies compare
 	now      int64
@@ -188,38 +190,41 @@ func (p *picker) count() {
 	}
 }
 
-// pick picks one key under policy: for the random policies any candidate, for the
-// others the best of p.samples candidates not picked already (evictScore).
-func (p *picker) pick(policy EvictPolicy, picked map[Victim]bool) (Victim, bool) {
-	if policy == EvictAllKeysRandom || policy == EvictVolatileRandom {
-		return p.randomKey()
+// pick picks one key under p.policy: for the random policies any candidate, for the
+// others the best of p.samples candidates not picked already (the highest score).
+func (p *picker) pick(picked map[Victim]bool) (Victim, bool) {
+	if p.policy == EvictAllKeysRandom || p.policy == EvictVolatileRandom {
+		v, _, ok := p.randomKey()
+		return v, ok
 	}
 	var best Victim
 	bestScore, found := int64(math.MinInt64), false
 	for range max(p.samples, 1) {
-		v, ok := p.randomKey()
+		v, score, ok := p.randomKey()
 		if !ok {
 			break
 		}
 		if picked[Victim{DB: v.DB, Key: v.Key}] {
 			continue
 		}
-		if score := p.s.evictScore(policy, v, p.now); score > bestScore {
+		if score > bestScore {
 			best, bestScore, found = v, score, true
 		}
 	}
 	if !found {
 		// every sample was picked already: one of them, for the caller to count
-		return p.randomKey()
+		v, _, ok := p.randomKey()
+		return v, ok
 	}
 	return best, true
 }
 
-// randomKey returns a candidate at random. A shard without one sends it on to the
-// next; a database without one (the counts are a moment old) to the next database.
-func (p *picker) randomKey() (Victim, bool) {
+// randomKey returns a candidate at random, and its score. A shard without one sends it
+// on to the next; a database without one (the counts are a moment old) to the next
+// database.
+func (p *picker) randomKey() (Victim, int64, bool) {
 	if p.total == 0 {
-		return Victim{}, false
+		return Victim{}, 0, false
 	}
 	db0 := 0
 	for r := p.rnd.IntN(p.total); r >= p.counts[db0]; db0++ {
@@ -232,26 +237,31 @@ func (p *picker) randomKey() (Victim, bool) {
 			continue
 		}
 		for j := range numShards {
-			if v, ok := p.s.randomKeyIn((sh0+j)%numShards, db, p.volatile, p.rnd); ok {
-				return v, true
+			if v, score, ok := p.randomKeyIn((sh0+j)%numShards, db); ok {
+				return v, score, true
 			}
 		}
 	}
-	return Victim{}, false
+	return Victim{}, 0, false
 }
 
-// randomKeyIn is a candidate at random in database db of shard id, if it has one.
-func (s *Store) randomKeyIn(id, db int, volatile bool, rnd *rand.Rand) (Victim, bool) {
-	sh := &s.shards[id]
+// randomKeyIn is a candidate at random in database db of shard id, if it has one, and
+// its score: how good a victim it is, the higher the better. Under volatile-ttl that is
+// the sooner it expires, under an LRU policy the longer it was idle, under an LFU one
+// the less often it was used.
+func (p *picker) randomKeyIn(id, db int) (Victim, int64, bool) {
+	sh := &p.s.shards[id]
 	sh.mu.RLock()
 	defer sh.mu.RUnlock()
 	d := &sh.dbs[db]
 	var key string
-	if volatile {
+	var clock uint32
+	var mode accessMode
+	if p.volatile {
 		if len(d.ttl) == 0 {
-			return Victim{}, false
+			return Victim{}, 0, false
 		}
-		skip := rnd.IntN(len(d.ttl))
+		skip := p.rnd.IntN(len(d.ttl))
 		for k := range d.ttl {
 			if skip == 0 {
 				key = k
@@ -259,43 +269,33 @@ func (s *Store) randomKeyIn(id, db int, volatile bool, rnd *rand.Rand) (Victim, 
 			}
 			skip--
 		}
+		clock, mode = clockOf(&d.keys, []byte(key))
 	} else {
 		t := &d.keys
 		if t.n == 0 {
-			return Victim{}, false
+			return Victim{}, 0, false
 		}
 		mask := len(t.ents) - 1
-		for i := rnd.IntN(len(t.ents)); ; i = (i + 1) & mask {
+		for i := p.rnd.IntN(len(t.ents)); ; i = (i + 1) & mask {
 			if e := &t.ents[i]; e.meta != 0 {
 				key = e.keyOf()
+				if t.clock != nil {
+					clock, mode = atomic.LoadUint32(&t.clock[i]), t.acc.tracking()
+				}
 				break
 			}
 		}
 	}
 	it, ok := d.get([]byte(key))
 	if !ok {
-		return Victim{}, false
+		return Victim{}, 0, false
 	}
-	return Victim{DB: db, Key: key, Ver: it.ver, Bytes: usage([]byte(key), it)}, true
-}
-
-// evictScore is how good a victim v is under policy, the higher the better: under
-// volatile-ttl the sooner it expires, under an LRU policy the longer it was idle, under
-// an LFU one the less often it was used.
-func (s *Store) evictScore(policy EvictPolicy, v Victim, nowMS int64) int64 {
-	sh := &s.shards[shardOfString(v.Key)]
-	sh.mu.RLock()
-	defer sh.mu.RUnlock()
-	d := &sh.dbs[v.DB]
-	if policy == EvictVolatileTTL {
-		if at, ok := d.ttl[v.Key]; ok {
-			return -at
-		}
-		return math.MinInt64
+	var score int64
+	switch {
+	case p.policy == EvictVolatileTTL:
+		score = -d.ttl[key]
+	case mode == accessModeOf(p.policy): // else not tracked yet: the policy was just set
+		score = evictScore(mode, clock, p.now)
 	}
-	clock, mode := clockOf(&d.keys, []byte(v.Key))
-	if mode != accessModeOf(policy) {
-		return 0 // not tracked yet: the policy has only just been set
-	}
-	return evictScore(mode, clock, nowMS)
+	return Victim{DB: db, Key: key, Ver: it.ver, Bytes: usage([]byte(key), it)}, score, true
 }

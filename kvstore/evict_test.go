@@ -128,12 +128,19 @@ func TestEvictionVictimsFollowThePolicy(t *testing.T) {
 
 // BenchmarkEvictionVictims picks 1024 victims (one evict entry's worth) from 1M keys in
 // database 0, as the evictor does for each round while over maxmemory.
-func BenchmarkEvictionVictims(b *testing.B) {
+func BenchmarkEvictionVictims(b *testing.B) { benchEvictionVictims(b, EvictAllKeysRandom) }
+
+// BenchmarkEvictionVictimsLRU is BenchmarkEvictionVictims under allkeys-lru: five
+// candidates sampled and compared for each victim.
+func BenchmarkEvictionVictimsLRU(b *testing.B) { benchEvictionVictims(b, EvictAllKeysLRU) }
+
+func benchEvictionVictims(b *testing.B, policy EvictPolicy) {
 	s, _ := store1M()
+	s.SetEvictPolicy(policy)
 	rnd := rand.New(rand.NewPCG(1, 2))
 	b.ResetTimer()
 	for range b.N {
-		if v := s.EvictionVictims(EvictAllKeysRandom, 5, 1<<40, 1024, 0, rnd); len(v) != 1024 {
+		if v := s.EvictionVictims(policy, 5, 1<<40, 1024, 1e12, rnd); len(v) != 1024 {
 			b.Fatalf("%d victims", len(v))
 		}
 	}
