@@ -36,12 +36,14 @@ const (
 	accessLFU
 )
 
-// Redis's LFU settings: lfu-log-factor (how slowly the counter grows), lfu-decay-time
-// (minutes per decrement of an idle key's counter) and the counter of a new key.
+// lfuInitVal is the LFU counter of a new key, as Redis's.
+const lfuInitVal = 5
+
+// Redis's defaults of lfu-log-factor (how slowly the counter grows) and lfu-decay-time
+// (minutes per decrement of an idle key's counter; 0: no decay).
 const (
-	lfuLogFactor    = 10
-	lfuDecayMinutes = 1
-	lfuInitVal      = 5
+	DefaultLFULogFactor = 10
+	DefaultLFUDecayTime = 1
 )
 
 // accessClock is a store's access tracking, shared by its key tables.
@@ -50,6 +52,26 @@ type accessClock struct {
 	// writeNow is the time of the entry being applied (unix ms), the time of the
 	// accesses its writes make; only the applier touches it.
 	writeNow int64
+	// logFactor and decayTime are lfu-log-factor and lfu-decay-time.
+	logFactor, decayTime atomic.Int64
+}
+
+func newAccessClock() *accessClock {
+	a := &accessClock{}
+	a.logFactor.Store(DefaultLFULogFactor)
+	a.decayTime.Store(DefaultLFUDecayTime)
+	return a
+}
+
+// SetLFU sets lfu-log-factor and lfu-decay-time (both >= 0).
+func (s *Store) SetLFU(logFactor, decayTime int64) {
+	s.acc.logFactor.Store(logFactor)
+	s.acc.decayTime.Store(decayTime)
+}
+
+// LFU returns lfu-log-factor and lfu-decay-time.
+func (s *Store) LFU() (logFactor, decayTime int64) {
+	return s.acc.logFactor.Load(), s.acc.decayTime.Load()
 }
 
 func (a *accessClock) tracking() accessMode {
@@ -71,10 +93,10 @@ func freshClock(m accessMode, nowMS int64) uint32 {
 	return seconds(nowMS)
 }
 
-// touchedClock is the clock v becomes at an access under mode m at nowMS.
-func touchedClock(m accessMode, v uint32, nowMS int64) uint32 {
+// touched is the clock v becomes at an access under mode m at nowMS.
+func (a *accessClock) touched(m accessMode, v uint32, nowMS int64) uint32 {
 	if m == accessLFU {
-		return minutes(nowMS)<<8 | lfuLogIncr(lfuCounter(v, nowMS))
+		return minutes(nowMS)<<8 | a.lfuLogIncr(a.lfuCounter(v, nowMS))
 	}
 	return seconds(nowMS)
 }
@@ -86,27 +108,32 @@ func idleSeconds(v uint32, nowMS int64) int64 {
 
 // lfuCounter is OBJECT FREQ of an LFU clock v at nowMS: its counter less one for every
 // lfu-decay-time minutes since it was last decremented (Redis's LFUDecrAndReturn).
-func lfuCounter(v uint32, nowMS int64) uint32 {
-	ldt, counter := v>>8, v&0xff
-	now := minutes(nowMS)
+func (a *accessClock) lfuCounter(v uint32, nowMS int64) uint32 {
+	decay := a.decayTime.Load()
+	if decay == 0 {
+		return v & 0xff
+	}
+	ldt, counter := int64(v>>8), int64(v&0xff)
+	now := int64(minutes(nowMS))
 	elapsed := now - ldt
 	if now < ldt { // the 16-bit minute clock wrapped
 		elapsed = 0xffff - ldt + now
 	}
-	if periods := elapsed / lfuDecayMinutes; periods < counter {
-		return counter - periods
+	if periods := elapsed / decay; periods < counter {
+		return uint32(counter - periods)
 	}
 	return 0
 }
 
 // lfuLogIncr is an access's increment of an LFU counter: certain up to lfuInitVal, then
-// less and less likely as the counter grows, up to 255 (Redis's LFULogIncr).
-func lfuLogIncr(counter uint32) uint32 {
+// less and less likely as the counter grows, by lfu-log-factor, up to 255 (Redis's
+// LFULogIncr).
+func (a *accessClock) lfuLogIncr(counter uint32) uint32 {
 	if counter == 255 {
 		return 255
 	}
-	base := max(int(counter)-lfuInitVal, 0)
-	if rand.Float64() < 1/float64(base*lfuLogFactor+1) {
+	base := max(int64(counter)-lfuInitVal, 0)
+	if rand.Float64() < 1/float64(base*a.logFactor.Load()+1) {
 		counter++
 	}
 	return counter
@@ -114,9 +141,9 @@ func lfuLogIncr(counter uint32) uint32 {
 
 // evictScore is how good a victim a key with clock v is under mode m at nowMS: the
 // higher, the sooner evicted (Redis's eviction pool idle value).
-func evictScore(m accessMode, v uint32, nowMS int64) int64 {
+func (a *accessClock) evictScore(m accessMode, v uint32, nowMS int64) int64 {
 	if m == accessLFU {
-		return 255 - int64(lfuCounter(v, nowMS))
+		return 255 - int64(a.lfuCounter(v, nowMS))
 	}
 	return idleSeconds(v, nowMS)
 }
@@ -177,7 +204,7 @@ func (t *keyTable) touch(i int, nowMS int64) {
 	}
 	p := &t.clock[i]
 	old := atomic.LoadUint32(p)
-	if v := touchedClock(t.acc.tracking(), old, nowMS); v != old {
+	if v := t.acc.touched(t.acc.tracking(), old, nowMS); v != old {
 		atomic.StoreUint32(p, v)
 	}
 }

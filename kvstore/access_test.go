@@ -21,7 +21,7 @@ func trackedHarness(t *testing.T, policy EvictPolicy) *harness {
 // should have, through random writes, reads and deletions.
 func TestAccessClocksStayWithTheirKeys(t *testing.T) {
 	now := int64(1_700_000_000_000)
-	acc := &accessClock{}
+	acc := newAccessClock()
 	acc.mode.Store(uint32(accessLRU))
 	tb := keyTable{acc: acc}
 	model := map[string]uint32{}
@@ -169,8 +169,17 @@ func TestObjectFreqUnderLFU(t *testing.T) {
 	if f < 15 || f > 60 {
 		t.Fatalf("OBJECT FREQ after 3000 reads: %d, want the logarithmic counter's 15..60", f)
 	}
-	if c := lfuLogIncr(255); c != 255 {
+	if c := h.s.acc.lfuLogIncr(255); c != 255 {
 		t.Fatalf("the counter passed 255: %d", c)
+	}
+	// lfu-log-factor 0 counts every access; lfu-decay-time 0 never decays
+	h.s.SetLFU(0, 0)
+	for range 3 {
+		h.do("GET", "s")
+	}
+	h.now += 10 * 60_000
+	if got := h.do("OBJECT", "FREQ", "s"); got != f+3 {
+		t.Fatalf("OBJECT FREQ after 3 more reads at lfu-log-factor 0, 10 minutes idle at lfu-decay-time 0: %v, want %d", got, f+3)
 	}
 }
 

@@ -295,7 +295,7 @@ func (p *picker) randomKeyIn(id, db int) (Victim, int64, bool) {
 	case p.policy == EvictVolatileTTL:
 		score = -d.ttl[key]
 	case mode == accessModeOf(p.policy): // else not tracked yet: the policy was just set
-		score = evictScore(mode, clock, p.now)
+		score = p.s.acc.evictScore(mode, clock, p.now)
 	}
 	return Victim{DB: db, Key: key, Ver: it.ver, Bytes: usage([]byte(key), it)}, score, true
 }

@@ -179,7 +179,7 @@ func (t *keyTable) written(i int, existed bool) {
 		return
 	}
 	if m := t.acc.tracking(); existed {
-		t.clock[i] = touchedClock(m, t.clock[i], t.acc.writeNow)
+		t.clock[i] = t.acc.touched(m, t.clock[i], t.acc.writeNow)
 	} else {
 		t.clock[i] = freshClock(m, t.acc.writeNow)
 	}

@@ -196,6 +196,6 @@ func objectCmd(c *Ctx, args [][]byte) {
 			c.Error(errNoLFU)
 			return
 		}
-		c.W.Int(int64(lfuCounter(v, c.Now)))
+		c.W.Int(int64(c.s.acc.lfuCounter(v, c.Now)))
 	}
 }

@@ -204,7 +204,7 @@ func (s *Store) ResetKeyspaceHits() {
 
 // New returns an empty store.
 func New() *Store {
-	s := &Store{cmdStats: make([]CmdStats, len(statNames)), acc: &accessClock{}}
+	s := &Store{cmdStats: make([]CmdStats, len(statNames)), acc: newAccessClock()}
 	for i := range s.shards {
 		for db := range s.shards[i].dbs {
 			s.shards[i].dbs[db].keys.acc = s.acc

@@ -129,6 +129,26 @@ var configParams = map[string]configParam{
 		},
 		bad: "argument must be a memory value",
 	},
+	"lfu-log-factor": {
+		get: func(c *Config) string { return strconv.FormatInt(c.LFULogFactor, 10) },
+		set: func(c *Config, v string) bool {
+			n, err := strconv.ParseInt(v, 10, 32)
+			c.LFULogFactor = n
+			return err == nil && n >= 0
+		},
+		bad:     "argument must be between 0 and 2147483647 inclusive",
+		integer: true,
+	},
+	"lfu-decay-time": {
+		get: func(c *Config) string { return strconv.FormatInt(c.LFUDecayTime, 10) },
+		set: func(c *Config, v string) bool {
+			n, err := strconv.ParseInt(v, 10, 32)
+			c.LFUDecayTime = n
+			return err == nil && n >= 0
+		},
+		bad:     "argument must be between 0 and 2147483647 inclusive",
+		integer: true,
+	},
 	"maxmemory-samples": {
 		get: func(c *Config) string { return strconv.Itoa(c.Memory.Samples()) },
 		set: func(c *Config, v string) bool {
@@ -303,6 +323,7 @@ func configSet(c *conn, pairs [][]byte) {
 	c.s.track.setMaxKeys(next.TrackingTableMaxKeys)
 	c.s.b.Store().SetNotifyFlags(next.NotifyKeyspaceEvents)
 	c.s.b.Store().SetSlowlog(next.SlowlogSlowerThan, next.SlowlogMaxLen)
+	c.s.b.Store().SetLFU(next.LFULogFactor, next.LFUDecayTime)
 	c.s.b.Store().SetLatencyThreshold(next.LatencyMonitorThreshold)
 	c.s.cfgMu.Unlock()
 	c.Status("OK")

@@ -92,6 +92,9 @@ type Config struct {
 	MaxMemoryPolicy kvstore.EvictPolicy
 	// MaxMemorySamples is what CONFIG SET maxmemory-samples sets Memory's to.
 	MaxMemorySamples int
+	// LFULogFactor and LFUDecayTime are lfu-log-factor and lfu-decay-time, the store's
+	// (read from it at NewServer, set in it by CONFIG SET).
+	LFULogFactor, LFUDecayTime int64
 	// EventLoop serves connections from an asynchronous event loop (netserve.Loop, on
 	// Linux) when the backend is an AsyncBackend: a cluster member. Without it, or on a
 	// single node, every connection has a goroutine of its own.
@@ -183,6 +186,7 @@ func NewServer(b Backend, cfg Config) *Server {
 	if cfg.SlowlogSlowerThan == 0 && cfg.SlowlogMaxLen == 0 {
 		cfg.SlowlogSlowerThan, cfg.SlowlogMaxLen = b.Store().Slowlog() // the store's defaults
 	}
+	cfg.LFULogFactor, cfg.LFUDecayTime = b.Store().LFU()
 	if cfg.LatencyPercentiles == nil {
 		cfg.LatencyPercentiles = defaultLatencyPercentiles
 	}

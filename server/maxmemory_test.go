@@ -158,6 +158,13 @@ func TestMaxmemoryAgainstRedis(t *testing.T) {
 		st("", "CONFIG", "GET", "maxmemory-policy"),
 		st("", "CONFIG", "SET", "maxmemory-policy", "allkeys-mru"),
 		st("", "CONFIG", "SET", "maxmemory-policy", "noeviction"),
+		st("", "CONFIG", "GET", "lfu-*"),
+		st("", "CONFIG", "SET", "lfu-log-factor", "-1"),
+		st("", "CONFIG", "SET", "lfu-log-factor", "x"),
+		st("", "CONFIG", "SET", "lfu-decay-time", "2147483648"),
+		st("", "CONFIG", "SET", "lfu-log-factor", "0", "lfu-decay-time", "0"),
+		st("", "CONFIG", "GET", "lfu-*"),
+		st("", "CONFIG", "SET", "lfu-log-factor", "10", "lfu-decay-time", "1"),
 	}
 	same := func(r string) string { return r }
 	compareTranscripts(t, transcript(t, raddr, steps, same), transcript(t, s.RedisAddr(), steps, same))
