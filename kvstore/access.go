@@ -42,8 +42,8 @@ const lfuInitVal = 5
 // Redis's defaults of lfu-log-factor (how slowly the counter grows) and lfu-decay-time
 // (minutes per decrement of an idle key's counter; 0: no decay).
 const (
-	DefaultLFULogFactor = 10
-	DefaultLFUDecayTime = 1
+	defaultLFULogFactor = 10
+	defaultLFUDecayTime = 1
 )
 
 // accessClock is a store's access tracking, shared by its key tables.
@@ -58,8 +58,8 @@ type accessClock struct {
 
 func newAccessClock() *accessClock {
 	a := &accessClock{}
-	a.logFactor.Store(DefaultLFULogFactor)
-	a.decayTime.Store(DefaultLFUDecayTime)
+	a.logFactor.Store(defaultLFULogFactor)
+	a.decayTime.Store(defaultLFUDecayTime)
 	return a
 }
 

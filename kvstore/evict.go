@@ -132,9 +132,9 @@ func usage(key []byte, it item) int {
 // bytes or max keys are picked; none when there are no candidates (Redis's
 // EVICT_FAIL). The random policies pick at random among the candidates; the others pick
 // the best of samples candidates each time: the one that expires first, or was idle
-// longest, or is least often used, at nowMS. It reads under the shards' read locks, from any
-// goroutine; its picks depend on this node's keyspace and rnd, and are made replicated
-// by the evict op that deletes them.
+// longest, or is least often used, at nowMS. It reads under the shards' read locks,
+// from any goroutine; its picks depend on this node's keyspace and rnd, and are made
+// replicated by the evict op that deletes them.
 func (s *Store) EvictionVictims(policy EvictPolicy, samples int, need int64, max int, nowMS int64, rnd *rand.Rand) []Victim {
 	var out []Victim
 	picked := map[Victim]bool{}
