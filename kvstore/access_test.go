@@ -315,3 +315,32 @@ func TestAccessTrackingSurvivesRestore(t *testing.T) {
 		t.Fatalf("OBJECT IDLETIME of a key written after the restore: %v", got)
 	}
 }
+
+// How close sampled LRU comes to the true LRU: of 1000 keys last accessed a second
+// apart, how many of 100 victims are among the oldest 200. Five samples a victim alone
+// find one there with a chance of 1-0.8^5, 67 in 100; the pool, which carries the best
+// samples over to the next victims, finds 72 on average over these 20 seeds (59-80).
+func TestEvictionLRUApproximation(t *testing.T) {
+	h := trackedHarness(t, EvictAllKeysLRU)
+	for i := range 1000 {
+		h.now += 1000
+		h.do("SET", fmt.Sprintf("k%d", i), "v")
+	}
+	h.now += 1000
+	old, all := 0, 0
+	for seed := range 20 {
+		rnd := rand.New(rand.NewPCG(uint64(seed), 8))
+		victims := h.s.EvictionVictims(EvictAllKeysLRU, 5, 1<<40, 100, h.now, rnd)
+		all += len(victims)
+		for _, v := range victims {
+			var i int
+			fmt.Sscanf(v.Key, "k%d", &i)
+			if i < 200 {
+				old++
+			}
+		}
+	}
+	if all != 2000 || old < 20*70 {
+		t.Fatalf("%d of %d victims among the oldest fifth, want 70 in 100", old, all)
+	}
+}

@@ -1,9 +1,10 @@
 package kvstore
 
 import (
+	"cmp"
 	"encoding/binary"
-	"math"
 	"math/rand/v2"
+	"slices"
 	"sync/atomic"
 	"unsafe"
 )
@@ -130,8 +131,9 @@ func usage(key []byte, it item) int {
 
 // EvictionVictims picks keys to evict under policy, until what they hold reaches need
 // bytes or max keys are picked; none when there are no candidates (Redis's
-// EVICT_FAIL). The random policies pick at random among the candidates; the others pick
-// the best of samples candidates each time: the one that expires first, or was idle
+// EVICT_FAIL). The random policies pick at random among the candidates; the others
+// sample samples candidates for each victim and pick the best of them and of the best
+// sampled before (Redis's eviction pool): the one that expires first, or was idle
 // longest, or is least often used, at nowMS. It reads under the shards' read locks,
 // from any goroutine; its picks depend on this node's keyspace and rnd, and are made
 // replicated by the evict op that deletes them.
@@ -167,10 +169,40 @@ type picker struct {
 	rnd      *rand.Rand
 	policy   EvictPolicy
 	volatile bool // candidates are the keys with a TTL
-	samples  int  // maxmemory-samples: the candidates the sampling policies compare
+	samples  int  // maxmemory-samples: the candidates sampled for each victim
 	now      int64
 	counts   [NumDBs]int
 	total    int
+	// pool holds the best candidates sampled and not picked yet, by score, best last
+	// (Redis's eviction pool): a victim is the best of all the samples so far, not of
+	// its own few.
+	pool []scored
+}
+
+// scored is a candidate and how good a victim it is, the higher the better.
+type scored struct {
+	v     Victim
+	score int64
+}
+
+// evictPoolSize is how many candidates the pool keeps, Redis's EVPOOL_SIZE.
+const evictPoolSize = 16
+
+// offer puts a sampled candidate in the pool if it is among the best sampled.
+func (p *picker) offer(v Victim, score int64) {
+	if len(p.pool) == evictPoolSize && score <= p.pool[0].score {
+		return
+	}
+	for _, c := range p.pool {
+		if c.v.DB == v.DB && c.v.Key == v.Key {
+			return // sampled again
+		}
+	}
+	i, _ := slices.BinarySearchFunc(p.pool, score, func(c scored, s int64) int { return cmp.Compare(c.score, s) })
+	p.pool = slices.Insert(p.pool, i, scored{v, score})
+	if len(p.pool) > evictPoolSize {
+		p.pool = slices.Delete(p.pool, 0, 1) // the worst
+	}
 }
 
 // count counts each database's candidates, one shard at a time.
@@ -191,32 +223,30 @@ func (p *picker) count() {
 }
 
 // pick picks one key under p.policy: for the random policies any candidate, for the
-// others the best of p.samples candidates not picked already (the highest score).
+// others the best in the pool once p.samples more candidates not picked already have
+// been offered to it.
 func (p *picker) pick(picked map[Victim]bool) (Victim, bool) {
 	if p.policy == EvictAllKeysRandom || p.policy == EvictVolatileRandom {
 		v, _, ok := p.randomKey()
 		return v, ok
 	}
-	var best Victim
-	bestScore, found := int64(math.MinInt64), false
 	for range max(p.samples, 1) {
 		v, score, ok := p.randomKey()
 		if !ok {
 			break
 		}
-		if picked[Victim{DB: v.DB, Key: v.Key}] {
-			continue
-		}
-		if score > bestScore {
-			best, bestScore, found = v, score, true
+		if !picked[Victim{DB: v.DB, Key: v.Key}] {
+			p.offer(v, score)
 		}
 	}
-	if !found {
+	if len(p.pool) == 0 {
 		// every sample was picked already: one of them, for the caller to count
 		v, _, ok := p.randomKey()
 		return v, ok
 	}
-	return best, true
+	best := p.pool[len(p.pool)-1]
+	p.pool = p.pool[:len(p.pool)-1]
+	return best.v, true
 }
 
 // randomKey returns a candidate at random, and its score. A shard without one sends it
