@@ -598,8 +598,14 @@ func (it MCItem) SecondsLeft(now int64) int64 {
 }
 
 // MCGet reads key in database 0 for a memcached client, at the reader's clock now (unix
-// ms). Only string keys are visible. The caller has passed the read barrier.
-func (s *Store) MCGet(key []byte, now int64) (MCItem, bool) {
+// ms): an access to it (access.go). Only string keys are visible. The caller has passed
+// the read barrier.
+func (s *Store) MCGet(key []byte, now int64) (MCItem, bool) { return s.mcGet(key, now, true) }
+
+// MCPeek is MCGet that is no access: mg with u (no LRU bump), me.
+func (s *Store) MCPeek(key []byte, now int64) (MCItem, bool) { return s.mcGet(key, now, false) }
+
+func (s *Store) mcGet(key []byte, now int64, access bool) (MCItem, bool) {
 	sh := &s.shards[shardOf(key)]
 	sh.mu.RLock()
 	defer sh.mu.RUnlock()
@@ -616,7 +622,9 @@ func (s *Store) MCGet(key []byte, now int64) (MCItem, bool) {
 			return MCItem{}, false
 		}
 	}
-	touchKey(&d.keys, key, now)
+	if access {
+		touchKey(&d.keys, key, now)
+	}
 	return out, true
 }
 

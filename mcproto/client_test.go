@@ -290,3 +290,35 @@ func TestMemtierMemcacheText(t *testing.T) {
 		}
 	}
 }
+
+// Under an LFU policy a memcached get or mg is an access, which OBJECT FREQ counts (5
+// for a new key, 6 after its first access); mg with u (no LRU bump) and me are not.
+func TestMemcachedReadsAreAccesses(t *testing.T) {
+	node := startNode(t, 0)
+	rc := redis.NewClient(&redis.Options{Addr: node.RedisAddr(), DisableIdentity: true})
+	t.Cleanup(func() { rc.Close() })
+	ctx := context.Background()
+	if err := rc.ConfigSet(ctx, "maxmemory-policy", "allkeys-lfu").Err(); err != nil {
+		t.Fatal(err)
+	}
+	c := dial(t, node.MemcacheAddr())
+	freq := func(want int64) {
+		t.Helper()
+		if got, err := rc.ObjectFreq(ctx, "k").Result(); err != nil || got != want {
+			t.Fatalf("OBJECT FREQ k: %d %v, want %d", got, err, want)
+		}
+	}
+	c.send("set k 0 0 1\r\nx\r\n")
+	c.expect("STORED\r\n")
+	freq(5)
+	c.send("mg k u v\r\n")
+	c.expect("VA 1\r\nx\r\n")
+	c.send("me k\r\n")
+	if l := c.line(); !strings.HasPrefix(l, "ME k ") {
+		t.Fatalf("me k: %q", l)
+	}
+	freq(5)
+	c.send("mg k v\r\n")
+	c.expect("VA 1\r\nx\r\n")
+	freq(6)
+}

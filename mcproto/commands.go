@@ -150,7 +150,7 @@ func (c *conn) handleGet(keys [][]byte, withCAS bool) {
 			return
 		}
 		c.s.stats.cmdGet.Add(1)
-		it, ok := c.get(k)
+		it, ok := c.get(k, true)
 		if !ok {
 			c.s.stats.getMisses.Add(1)
 			continue

@@ -440,7 +440,11 @@ func (c *conn) readBarrier() bool {
 	return true
 }
 
-// get reads one key for a memcached client.
-func (c *conn) get(key []byte) (kvstore.MCItem, bool) {
+// get reads one key for a memcached client; an access to it unless not access (mg's
+// u flag, me).
+func (c *conn) get(key []byte, access bool) (kvstore.MCItem, bool) {
+	if !access {
+		return c.s.b.Store().MCPeek(key, c.clock.Now())
+	}
 	return c.s.b.Store().MCGet(key, c.clock.Now())
 }

@@ -24,6 +24,7 @@ type Meta struct {
 	Mode        byte   // M, normalised: ms S E A P R, ma + -
 	Initial     uint64 // J
 	Delta       uint64 // D
+	NoBump      bool   // u: the read is no access (no LRU bump)
 }
 
 // maxOpaque is memcached's MFLAG_MAX_OPAQUE_LENGTH.
@@ -55,8 +56,10 @@ func ParseMeta(kind Kind, toks [][]byte) (m *Meta, errLine string) {
 				errLine = "CLIENT_ERROR opaque token too long"
 			}
 			m.Opaque = arg
-		case 'P', 'L', 'k', 's', 't', 'c', 'f', 'u':
-			// P, L: proxy hints, ignored as memcached does; u: no LRU bump (there is no LRU)
+		case 'u':
+			m.NoBump = true
+		case 'P', 'L', 'k', 's', 't', 'c', 'f':
+			// P, L: proxy hints, ignored as memcached does
 		case 'v':
 			m.Value = true
 		case 'q':
@@ -246,7 +249,7 @@ func (c *conn) handleMetaGet(toks [][]byte) {
 		return
 	}
 	c.s.stats.cmdGet.Add(1)
-	v, found := c.get(key)
+	v, found := c.get(key, !m.NoBump)
 	it := metaItem{key: key}
 	if found {
 		c.s.stats.getHits.Add(1)
@@ -426,8 +429,10 @@ func (c *conn) renderMetaArith(p *pending, r *result, code string) {
 	c.out = append(c.out, "\r\n"...)
 }
 
-// handleMetaDebug is me: memcached's item debug line. nanokv has no LRU or slab classes,
-// so la (seconds since last access) is 0, fetch is no and cls is 1.
+// handleMetaDebug is me: memcached's item debug line, which is no access to the item.
+// la (seconds since last access) is 0 and fetch is no: nanokv keeps access times only
+// under an LRU or LFU policy, and no fetched bit; cls is the slab class memcached 1.6
+// would store the item in.
 func (c *conn) handleMetaDebug(toks [][]byte) {
 	key := toks[1]
 	if len(key) > MaxKeyLen {
@@ -438,7 +443,7 @@ func (c *conn) handleMetaDebug(toks [][]byte) {
 	if !c.readBarrier() {
 		return
 	}
-	it, ok := c.get(key)
+	it, ok := c.get(key, false)
 	if !ok {
 		c.line("EN")
 		return

@@ -477,7 +477,7 @@ func (c *testConn) line() string {
 }
 
 // lru_crawler, stats sizes and detail, and shutdown, replied as memcached 1.6.18 replies
-// (la is 0 here: nanokv keeps no access times; CAS values are nanokv's versions).
+// (la is 0 here: nanokv reports no access times; CAS values are nanokv's versions).
 func TestAdminCommands(t *testing.T) {
 	for _, mode := range frontendModes {
 		t.Run(mode.name, func(t *testing.T) {
