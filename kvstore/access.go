@@ -220,18 +220,41 @@ func touchKey[K ~string | ~[]byte](t *keyTable, key K, nowMS int64) {
 	}
 }
 
-// getTouched is get that records the access at nowMS, with the one probe of the table.
-func (d *dbShard) getTouched(key []byte, nowMS int64) (item, bool) {
+// getTouched is get that records the access at nowMS, with the one probe of the table,
+// and returns the key's entry.
+func (d *dbShard) getTouched(key []byte, nowMS int64) (item, int, bool) {
 	t := &d.keys
 	if t.n == 0 {
-		return item{}, false
+		return item{}, 0, false
 	}
 	i, ok := find(t, hashKey(key), key)
 	if !ok {
-		return item{}, false
+		return item{}, 0, false
 	}
 	t.touch(i, nowMS)
-	return d.view(string(key), t.ents[i].slot()), true
+	return d.view(string(key), t.ents[i].slot()), i, true
+}
+
+// touchStored records the access of a store over key's existing entry (whose hash is h)
+// unless the command's lookup of the key did already: a SET that overwrites a key
+// without looking it up accesses it, an APPEND that looked it up does not twice.
+func (c *Ctx) touchStored(t *keyTable, h uint64, key []byte) {
+	i, ok := find(t, h, key)
+	if ok && (c.lastTouch.t != t || c.lastTouch.i != i) {
+		t.touch(i, c.Now)
+	}
+}
+
+// clockCarried gives key's entry in t the clock v, another entry's: RENAME and MOVE
+// move a key with its access history, as Redis moves the value that holds it. The
+// applier calls it, holding the shard exclusively.
+func clockCarried(t *keyTable, key []byte, v uint32, m accessMode) {
+	if t.clock == nil || m != t.acc.tracking() {
+		return
+	}
+	if i, ok := find(t, hashKey(key), key); ok {
+		t.clock[i] = v
+	}
 }
 
 // setAccessClock sets key's clock as RESTORE's IDLETIME (idle seconds, when idle) or

@@ -298,8 +298,14 @@ type Ctx struct {
 	// with FlagReadLookups.
 	readCmd bool
 	// noTouch is set by the commands whose lookups leave a key's access clock alone
-	// (Redis's LOOKUP_NOTOUCH: TYPE, TTL, EXISTS, OBJECT).
+	// (Redis's LOOKUP_NOTOUCH: TYPE, TTL, EXISTS, OBJECT; and MEMORY USAGE).
 	noTouch bool
+	// lastTouch is the entry the command's last lookup touched, which its store must
+	// not count again (storeAt): a command accesses a key once.
+	lastTouch struct {
+		t *keyTable
+		i int
+	}
 	// acl, when not nil, is the ACL of the user whose script runs: its calls are
 	// checked against it (scriptacl.go); aclLog keeps the denials, on the member the
 	// client is connected to.
@@ -408,9 +414,11 @@ func (c *Ctx) lookup(key []byte) (item, bool) {
 	d := &sh.dbs[c.DB]
 	var it item
 	var ok bool
-	// A read is an access; a write command's is counted when it stores (keyTable.written).
-	if d.keys.clock != nil && (!c.writing || c.readCmd) && !c.noTouch {
-		it, ok = d.getTouched(key, c.Now)
+	if d.keys.clock != nil && !c.noTouch { // a lookup is an access (access.go)
+		var i int
+		if it, i, ok = d.getTouched(key, c.Now); ok {
+			c.lastTouch.t, c.lastTouch.i = &d.keys, i
+		}
 	} else {
 		it, ok = d.get(key)
 	}
@@ -506,6 +514,9 @@ func (c *Ctx) storeAt(key []byte, it item, kv string, keepTTL bool) {
 	}
 	it.ver = c.nextVer()
 	d.putOver(h, key, old, existed, it, kv)
+	if existed && d.keys.clock != nil && !c.noTouch {
+		c.touchStored(&d.keys, h, key)
+	}
 	c.modified(key)
 	if !existed {
 		if (it.typ == TypeList || it.typ == TypeZSet) && c.s.ready.n.Load() > 0 {
@@ -538,7 +549,11 @@ func (c *Ctx) putQuietly(key []byte, it item) {
 // unshare makes the string at key "raw", as Redis's dbUnshareStringValue does to a string
 // a command is about to change in place, whether or not the command then changes it.
 func (c *Ctx) unshare(key []byte) {
-	if it, ok := c.lookup(key); ok && it.typ == TypeString {
+	outer := c.noTouch
+	c.noTouch = true // Redis is handed the value: no second lookup, no second access
+	it, ok := c.lookup(key)
+	c.noTouch = outer
+	if ok && it.typ == TypeString {
 		c.unshareItem(key, it)
 	}
 }

@@ -219,8 +219,10 @@ func renameCmd(nx bool) func(c *Ctx, args [][]byte) {
 			return
 		}
 		at, hasTTL := c.expireAt(src)
+		clock, m := clockOf(&c.db(src).keys, src)
 		c.removeKey(c.db(src), src)
 		c.store(dst, it, false)
+		clockCarried(&c.db(dst).keys, dst, clock, m)
 		if exists {
 			// Redis deletes the old dst and adds the key anew
 			c.notify(notifyNew, "new", dst)
@@ -524,8 +526,10 @@ func moveCmd(c *Ctx, args [][]byte) {
 		return
 	}
 	at, hasTTL := c.expireAt(key)
+	clock, m := clockOf(&c.db(key).keys, key)
 	c.removeKey(c.db(key), key)
 	dc.store(key, it, false)
+	clockCarried(&dc.db(key).keys, key, clock, m)
 	if hasTTL {
 		dc.setExpire(key, at)
 	}

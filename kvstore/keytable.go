@@ -172,16 +172,11 @@ func tableSetJoinedH(t *keyTable, h uint64, kv string, klen int, meta uint64) {
 	t.ents[i] = kent{str: kv, meta: meta, tag: uint32(h >> 32), klen: uint32(klen)}
 }
 
-// written updates the access clock of entry i, which the applier is about to store: an
-// access to the key it holds if existed, else a new key's first clock.
+// written gives entry i, which the applier is about to store, a new key's first access
+// clock unless it existed (a store over a key is counted as an access by Ctx.storeAt).
 func (t *keyTable) written(i int, existed bool) {
-	if t.clock == nil {
-		return
-	}
-	if m := t.acc.tracking(); existed {
-		t.clock[i] = t.acc.touched(m, t.clock[i], t.acc.writeNow)
-	} else {
-		t.clock[i] = freshClock(m, t.acc.writeNow)
+	if t.clock != nil && !existed {
+		t.clock[i] = freshClock(t.acc.tracking(), t.acc.writeNow)
 	}
 }
 

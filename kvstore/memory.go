@@ -26,6 +26,7 @@ func memoryUsageCmd(c *Ctx, args [][]byte) {
 		j++
 	}
 	key := args[2]
+	c.noTouch = true // as Redis, which finds the key without a lookup
 	it, ok := c.lookup(key)
 	if !ok {
 		c.W.Null()
