@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"fmt"
 	"math/rand/v2"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -86,28 +88,19 @@ func TestObjectIdletimeUnderLRU(t *testing.T) {
 	h.do("SET", "k", "hello")
 	h.do("RPUSH", "l", "a")
 	h.now += 7000
-	for _, c := range []struct {
-		args []string
-		want any
-	}{
-		{[]string{"OBJECT", "IDLETIME", "k"}, int64(7)},
-		{[]string{"OBJECT", "IDLETIME", "k"}, int64(7)}, // OBJECT itself is no access
-		{[]string{"TYPE", "k"}, Status("string")},
-		{[]string{"TTL", "k"}, int64(-1)},
-		{[]string{"PTTL", "k"}, int64(-1)},
-		{[]string{"EXISTS", "k"}, int64(1)},
-		{[]string{"OBJECT", "IDLETIME", "k"}, int64(7)},
-		{[]string{"GET", "k"}, "hello"},
-		{[]string{"OBJECT", "IDLETIME", "k"}, int64(0)},
-		{[]string{"OBJECT", "IDLETIME", "l"}, int64(7)},
-		{[]string{"TOUCH", "l", "nosuch"}, int64(1)},
-		{[]string{"OBJECT", "IDLETIME", "l"}, int64(0)},
-		{[]string{"OBJECT", "FREQ", "k"}, Err(errNoLFU)},
-	} {
-		if got := h.do(c.args...); got != c.want {
-			t.Fatalf("%q: %#v, want %#v", c.args, got, c.want)
-		}
-	}
+	h.expect(int64(7), "OBJECT", "IDLETIME", "k")
+	h.expect(int64(7), "OBJECT", "IDLETIME", "k") // OBJECT itself is no access
+	h.expect(Status("string"), "TYPE", "k")
+	h.expect(int64(-1), "TTL", "k")
+	h.expect(int64(-1), "PTTL", "k")
+	h.expect(int64(1), "EXISTS", "k")
+	h.expect(int64(7), "OBJECT", "IDLETIME", "k")
+	h.expect("hello", "GET", "k")
+	h.expect(int64(0), "OBJECT", "IDLETIME", "k")
+	h.expect(int64(7), "OBJECT", "IDLETIME", "l")
+	h.expect(int64(1), "TOUCH", "l", "nosuch")
+	h.expect(int64(0), "OBJECT", "IDLETIME", "l")
+	h.expect(Err(errNoLFU), "OBJECT", "FREQ", "k")
 	h.now += 3000
 	h.do("RPUSH", "l", "b") // a write is an access
 	h.do("APPEND", "k", "!")
@@ -143,22 +136,13 @@ func TestObjectIdletimeUnderLRU(t *testing.T) {
 func TestObjectFreqUnderLFU(t *testing.T) {
 	h := trackedHarness(t, EvictAllKeysLFU)
 	h.do("SET", "s", "hello")
-	for _, c := range []struct {
-		args []string
-		want any
-	}{
-		{[]string{"OBJECT", "FREQ", "s"}, int64(5)},
-		{[]string{"GET", "s"}, "hello"},
-		{[]string{"OBJECT", "FREQ", "s"}, int64(6)},
-		{[]string{"TYPE", "s"}, Status("string")},
-		{[]string{"OBJECT", "FREQ", "s"}, int64(6)},
-		{[]string{"OBJECT", "IDLETIME", "s"}, Err(errLFUIdle)},
-		{[]string{"OBJECT", "FREQ", "nosuch"}, nil},
-	} {
-		if got := h.do(c.args...); got != c.want {
-			t.Fatalf("%q: %#v, want %#v", c.args, got, c.want)
-		}
-	}
+	h.expect(int64(5), "OBJECT", "FREQ", "s")
+	h.expect("hello", "GET", "s")
+	h.expect(int64(6), "OBJECT", "FREQ", "s")
+	h.expect(Status("string"), "TYPE", "s")
+	h.expect(int64(6), "OBJECT", "FREQ", "s")
+	h.expect(Err(errLFUIdle), "OBJECT", "IDLETIME", "s")
+	h.expect(nil, "OBJECT", "FREQ", "nosuch")
 	h.now += 2*60_000 + 1
 	if got := h.do("OBJECT", "FREQ", "s"); got != int64(4) {
 		t.Fatalf("OBJECT FREQ after two idle minutes: %v, want 4", got)
@@ -224,38 +208,46 @@ func TestAccessTrackingConcurrentReaders(t *testing.T) {
 		h.do("SET", fmt.Sprintf("k%d", i), "v")
 	}
 	stop := make(chan struct{})
-	done := make(chan int)
-	for r := range 3 {
+	var reads [3]atomic.Int64
+	var wg sync.WaitGroup
+	for r := range reads {
+		wg.Add(1)
 		go func() {
-			n := 0
+			defer wg.Done()
 			for i := 0; ; i++ {
 				select {
 				case <-stop:
-					done <- n
 					return
 				default:
 				}
 				var w tree
 				h.s.Read(0, 1_700_000_000_000, [][]byte{[]byte("GET"), fmt.Appendf(nil, "k%d", (i*7+r)%150)}, &w)
-				n++
+				reads[r].Add(1)
 			}
 		}()
 	}
+	// write (and switch policy) until every reader has read a while alongside
 	policies := []EvictPolicy{EvictAllKeysLFU, EvictNone, EvictVolatileLRU, EvictAllKeysLRU}
-	for i := range 2000 {
+	deadline := time.Now().Add(10 * time.Second)
+	for i := 0; i < 2000 || reads[0].Load() < 1000 || reads[1].Load() < 1000 || reads[2].Load() < 1000; i++ {
+		if time.Now().After(deadline) {
+			t.Fatalf("the readers read %d, %d and %d times in 10 s", reads[0].Load(), reads[1].Load(), reads[2].Load())
+		}
 		h.do("SET", fmt.Sprintf("k%d", 100+i%50), "w") // new keys grow the tables
 		if i%500 == 0 {
-			h.s.SetEvictPolicy(policies[i/500])
+			h.s.SetEvictPolicy(policies[i/500%len(policies)])
 		}
 	}
 	close(stop)
-	for range 3 {
-		if n := <-done; n == 0 {
-			t.Fatal("a reader read nothing")
+	wg.Wait()
+	// every table keeps a clock per entry exactly while the store tracks
+	m := h.s.acc.tracking()
+	for i := range h.s.shards {
+		for db, d := range h.s.shards[i].dbs {
+			if tracked := d.keys.clock != nil; tracked != (m != accessOff && len(d.keys.ents) > 0) || tracked && len(d.keys.clock) != len(d.keys.ents) {
+				t.Fatalf("shard %d db %d under mode %d: %d clocks for %d entries", i, db, m, len(d.keys.clock), len(d.keys.ents))
+			}
 		}
-	}
-	if got := h.do("OBJECT", "IDLETIME", "k1"); got != int64(0) {
-		t.Fatalf("OBJECT IDLETIME k1 under allkeys-lru: %v", got)
 	}
 }
 
@@ -265,33 +257,15 @@ func TestRestoreSetsAccessClocks(t *testing.T) {
 	h := trackedHarness(t, EvictAllKeysLRU)
 	h.do("SET", "k", "hello")
 	payload := h.do("DUMP", "k").(string)
-	for _, c := range []struct {
-		args []string
-		want any
-	}{
-		{[]string{"RESTORE", "a", "0", payload, "IDLETIME", "100"}, Status("OK")},
-		{[]string{"OBJECT", "IDLETIME", "a"}, int64(100)},
-		{[]string{"RESTORE", "b", "0", payload, "FREQ", "42"}, Status("OK")},
-		{[]string{"OBJECT", "IDLETIME", "b"}, int64(0)},
-	} {
-		if got := h.do(c.args...); got != c.want {
-			t.Fatalf("%q: %#v, want %#v", c.args[:2], got, c.want)
-		}
-	}
+	h.expect(Status("OK"), "RESTORE", "a", "0", payload, "IDLETIME", "100")
+	h.expect(int64(100), "OBJECT", "IDLETIME", "a")
+	h.expect(Status("OK"), "RESTORE", "b", "0", payload, "FREQ", "42")
+	h.expect(int64(0), "OBJECT", "IDLETIME", "b")
 	h.s.SetEvictPolicy(EvictVolatileLFU)
-	for _, c := range []struct {
-		args []string
-		want any
-	}{
-		{[]string{"RESTORE", "c", "0", payload, "FREQ", "42"}, Status("OK")},
-		{[]string{"OBJECT", "FREQ", "c"}, int64(42)},
-		{[]string{"RESTORE", "d", "0", payload, "IDLETIME", "100"}, Status("OK")},
-		{[]string{"OBJECT", "FREQ", "d"}, int64(lfuInitVal)},
-	} {
-		if got := h.do(c.args...); got != c.want {
-			t.Fatalf("%q: %#v, want %#v", c.args[:2], got, c.want)
-		}
-	}
+	h.expect(Status("OK"), "RESTORE", "c", "0", payload, "FREQ", "42")
+	h.expect(int64(42), "OBJECT", "FREQ", "c")
+	h.expect(Status("OK"), "RESTORE", "d", "0", payload, "IDLETIME", "100")
+	h.expect(int64(lfuInitVal), "OBJECT", "FREQ", "d")
 }
 
 // A member that installs a snapshot keeps tracking accesses: the restored tables start

@@ -19,6 +19,21 @@ type configParam struct {
 	integer bool
 }
 
+// intParam is a parameter held at field(cfg) whose values are Redis's int configs':
+// 0 to 2^31-1.
+func intParam(field func(cfg *Config) *int64) configParam {
+	return configParam{
+		get: func(c *Config) string { return strconv.FormatInt(*field(c), 10) },
+		set: func(c *Config, v string) bool {
+			n, err := strconv.ParseInt(v, 10, 32)
+			*field(c) = n
+			return err == nil && n >= 0
+		},
+		bad:     "argument must be between 0 and 2147483647 inclusive",
+		integer: true,
+	}
+}
+
 var configParams = map[string]configParam{
 	"aclfile": {get: func(c *Config) string { return c.ACLFile }}, // immutable, as in Redis
 	"requirepass": {
@@ -129,26 +144,8 @@ var configParams = map[string]configParam{
 		},
 		bad: "argument must be a memory value",
 	},
-	"lfu-log-factor": {
-		get: func(c *Config) string { return strconv.FormatInt(c.LFULogFactor, 10) },
-		set: func(c *Config, v string) bool {
-			n, err := strconv.ParseInt(v, 10, 32)
-			c.LFULogFactor = n
-			return err == nil && n >= 0
-		},
-		bad:     "argument must be between 0 and 2147483647 inclusive",
-		integer: true,
-	},
-	"lfu-decay-time": {
-		get: func(c *Config) string { return strconv.FormatInt(c.LFUDecayTime, 10) },
-		set: func(c *Config, v string) bool {
-			n, err := strconv.ParseInt(v, 10, 32)
-			c.LFUDecayTime = n
-			return err == nil && n >= 0
-		},
-		bad:     "argument must be between 0 and 2147483647 inclusive",
-		integer: true,
-	},
+	"lfu-log-factor": intParam(func(c *Config) *int64 { return &c.LFULogFactor }),
+	"lfu-decay-time": intParam(func(c *Config) *int64 { return &c.LFUDecayTime }),
 	"maxmemory-samples": {
 		get: func(c *Config) string { return strconv.Itoa(c.Memory.Samples()) },
 		set: func(c *Config, v string) bool {

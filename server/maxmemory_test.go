@@ -380,25 +380,10 @@ func liveHeap() int64 {
 func TestMaxmemoryEvicts(t *testing.T) {
 	for _, cluster := range []bool{false, true} {
 		t.Run(map[bool]string{false: "single", true: "cluster"}[cluster], func(t *testing.T) {
-			var servers map[uint64]*Server
-			var lead *Server
-			if cluster {
-				servers = startCluster(t, 3)
-				_, lead = leaderOf(t, servers, 0)
-			} else {
-				lead = startServer(t, Config{MemoryOnly: true, MemcacheAddr: "127.0.0.1:0"})
-				defer lead.Close()
-				servers = map[uint64]*Server{1: lead}
-			}
+			servers, lead := evictionNodes(t, cluster)
 			c := rawDial(t, lead.RedisAddr())
 			const keys, size = 2000, 8 << 10
-			value := strings.Repeat("v", size)
-			for i := range keys {
-				c.send("SET", fmt.Sprintf("key:%d", i), value)
-			}
-			for range keys {
-				c.expectLine(t, "+OK")
-			}
+			fillKeys(t, c, keys, size)
 			// the servers run in this process: its live heap is theirs and more; 6 MiB
 			// under it is 750 keys' worth of excess
 			limit := liveHeap() - 6<<20
@@ -408,15 +393,7 @@ func TestMaxmemoryEvicts(t *testing.T) {
 			c.expectLine(t, "+OK") // not refused: the evictor makes room
 			// it evicts until the gauge is under the limit again (what the victims hold,
 			// by MEMORY USAGE's accounting, covers the excess it measured), not everything
-			var evicted uint64
-			for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(10 * time.Millisecond) {
-				if evicted = lead.Store().EvictedCount(); evicted > 0 && !lead.mem.Over() {
-					break
-				}
-				if time.Now().After(deadline) {
-					t.Fatalf("after 20 s: evicted %d keys, still over the limit: %v", evicted, lead.mem.Over())
-				}
-			}
+			evicted := awaitEvicted(t, lead)
 			c.send("DBSIZE")
 			var dbsize int
 			got := c.readReply(t)
@@ -459,27 +436,12 @@ func TestMaxmemoryEvicts(t *testing.T) {
 func TestMaxmemoryEvictsLeastUsed(t *testing.T) {
 	for _, cluster := range []bool{false, true} {
 		t.Run(map[bool]string{false: "single", true: "cluster"}[cluster], func(t *testing.T) {
-			var servers map[uint64]*Server
-			var lead *Server
-			if cluster {
-				servers = startCluster(t, 3)
-				_, lead = leaderOf(t, servers, 0)
-			} else {
-				lead = startServer(t, Config{MemoryOnly: true})
-				defer lead.Close()
-				servers = map[uint64]*Server{1: lead}
-			}
+			servers, lead := evictionNodes(t, cluster)
 			c := rawDial(t, lead.RedisAddr())
 			c.send("CONFIG", "SET", "maxmemory-policy", "allkeys-lfu", "maxmemory-samples", "20")
 			c.expectLine(t, "+OK")
 			const keys, size = 2000, 8 << 10
-			value := strings.Repeat("v", size)
-			for i := range keys {
-				c.send("SET", fmt.Sprintf("key:%d", i), value)
-			}
-			for range keys {
-				c.expectLine(t, "+OK")
-			}
+			fillKeys(t, c, keys, size)
 			for i := range keys / 2 {
 				c.send("GET", fmt.Sprintf("key:%d", i))
 			}
@@ -491,14 +453,7 @@ func TestMaxmemoryEvictsLeastUsed(t *testing.T) {
 			limit := liveHeap() - 4<<20 // some 500 keys' worth of excess
 			c.send("CONFIG", "SET", "maxmemory", strconv.FormatInt(limit, 10))
 			c.expectLine(t, "+OK")
-			for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(10 * time.Millisecond) {
-				if lead.Store().EvictedCount() > 0 && !lead.mem.Over() {
-					break
-				}
-				if time.Now().After(deadline) {
-					t.Fatalf("after 20 s: evicted %d keys, still over the limit: %v", lead.Store().EvictedCount(), lead.mem.Over())
-				}
-			}
+			awaitEvicted(t, lead)
 			c.send("CONFIG", "SET", "maxmemory", "0", "maxmemory-policy", "noeviction")
 			c.expectLine(t, "+OK")
 			gone := [2]int{} // read, not read
@@ -515,6 +470,47 @@ func TestMaxmemoryEvictsLeastUsed(t *testing.T) {
 			}
 			awaitSameState(t, servers)
 		})
+	}
+}
+
+// evictionNodes starts a single node (with a memcached frontend) or a 3-member cluster,
+// and returns its members and the one that evicts.
+func evictionNodes(t *testing.T, cluster bool) (map[uint64]*Server, *Server) {
+	t.Helper()
+	if cluster {
+		servers := startCluster(t, 3)
+		_, lead := leaderOf(t, servers, 0)
+		return servers, lead
+	}
+	lead := startServer(t, Config{MemoryOnly: true, MemcacheAddr: "127.0.0.1:0"})
+	t.Cleanup(func() { lead.Close() })
+	return map[uint64]*Server{1: lead}, lead
+}
+
+// fillKeys sets keys keys key:<i> to values of size bytes, pipelined.
+func fillKeys(t *testing.T, c *raw, keys, size int) {
+	t.Helper()
+	value := strings.Repeat("v", size)
+	for i := range keys {
+		c.send("SET", fmt.Sprintf("key:%d", i), value)
+	}
+	for range keys {
+		c.expectLine(t, "+OK")
+	}
+}
+
+// awaitEvicted waits until lead has evicted keys and its gauge is under the limit
+// again (what the victims hold, by MEMORY USAGE's accounting, covers the excess it
+// measured), and returns how many keys it evicted.
+func awaitEvicted(t *testing.T, lead *Server) uint64 {
+	t.Helper()
+	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		if evicted := lead.Store().EvictedCount(); evicted > 0 && !lead.mem.Over() {
+			return evicted
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("after 20 s: evicted %d keys, still over the limit: %v", lead.Store().EvictedCount(), lead.mem.Over())
+		}
 	}
 }
 
