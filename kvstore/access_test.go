@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"fmt"
 	"math/rand/v2"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -207,25 +206,12 @@ func TestAccessTrackingConcurrentReaders(t *testing.T) {
 	for i := range 100 {
 		h.do("SET", fmt.Sprintf("k%d", i), "v")
 	}
-	stop := make(chan struct{})
 	var reads [3]atomic.Int64
-	var wg sync.WaitGroup
-	for r := range reads {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := 0; ; i++ {
-				select {
-				case <-stop:
-					return
-				default:
-				}
-				var w tree
-				h.s.Read(0, 1_700_000_000_000, [][]byte{[]byte("GET"), fmt.Appendf(nil, "k%d", (i*7+r)%150)}, &w)
-				reads[r].Add(1)
-			}
-		}()
-	}
+	stopReaders := runReaders(len(reads), func(r, i int) {
+		var w tree
+		h.s.Read(0, 1_700_000_000_000, [][]byte{[]byte("GET"), fmt.Appendf(nil, "k%d", (i*7+r)%150)}, &w)
+		reads[r].Add(1)
+	})
 	// write (and switch policy) until every reader has read a while alongside
 	policies := []EvictPolicy{EvictAllKeysLFU, EvictNone, EvictVolatileLRU, EvictAllKeysLRU}
 	deadline := time.Now().Add(10 * time.Second)
@@ -238,8 +224,7 @@ func TestAccessTrackingConcurrentReaders(t *testing.T) {
 			h.s.SetEvictPolicy(policies[i/500%len(policies)])
 		}
 	}
-	close(stop)
-	wg.Wait()
+	stopReaders()
 	// every table keeps a clock per entry exactly while the store tracks
 	m := h.s.acc.tracking()
 	for i := range h.s.shards {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"reflect"
 	"strings"
+	"sync"
 	"testing"
 )
 
@@ -265,4 +266,29 @@ func (h *harness) restored() *harness {
 		h.t.Fatal("digest differs after restore")
 	}
 	return b
+}
+
+// runReaders runs read(r, i) for i = 0, 1, ... in n goroutines r = 0..n-1, until the
+// returned stop is called; stop returns once they have all ended.
+func runReaders(n int, read func(r, i int)) (stop func()) {
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	for r := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; ; i++ {
+				select {
+				case <-done:
+					return
+				default:
+				}
+				read(r, i)
+			}
+		}()
+	}
+	return func() {
+		close(done)
+		wg.Wait()
+	}
 }

@@ -364,32 +364,19 @@ func BenchmarkApplyEVAL(b *testing.B) {
 // scripts.
 func TestScriptsReachShardsWhileReadersRun(t *testing.T) {
 	s := New()
-	stop := make(chan struct{})
-	var wg sync.WaitGroup
-	for r := range 3 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := 0; ; i++ {
-				select {
-				case <-stop:
-					return
-				default:
-				}
-				args := [][]byte{[]byte("MGET")}
-				for j := range 6 {
-					args = append(args, []byte(fmt.Sprintf("k%d", (i*7+j*13+r)%50)))
-				}
-				s.Read(0, 1e12, args, Discard)
-				if i%10 == 0 {
-					s.Read(0, 1e12, [][]byte{[]byte("EVAL_RO"), []byte("return redis.call('mget', 'k1', 'k2', 'k3')"), []byte("0")}, Discard)
-				}
-				if i%50 == 0 {
-					s.Read(0, 1e12, [][]byte{[]byte("DBSIZE")}, Discard)
-				}
-			}
-		}()
-	}
+	stopReaders := runReaders(3, func(r, i int) {
+		args := [][]byte{[]byte("MGET")}
+		for j := range 6 {
+			args = append(args, []byte(fmt.Sprintf("k%d", (i*7+j*13+r)%50)))
+		}
+		s.Read(0, 1e12, args, Discard)
+		if i%10 == 0 {
+			s.Read(0, 1e12, [][]byte{[]byte("EVAL_RO"), []byte("return redis.call('mget', 'k1', 'k2', 'k3')"), []byte("0")}, Discard)
+		}
+		if i%50 == 0 {
+			s.Read(0, 1e12, [][]byte{[]byte("DBSIZE")}, Discard)
+		}
+	})
 	// With a step coprime with 50, a script increments each of k0..k49 once, in an order
 	// of its own; it declares one key.
 	const script = "for i = 49, 0, -1 do redis.call('incr', 'k' .. ((i * ARGV[1]) % 50)) end return 1"
@@ -415,8 +402,7 @@ func TestScriptsReachShardsWhileReadersRun(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	close(stop)
-	wg.Wait()
+	stopReaders()
 	snapDone.Wait()
 	for _, st := range []struct {
 		s    *Store
