@@ -240,9 +240,33 @@ func (d *dbShard) getTouched(key []byte, nowMS int64) (item, int, bool) {
 // without looking it up accesses it, an APPEND that looked it up does not twice.
 func (c *Ctx) touchStored(t *keyTable, h uint64, key []byte) {
 	i, ok := find(t, h, key)
-	if ok && (c.lastTouch.t != t || c.lastTouch.i != i) {
+	if ok && !c.touchedKeys.has(t, i) {
 		t.touch(i, c.Now)
 	}
+}
+
+// touchedEntries remembers the last few entries a command's lookups touched: enough
+// for the keys a write command looks up and then stores (SMOVE's source and
+// destination); a command that looks up more may count an access to a key it stores
+// twice.
+type touchedEntries struct {
+	t    [4]*keyTable
+	i    [4]int
+	next int
+}
+
+func (e *touchedEntries) add(t *keyTable, i int) {
+	e.t[e.next], e.i[e.next] = t, i
+	e.next = (e.next + 1) % len(e.t)
+}
+
+func (e *touchedEntries) has(t *keyTable, i int) bool {
+	for j := range e.t {
+		if e.t[j] == t && e.i[j] == i {
+			return true
+		}
+	}
+	return false
 }
 
 // clockCarried gives key's entry in t the clock v, another entry's: RENAME and MOVE

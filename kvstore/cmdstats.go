@@ -227,7 +227,7 @@ func (c *Ctx) call(spec *Spec, args [][]byte) {
 	outer, outerTouch := c.readCmd, c.noTouch
 	c.readCmd = spec.Flags&FlagReadLookups != 0 || !spec.Writes(args)
 	c.noTouch = false // the command sets it if its lookups are no access
-	c.lastTouch.t = nil
+	c.touchedKeys = touchedEntries{}
 	if st := c.s.CommandStats(spec, args); st == nil {
 		spec.Run(c, args)
 	} else {

@@ -300,12 +300,9 @@ type Ctx struct {
 	// noTouch is set by the commands whose lookups leave a key's access clock alone
 	// (Redis's LOOKUP_NOTOUCH: TYPE, TTL, EXISTS, OBJECT; and MEMORY USAGE).
 	noTouch bool
-	// lastTouch is the entry the command's last lookup touched, which its store must
-	// not count again (storeAt): a command accesses a key once.
-	lastTouch struct {
-		t *keyTable
-		i int
-	}
+	// touchedKeys are the entries the command's last lookups touched, which its stores
+	// must not count again (storeAt): a command accesses a key once.
+	touchedKeys touchedEntries
 	// acl, when not nil, is the ACL of the user whose script runs: its calls are
 	// checked against it (scriptacl.go); aclLog keeps the denials, on the member the
 	// client is connected to.
@@ -417,7 +414,7 @@ func (c *Ctx) lookup(key []byte) (item, bool) {
 	if d.keys.clock != nil && !c.noTouch { // a lookup is an access (access.go)
 		var i int
 		if it, i, ok = d.getTouched(key, c.Now); ok {
-			c.lastTouch.t, c.lastTouch.i = &d.keys, i
+			c.touchedKeys.add(&d.keys, i)
 		}
 	} else {
 		it, ok = d.get(key)
