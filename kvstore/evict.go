@@ -112,19 +112,19 @@ func (s *Store) applyEvict(c *Ctx, d *decoder) {
 // evictions).
 func (s *Store) EvictedCount() uint64 { return s.stats.EvictedKeys.Load() }
 
-// usage is what key's item holds by MEMORY USAGE's accounting: its table entry (and
-// the key when the entry cannot hold it), its value, and its collection's and TTL's
-// entries.
-func usage(key []byte, it item) int {
+// usage is what the item of a key klen bytes long holds by MEMORY USAGE's accounting:
+// its table entry (and the key when the entry cannot hold it), its value, and its
+// collection's and TTL's entries.
+func usage(klen int, it item) int {
 	n := int(unsafe.Sizeof(kent{})) + len(it.str)
-	if len(key) > inlineKey {
-		n += len(key)
+	if klen > inlineKey {
+		n += klen
 	}
 	if it.coll != nil {
-		n += it.coll.memUsage() + len(key) // and the colls map's entry
+		n += it.coll.memUsage() + klen // and the colls map's entry
 	}
 	if it.hasTTL {
-		n += 24 + len(key) // the ttl map's entry
+		n += 24 + klen // the ttl map's entry
 	}
 	return n
 }
@@ -285,19 +285,22 @@ func (p *picker) randomKeyIn(id, db int) (Victim, int64, bool) {
 	defer sh.mu.RUnlock()
 	d := &sh.dbs[db]
 	var key string
+	var it item
 	var clock uint32
 	var mode accessMode
 	if p.volatile {
 		if len(d.ttl) == 0 {
 			return Victim{}, 0, false
 		}
-		skip := p.rnd.IntN(len(d.ttl))
+		// Go starts every iteration of a map at a random place: its first key is a
+		// random one (if not uniformly so), found without walking the map
 		for k := range d.ttl {
-			if skip == 0 {
-				key = k
-				break
-			}
-			skip--
+			key = k
+			break
+		}
+		var ok bool
+		if it, ok = d.get([]byte(key)); !ok {
+			return Victim{}, 0, false
 		}
 		clock, mode = clockOf(&d.keys, []byte(key))
 	} else {
@@ -309,16 +312,13 @@ func (p *picker) randomKeyIn(id, db int) (Victim, int64, bool) {
 		for i := p.rnd.IntN(len(t.ents)); ; i = (i + 1) & mask {
 			if e := &t.ents[i]; e.meta != 0 {
 				key = e.keyOf()
+				it = d.view(key, e.slot())
 				if t.clock != nil {
 					clock, mode = atomic.LoadUint32(&t.clock[i]), t.acc.tracking()
 				}
 				break
 			}
 		}
-	}
-	it, ok := d.get([]byte(key))
-	if !ok {
-		return Victim{}, 0, false
 	}
 	var score int64
 	switch {
@@ -327,5 +327,5 @@ func (p *picker) randomKeyIn(id, db int) (Victim, int64, bool) {
 	case mode == accessModeOf(p.policy): // else not tracked yet: the policy was just set
 		score = p.s.acc.evictScore(mode, clock, p.now)
 	}
-	return Victim{DB: db, Key: key, Ver: it.ver, Bytes: usage([]byte(key), it)}, score, true
+	return Victim{DB: db, Key: key, Ver: it.ver, Bytes: usage(len(key), it)}, score, true
 }

@@ -134,8 +134,23 @@ func BenchmarkEvictionVictims(b *testing.B) { benchEvictionVictims(b, EvictAllKe
 // candidates sampled and compared for each victim.
 func BenchmarkEvictionVictimsLRU(b *testing.B) { benchEvictionVictims(b, EvictAllKeysLRU) }
 
+// BenchmarkEvictionVictimsVolatileLRU is BenchmarkEvictionVictimsLRU under
+// volatile-lru, every key with a TTL: candidates come from the TTL maps.
+func BenchmarkEvictionVictimsVolatileLRU(b *testing.B) { benchEvictionVictims(b, EvictVolatileLRU) }
+
 func benchEvictionVictims(b *testing.B, policy EvictPolicy) {
-	s, _ := store1M()
+	s, index := store1M()
+	if policy.volatile() {
+		var batch []byte
+		for i := range 1_000_000 {
+			batch = AppendCommand(batch, 0, [][]byte{[]byte("PEXPIRE"), fmt.Appendf(nil, "key:%07d", i), []byte("1000000")})
+			if i%1000 == 999 {
+				index++
+				s.Apply(Entry{Index: index, Time: 1e12, Data: batch}, nil)
+				batch = batch[:0]
+			}
+		}
+	}
 	s.SetEvictPolicy(policy)
 	rnd := rand.New(rand.NewPCG(1, 2))
 	b.ResetTimer()

@@ -32,5 +32,5 @@ func memoryUsageCmd(c *Ctx, args [][]byte) {
 		c.W.Null()
 		return
 	}
-	c.W.Int(int64(usage(key, it)))
+	c.W.Int(int64(usage(len(key), it)))
 }
