@@ -4,7 +4,6 @@ import (
 	"math/rand/v2"
 	"time"
 
-	"github.com/nanokv/nanokv/internal/memlimit"
 	"github.com/nanokv/nanokv/kvstore"
 )
 
@@ -25,16 +24,15 @@ const evictRounds = 16
 // and wakes the evictor, so used memory can pass the limit by what arrives before the
 // evictor's entry is applied. When there is nothing to evict (volatile policies without
 // keys that expire), the gauge says so and the frontends refuse as noeviction does.
+// It sleeps until the gauge wakes it: every sample over the limit under an evicting
+// policy does (memlimit.Gauge.Sample), and so does a command that goes on over it.
 func (s *Server) runEvictor() {
 	defer s.wg.Done()
 	rnd := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 0x6e616e6f6b76))
-	t := time.NewTicker(memlimit.SamplePeriod)
-	defer t.Stop()
 	for {
 		select {
 		case <-s.stop:
 			return
-		case <-t.C:
 		case <-s.mem.Woken():
 		}
 		for range evictRounds {

@@ -235,7 +235,7 @@ func (g *Gauge) read() (used, live, cycles uint64) {
 }
 
 // Run samples every SamplePeriod until stop is closed. Without a limit a sample is a
-// read of two runtime metrics.
+// read of three runtime metrics.
 func (g *Gauge) Run(stop <-chan struct{}) {
 	t := time.NewTicker(SamplePeriod)
 	defer t.Stop()
