@@ -12,14 +12,11 @@ import (
 // Reads and writes update it; TYPE, TTL, EXISTS and OBJECT do not (Redis's
 // LOOKUP_NOTOUCH).
 //
-// The clocks live beside a key table's entries, in an array of their own indexed as the
-// entries are, and only while the policy is an LRU or LFU one: there is no room left
-// in an entry, and the array costs a write to a large keyspace a second cache miss
-// (BenchmarkApplySET1MKeysLRU), which a store that never evicts by it should not pay. So OBJECT IDLETIME
-// answers only under an LRU policy (Redis answers under every policy but the LFU ones),
-// and OBJECT FREQ under an LFU one, as in Redis. Switching policy starts every key's
-// clock afresh (Redis reinterprets the bits, and says the data "will take some time to
-// adjust").
+// The clock is a field of the key table's entry, beside the key, so it costs an access
+// no cache miss of its own. Every non-LFU policy keeps LRU clocks, as Redis does: OBJECT
+// IDLETIME answers under all of them, OBJECT FREQ under an LFU one. Switching between
+// LRU and LFU starts every key's clock afresh (Redis reinterprets the bits, and says the
+// data "will take some time to adjust").
 //
 // Clocks are not replicated state: every member keeps its own, from the accesses it
 // serves and the writes it applies, and only the member that evicts (a single node, a
@@ -31,7 +28,7 @@ import (
 type accessMode uint32
 
 const (
-	accessOff accessMode = iota
+	accessOff accessMode = iota // a table nobody reads clocks of (no accessClock)
 	accessLRU
 	accessLFU
 )
@@ -58,6 +55,7 @@ type accessClock struct {
 
 func newAccessClock() *accessClock {
 	a := &accessClock{}
+	a.mode.Store(uint32(accessLRU))
 	a.logFactor.Store(defaultLFULogFactor)
 	a.decayTime.Store(defaultLFUDecayTime)
 	return a
@@ -148,20 +146,19 @@ func (a *accessClock) evictScore(m accessMode, v uint32, nowMS int64) int64 {
 	return idleSeconds(v, nowMS)
 }
 
-// accessModeOf is the tracking policy p needs.
+// accessModeOf is the tracking policy p needs: LFU for the LFU policies, LRU for the
+// others (which Redis keeps too: it answers OBJECT IDLETIME).
 func accessModeOf(p EvictPolicy) accessMode {
 	switch p {
-	case EvictAllKeysLRU, EvictVolatileLRU:
-		return accessLRU
 	case EvictAllKeysLFU, EvictVolatileLFU:
 		return accessLFU
 	}
-	return accessOff
+	return accessLRU
 }
 
-// SetEvictPolicy makes the store track what policy evicts by: access times under an LRU
-// policy, access frequencies under an LFU one, nothing otherwise. Every key starts
-// afresh when the tracking changes. Safe from any goroutine.
+// SetEvictPolicy makes the store track what policy evicts by: access frequencies under
+// an LFU policy, access times under the others. Every key starts afresh when the
+// tracking changes. Safe from any goroutine.
 func (s *Store) SetEvictPolicy(p EvictPolicy) {
 	m := accessModeOf(p)
 	s.accessMu.Lock()
@@ -175,23 +172,20 @@ func (s *Store) SetEvictPolicy(p EvictPolicy) {
 		sh := &s.shards[i]
 		sh.mu.Lock()
 		for db := range sh.dbs {
-			sh.dbs[db].keys.startTracking(m, now)
+			sh.dbs[db].keys.resetClocks(m, now)
 		}
 		sh.mu.Unlock()
 	}
 }
 
-// startTracking gives every entry a fresh clock under m at nowMS (none under
-// accessOff). The caller holds the table's shard exclusively.
-func (t *keyTable) startTracking(m accessMode, nowMS int64) {
-	t.clock = nil
-	if m == accessOff || len(t.ents) == 0 {
-		return
-	}
-	t.clock = make([]uint32, len(t.ents))
+// resetClocks gives every entry a fresh clock under m at nowMS. The caller holds the
+// table's shard exclusively.
+func (t *keyTable) resetClocks(m accessMode, nowMS int64) {
 	v := freshClock(m, nowMS)
-	for i := range t.clock {
-		t.clock[i] = v
+	for i := range t.ents {
+		if t.ents[i].meta != 0 {
+			t.ents[i].clock = v
+		}
 	}
 }
 
@@ -199,10 +193,10 @@ func (t *keyTable) startTracking(m accessMode, nowMS int64) {
 // read lock, many at once, so the clock changes by atomics, and only when its value
 // does (an LRU clock once a second at most).
 func (t *keyTable) touch(i int, nowMS int64) {
-	if t.clock == nil {
+	if t.acc == nil {
 		return
 	}
-	p := &t.clock[i]
+	p := &t.ents[i].clock
 	old := atomic.LoadUint32(p)
 	if v := t.acc.touched(t.acc.tracking(), old, nowMS); v != old {
 		atomic.StoreUint32(p, v)
@@ -212,7 +206,7 @@ func (t *keyTable) touch(i int, nowMS int64) {
 // touchKey records an access to key at nowMS, if the table tracks accesses and holds
 // it.
 func touchKey[K ~string | ~[]byte](t *keyTable, key K, nowMS int64) {
-	if t.clock == nil || t.n == 0 {
+	if t.acc == nil || t.n == 0 {
 		return
 	}
 	if i, ok := find(t, hashKey(key), key); ok {
@@ -273,11 +267,11 @@ func (e *touchedEntries) has(t *keyTable, i int) bool {
 // move a key with its access history, as Redis moves the value that holds it. The
 // applier calls it, holding the shard exclusively.
 func clockCarried(t *keyTable, key []byte, v uint32, m accessMode) {
-	if t.clock == nil || m != t.acc.tracking() {
+	if t.acc == nil || t.n == 0 || m != t.acc.tracking() {
 		return
 	}
 	if i, ok := find(t, hashKey(key), key); ok {
-		t.clock[i] = v
+		t.ents[i].clock = v
 	}
 }
 
@@ -285,7 +279,7 @@ func clockCarried(t *keyTable, key []byte, v uint32, m accessMode) {
 // FREQ (an LFU counter) asks, under the policy that tracks that; the applier calls it,
 // holding the shard exclusively.
 func setAccessClock(t *keyTable, key []byte, idle bool, v int64) {
-	if t.clock == nil || t.n == 0 {
+	if t.acc == nil || t.n == 0 {
 		return
 	}
 	i, ok := find(t, hashKey(key), key)
@@ -294,21 +288,21 @@ func setAccessClock(t *keyTable, key []byte, idle bool, v int64) {
 	}
 	switch m, now := t.acc.tracking(), t.acc.writeNow; {
 	case m == accessLRU && idle:
-		t.clock[i] = uint32(max(int64(seconds(now))-v, 0))
+		t.ents[i].clock = uint32(max(int64(seconds(now))-v, 0))
 	case m == accessLFU && !idle:
-		t.clock[i] = minutes(now)<<8 | uint32(v)
+		t.ents[i].clock = minutes(now)<<8 | uint32(v)
 	}
 }
 
 // clockOf is key's access clock and the mode it counts in; accessOff when the table
 // does not track or has no such key. The caller holds the shard (read lock enough).
 func clockOf(t *keyTable, key []byte) (uint32, accessMode) {
-	if t.clock == nil || t.n == 0 {
+	if t.acc == nil || t.n == 0 {
 		return 0, accessOff
 	}
 	i, ok := find(t, hashKey(key), key)
 	if !ok {
 		return 0, accessOff
 	}
-	return atomic.LoadUint32(&t.clock[i]), t.acc.tracking()
+	return atomic.LoadUint32(&t.ents[i].clock), t.acc.tracking()
 }

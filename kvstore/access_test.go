@@ -54,28 +54,24 @@ func TestAccessClocksStayWithTheirKeys(t *testing.T) {
 		if step%500 != 0 {
 			continue
 		}
-		if len(tb.clock) != len(tb.ents) {
-			t.Fatalf("step %d: %d clocks for %d entries", step, len(tb.clock), len(tb.ents))
-		}
 		for k, want := range model {
 			if got, m := clockOf(&tb, []byte(k)); m != accessLRU || got != want {
 				t.Fatalf("step %d: %q has clock %d (%v), want %d", step, k, got, m, want)
 			}
 		}
 	}
-	// switching policy starts every clock afresh; switching tracking off drops them
+	// switching policy starts every clock afresh
 	now += 5000
 	acc.mode.Store(uint32(accessLFU))
-	tb.startTracking(accessLFU, now)
+	tb.resetClocks(accessLFU, now)
 	for k := range model {
 		if got, m := clockOf(&tb, []byte(k)); m != accessLFU || got != minutes(now)<<8|lfuInitVal {
 			t.Fatalf("%q under LFU: clock %x", k, got)
 		}
 	}
-	acc.mode.Store(uint32(accessOff))
-	tb.startTracking(accessOff, now)
-	if _, m := clockOf(&tb, []byte("key-1")); tb.clock != nil || m != accessOff {
-		t.Fatal("clocks kept with tracking off")
+	// a table without tracking has no clocks to read
+	if _, m := clockOf(&keyTable{ents: tb.ents, n: tb.n}, []byte("key-1")); m != accessOff {
+		t.Fatal("a clock read from a table that tracks nothing")
 	}
 }
 
@@ -124,9 +120,13 @@ func TestObjectIdletimeUnderLRU(t *testing.T) {
 	if got := h.do("OBJECT", "IDLETIME", "k"); got != int64(0) {
 		t.Fatalf("OBJECT IDLETIME k after a memcached get: %v", got)
 	}
-	h.s.SetEvictPolicy(EvictVolatileTTL)
-	if got := h.do("OBJECT", "IDLETIME", "k"); got != Err(errNoIdleTime) {
-		t.Fatalf("OBJECT IDLETIME under volatile-ttl: %v", got)
+	// every policy but the LFU ones keeps the LRU clock, as Redis does
+	h.now += 5000
+	for _, p := range []EvictPolicy{EvictVolatileTTL, EvictNone, EvictAllKeysRandom, EvictVolatileRandom, EvictVolatileLRU} {
+		h.s.SetEvictPolicy(p)
+		if got := h.do("OBJECT", "IDLETIME", "k"); got != int64(5) {
+			t.Fatalf("OBJECT IDLETIME under %v: %v, want 5", p, got)
+		}
 	}
 }
 
@@ -225,13 +225,16 @@ func TestAccessTrackingConcurrentReaders(t *testing.T) {
 		}
 	}
 	stopReaders()
-	// every table keeps a clock per entry exactly while the store tracks
-	m := h.s.acc.tracking()
-	for i := range h.s.shards {
-		for db, d := range h.s.shards[i].dbs {
-			if tracked := d.keys.clock != nil; tracked != (m != accessOff && len(d.keys.ents) > 0) || tracked && len(d.keys.clock) != len(d.keys.ents) {
-				t.Fatalf("shard %d db %d under mode %d: %d clocks for %d entries", i, db, m, len(d.keys.clock), len(d.keys.ents))
-			}
+	// a switch to LFU and back starts every key's clock at the second it happens
+	lo := seconds(time.Now().UnixMilli())
+	h.s.SetEvictPolicy(EvictAllKeysLFU)
+	h.s.SetEvictPolicy(EvictAllKeysLRU)
+	hi := seconds(time.Now().UnixMilli())
+	for i := range 150 {
+		key := fmt.Appendf(nil, "k%d", i)
+		v, m := clockOf(&h.s.shards[shardOf(key)].dbs[0].keys, key)
+		if m != accessLRU || v < lo || v > hi {
+			t.Fatalf("k%d: clock %d (mode %d), want a second in [%d, %d]", i, v, m, lo, hi)
 		}
 	}
 }

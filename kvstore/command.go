@@ -411,7 +411,7 @@ func (c *Ctx) lookup(key []byte) (item, bool) {
 	d := &sh.dbs[c.DB]
 	var it item
 	var ok bool
-	if d.keys.clock != nil && !c.noTouch { // a lookup is an access (access.go)
+	if d.keys.acc != nil && !c.noTouch { // a lookup is an access (access.go)
 		var i int
 		if it, i, ok = d.getTouched(key, c.Now); ok {
 			c.touchedKeys.add(&d.keys, i)
@@ -511,7 +511,7 @@ func (c *Ctx) storeAt(key []byte, it item, kv string, keepTTL bool) {
 	}
 	it.ver = c.nextVer()
 	d.putOver(h, key, old, existed, it, kv)
-	if existed && d.keys.clock != nil && !c.noTouch {
+	if existed && d.keys.acc != nil && !c.noTouch {
 		c.touchStored(&d.keys, h, key)
 	}
 	c.modified(key)

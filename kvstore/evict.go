@@ -313,8 +313,8 @@ func (p *picker) randomKeyIn(id, db int) (Victim, int64, bool) {
 			if e := &t.ents[i]; e.meta != 0 {
 				key = e.keyOf()
 				it = d.view(key, e.slot())
-				if t.clock != nil {
-					clock, mode = atomic.LoadUint32(&t.clock[i]), t.acc.tracking()
+				if t.acc != nil {
+					clock, mode = atomic.LoadUint32(&e.clock), t.acc.tracking()
 				}
 				break
 			}

@@ -1,6 +1,7 @@
 package kvstore
 
 import (
+	"encoding/binary"
 	"unsafe"
 
 	"github.com/cespare/xxhash/v2"
@@ -12,10 +13,10 @@ import (
 // It is not a Go map because of cache misses. Once the keyspace outgrows the caches,
 // every access to a random key misses: in a map[string]slot a lookup misses on the
 // group's control word, on the slot that holds the key's header, and on the key's bytes,
-// three times before a SET can overwrite the slot. Here an entry holds a 32-bit tag of
+// three times before a SET can overwrite the slot. Here an entry holds a 24-bit tag of
 // the key's hash, the key itself when it is short (inlineKey bytes, which covers the keys
-// of redis-benchmark and memaslap), and the slot, in 48 bytes: a lookup of a short key
-// misses once. (Random SETs over 1M keys of 16 bytes, BenchmarkKeyTableSET1M against
+// of redis-benchmark and memaslap), the slot and the key's access clock, in 48 bytes: a
+// lookup of a short key misses once. (Random SETs over 1M keys of 16 bytes, BenchmarkKeyTableSET1M against
 // BenchmarkGoMapSET1M, three alternating runs: 182–210 ns against 382–437 ns per SET;
 // BenchmarkApplySET1MKeys measures the store around it.) Growing copies entries without
 // touching the keys: the tag holds the bits that place an entry.
@@ -26,11 +27,10 @@ import (
 // a Go map's, it must never leak into replicated state.
 type keyTable struct {
 	ents []kent
-	// clock is each entry's access clock, by its index in ents, while acc tracks
-	// accesses (an LRU or LFU maxmemory-policy, access.go); nil otherwise.
-	clock []uint32
-	acc   *accessClock
-	n     int // live entries
+	// acc is the store's access tracking (access.go), which every entry's clock counts
+	// in; nil for a table whose accesses nobody reads.
+	acc *accessClock
+	n   int // live entries
 	// frozen is the table as a snapshot being written needs it, while the table's
 	// entries array is still the one frozen shares (see frozenTable).
 	frozen *frozenTable
@@ -45,38 +45,75 @@ type kent struct {
 	// inlineKey, the key followed by the value.
 	str  string
 	meta uint64 // slot.meta; 0 marks a free entry (a live key always has a type)
-	tag  uint32 // the high half of the key's xxhash; its low bits are the home index
-	klen uint32
-	k    [inlineKey]byte // the key, when klen <= inlineKey
+	// hk holds the key's tag (tagOf: bits of its hash, the low ones its home index) in
+	// its low 24 bits, and in its high 8 the key's length when the entry holds the key
+	// itself, or longKey when str does.
+	hk uint32
+	// clock is the key's access clock (access.go). Readers update it under the shard's
+	// read lock, with atomics.
+	clock uint32
+	// k is the key, when it is inline; otherwise its first four bytes are the key's
+	// length, little-endian.
+	k [inlineKey]byte
 }
 
-func (e *kent) inline() bool { return e.klen <= inlineKey }
+const (
+	tagBits = 24
+	tagMask = 1<<tagBits - 1
+	longKey = 0xff // kent.hk's length byte for a key kept in str
+)
+
+// tagOf is the tag of a key of hash h: the high half of the hash, to 24 bits. (The low
+// bits pick the shard.) A table of more than 1<<24 entries would have more homes than
+// tags, which costs it probes, not correctness: 12 million keys in one shard's database.
+func tagOf(h uint64) uint32 { return uint32(h>>32) & tagMask }
+
+// newEntry is a free entry made ready for key, of hash h, without its slot.
+func newEntry[K ~string | ~[]byte](h uint64, key K) kent {
+	e := kent{hk: tagOf(h)}
+	if len(key) <= inlineKey {
+		e.hk |= uint32(len(key)) << tagBits
+		copy(e.k[:], key)
+	} else {
+		e.hk |= longKey << tagBits
+		binary.LittleEndian.PutUint32(e.k[:4], uint32(len(key)))
+	}
+	return e
+}
+
+func (e *kent) tag() uint32  { return e.hk & tagMask }
+func (e *kent) inline() bool { return e.hk>>tagBits != longKey }
+
+// klen is the length of the entry's key.
+func (e *kent) klen() int {
+	if n := e.hk >> tagBits; n != longKey {
+		return int(n)
+	}
+	return int(binary.LittleEndian.Uint32(e.k[:4]))
+}
 
 // keyOf is the entry's key as a string of its own: a copy for an inline key, a part of
 // str (which is immutable) for a long one.
 func (e *kent) keyOf() string {
 	if e.inline() {
-		return string(e.k[:e.klen])
+		return string(e.k[:e.klen()])
 	}
-	return e.str[:e.klen]
+	return e.str[:e.klen()]
 }
 
 func (e *kent) slot() slot {
 	if e.inline() {
 		return slot{str: e.str, meta: e.meta}
 	}
-	return slot{str: e.str[e.klen:], meta: e.meta}
+	return slot{str: e.str[e.klen():], meta: e.meta}
 }
 
 // keyIs reports whether the entry's key is key.
 func keyIs[K ~string | ~[]byte](e *kent, key K) bool {
-	if int(e.klen) != len(key) {
-		return false
+	if n := e.hk >> tagBits; n != longKey {
+		return int(n) == len(key) && string(e.k[:n]) == string(key)
 	}
-	if e.inline() {
-		return string(e.k[:e.klen]) == string(key)
-	}
-	return e.str[:e.klen] == string(key)
+	return e.klen() == len(key) && e.str[:len(key)] == string(key)
 }
 
 // hashKey is the key's xxhash, which picks its shard (low bits) and its place in the
@@ -95,14 +132,14 @@ func hashKey[K ~string | ~[]byte](key K) uint64 {
 // find returns the index of key's entry and true, or the free entry where it would go
 // and false. The table must have entries.
 func find[K ~string | ~[]byte](t *keyTable, h uint64, key K) (int, bool) {
-	tag := uint32(h >> 32)
+	tag := tagOf(h)
 	mask := uint32(len(t.ents) - 1)
 	for i := tag & mask; ; i = (i + 1) & mask {
 		e := &t.ents[i]
 		if e.meta == 0 {
 			return int(i), false
 		}
-		if e.tag == tag && keyIs(e, key) {
+		if e.hk&tagMask == tag && keyIs(e, key) {
 			return int(i), true
 		}
 	}
@@ -135,13 +172,10 @@ func tableSet[K ~string | ~[]byte](t *keyTable, key K, s slot) {
 func tableSetH[K ~string | ~[]byte](t *keyTable, h uint64, key K, s slot) {
 	i, ok := place(t, h, key, s.meta)
 	t.beforeChange(i)
-	t.written(i, ok)
 	e := &t.ents[i]
 	if !ok {
-		*e = kent{tag: uint32(h >> 32), klen: uint32(len(key))}
-		if e.inline() {
-			copy(e.k[:], key)
-		}
+		*e = newEntry(h, key)
+		t.written(e)
 	}
 	e.meta = s.meta
 	if e.inline() {
@@ -152,7 +186,7 @@ func tableSetH[K ~string | ~[]byte](t *keyTable, h uint64, key K, s slot) {
 	// already laid out so (tableSetJoinedH), or there is no value to add to the key the
 	// entry holds (a collection's slot changes on every write to it).
 	if ok && s.str == "" {
-		e.str = e.str[:e.klen]
+		e.str = e.str[:e.klen()]
 		return
 	}
 	e.str = string(key) + s.str
@@ -168,15 +202,19 @@ func tableSetJoinedH(t *keyTable, h uint64, kv string, klen int, meta uint64) {
 	}
 	i, existed := place(t, h, key, meta)
 	t.beforeChange(i)
-	t.written(i, existed)
-	t.ents[i] = kent{str: kv, meta: meta, tag: uint32(h >> 32), klen: uint32(klen)}
+	e := &t.ents[i]
+	if !existed {
+		*e = newEntry(h, key)
+		t.written(e)
+	}
+	e.str, e.meta = kv, meta
 }
 
-// written gives entry i, which the applier is about to store, a new key's first access
-// clock unless it existed (a store over a key is counted as an access by Ctx.storeAt).
-func (t *keyTable) written(i int, existed bool) {
-	if t.clock != nil && !existed {
-		t.clock[i] = freshClock(t.acc.tracking(), t.acc.writeNow)
+// written gives e, a new key's entry the applier is about to store, its first access
+// clock (a store over an existing key is counted as an access by Ctx.storeAt).
+func (t *keyTable) written(e *kent) {
+	if m := t.acc.tracking(); m != accessOff {
+		e.clock = freshClock(m, t.acc.writeNow)
 	}
 }
 
@@ -189,9 +227,6 @@ func place[K ~string | ~[]byte](t *keyTable, h uint64, key K, meta uint64) (int,
 	}
 	if len(t.ents) == 0 {
 		t.ents = make([]kent, 8)
-		if t.acc.tracking() != accessOff {
-			t.clock = make([]uint32, 8)
-		}
 	}
 	i, ok := find(t, h, key)
 	if ok {
@@ -218,13 +253,10 @@ func tableDelete[K ~string | ~[]byte](t *keyTable, key K) bool {
 	mask := len(t.ents) - 1
 	for j := (i + 1) & mask; t.ents[j].meta != 0; j = (j + 1) & mask {
 		// The entry at j may fill the gap at i unless its home lies cyclically in (i, j].
-		home := int(t.ents[j].tag) & mask
+		home := int(t.ents[j].tag()) & mask
 		if (j > i && (home <= i || home > j)) || (j < i && home <= i && home > j) {
 			t.beforeChange(i)
 			t.ents[i] = t.ents[j]
-			if t.clock != nil {
-				t.clock[i] = t.clock[j]
-			}
 			i = j
 		}
 	}
@@ -236,26 +268,20 @@ func tableDelete[K ~string | ~[]byte](t *keyTable, key K) bool {
 
 // grow doubles the table.
 func (t *keyTable) grow() {
-	old, oldClock := t.ents, t.clock
+	old := t.ents
 	t.ents = make([]kent, 2*len(old))
 	touchPages(t.ents)
-	if oldClock != nil {
-		t.clock = make([]uint32, len(t.ents))
-	}
 	mask := uint32(len(t.ents) - 1)
 	for k := range old {
 		e := &old[k]
 		if e.meta == 0 {
 			continue
 		}
-		i := e.tag & mask
+		i := e.tag() & mask
 		for t.ents[i].meta != 0 {
 			i = (i + 1) & mask
 		}
 		t.ents[i] = *e
-		if oldClock != nil {
-			t.clock[i] = oldClock[k]
-		}
 	}
 }
 

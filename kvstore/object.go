@@ -153,11 +153,6 @@ const errNoLFU = "ERR An LFU maxmemory policy is not selected, access frequency 
 // errLFUIdle is OBJECT IDLETIME's answer under an LFU policy.
 const errLFUIdle = "ERR An LFU maxmemory policy is selected, idle time not tracked. Please note that when switching between policies at runtime LRU and LFU data will take some time to adjust."
 
-// errNoIdleTime answers OBJECT IDLETIME under the policies that keep no access times
-// (access.go): Redis keeps a clock in every value under them too; nanokv keeps one only
-// for the LRU and LFU policies.
-const errNoIdleTime = "ERR OBJECT IDLETIME is tracked only under an LRU maxmemory-policy: nanokv keeps no access times under the others"
-
 func objectCmd(c *Ctx, args [][]byte) {
 	sub, msg := CheckSubcommand(args, "object", objectArity)
 	if msg != "" {
@@ -183,14 +178,11 @@ func objectCmd(c *Ctx, args [][]byte) {
 		_, n := it.encoding()
 		c.W.Int(n)
 	case "idletime":
-		switch mode {
-		case accessLRU:
-			c.W.Int(idleSeconds(v, c.Now))
-		case accessLFU:
+		if mode == accessLFU {
 			c.Error(errLFUIdle)
-		default:
-			c.Error(errNoIdleTime)
+			return
 		}
+		c.W.Int(idleSeconds(v, c.Now))
 	case "freq":
 		if mode != accessLFU {
 			c.Error(errNoLFU)

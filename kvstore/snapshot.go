@@ -230,9 +230,9 @@ func appendDB(buf []byte, cp *dbCopy, live map[string]collection) []byte {
 			switch e := &page[i]; {
 			case e.meta == 0:
 			case e.inline():
-				buf = appendEntryRecord(buf, e.k[:e.klen], e.slot(), cp, live)
+				buf = appendEntryRecord(buf, e.k[:e.klen()], e.slot(), cp, live)
 			default:
-				buf = appendEntryRecord(buf, e.str[:e.klen], e.slot(), cp, live)
+				buf = appendEntryRecord(buf, e.str[:e.klen()], e.slot(), cp, live)
 			}
 		}
 	}
@@ -456,8 +456,8 @@ func (s *Store) Restore(rd io.Reader) error {
 		s.shards[i].dbs = fresh.shards[i].dbs
 		for db := range s.shards[i].dbs {
 			t := &s.shards[i].dbs[db].keys
-			t.acc = s.acc // the fresh store's tracked nothing
-			t.startTracking(m, now)
+			t.acc = s.acc // not the throw-away store's
+			t.resetClocks(m, now)
 		}
 	}
 	s.applied, s.ver, s.idem = fresh.applied, fresh.ver, fresh.idem

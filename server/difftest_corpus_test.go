@@ -1159,7 +1159,7 @@ func (g *gen) fKeys() []item {
 }
 
 // objectArgs is OBJECT ENCODING or REFCOUNT of k, now and then another subcommand or a
-// malformed call. (IDLETIME differs by design: nanokv refuses it.)
+// malformed call. (IDLETIME counts seconds, which two servers need not agree on.)
 func (g *gen) objectArgs(k string) []string {
 	switch x := g.r.Intn(40); {
 	case x == 0:
