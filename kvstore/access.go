@@ -79,8 +79,17 @@ func (a *accessClock) tracking() accessMode {
 	return accessMode(a.mode.Load())
 }
 
-// The clocks' units, from unix ms: LRU seconds, and LFU minutes in 16 bits.
-func seconds(nowMS int64) uint32 { return uint32(nowMS / 1000) }
+// A clock's low 24 bits count in its mode's unit, from unix ms: LRU seconds, wrapping
+// as Redis's LRU clock does (every 194 days), or LFU minutes in 16 bits above an 8-bit
+// counter. Its top bit is memcached's fetched flag: the key was read since it was last
+// stored (mg's h, me's fetch).
+const (
+	clockBits    = 24
+	clockMask    = 1<<clockBits - 1 // Redis's LRU_CLOCK_MAX
+	clockFetched = 1 << 31
+)
+
+func seconds(nowMS int64) uint32 { return uint32(nowMS/1000) & clockMask }
 func minutes(nowMS int64) uint32 { return uint32(nowMS/60000) & 0xffff }
 
 // freshClock is a new key's clock under mode m at nowMS.
@@ -91,17 +100,34 @@ func freshClock(m accessMode, nowMS int64) uint32 {
 	return seconds(nowMS)
 }
 
-// touched is the clock v becomes at an access under mode m at nowMS.
+// touched is the clock v becomes at an access under mode m at nowMS; it keeps v's
+// fetched flag.
 func (a *accessClock) touched(m accessMode, v uint32, nowMS int64) uint32 {
 	if m == accessLFU {
-		return minutes(nowMS)<<8 | a.lfuLogIncr(a.lfuCounter(v, nowMS))
+		return minutes(nowMS)<<8 | a.lfuLogIncr(a.lfuCounter(v, nowMS)) | v&clockFetched
 	}
-	return seconds(nowMS)
+	return seconds(nowMS) | v&clockFetched
 }
 
-// idleSeconds is OBJECT IDLETIME of an LRU clock v at nowMS.
+// idleSeconds is OBJECT IDLETIME of an LRU clock v at nowMS (Redis's
+// estimateObjectIdleTime, wrap included).
 func idleSeconds(v uint32, nowMS int64) int64 {
-	return max(int64(seconds(nowMS))-int64(v), 0)
+	now, then := int64(seconds(nowMS)), int64(v&clockMask)
+	if now >= then {
+		return now - then
+	}
+	return now + clockMask - then
+}
+
+// lruClockIdle is the LRU clock of a key idle for idle seconds at nowMS, as RESTORE's
+// IDLETIME sets it: half the clock's range back when idle reaches past its start
+// (Redis's objectSetLRUOrLFU).
+func lruClockIdle(idle, nowMS int64) uint32 {
+	now := int64(seconds(nowMS))
+	if abs := now - idle; abs >= 0 {
+		return uint32(abs)
+	}
+	return uint32((now + clockMask/2) % clockMask)
 }
 
 // lfuCounter is OBJECT FREQ of an LFU clock v at nowMS: its counter less one for every
@@ -111,7 +137,7 @@ func (a *accessClock) lfuCounter(v uint32, nowMS int64) uint32 {
 	if decay == 0 {
 		return v & 0xff
 	}
-	ldt, counter := int64(v>>8), int64(v&0xff)
+	ldt, counter := int64(v>>8&0xffff), int64(v&0xff)
 	now := int64(minutes(nowMS))
 	elapsed := now - ldt
 	if now < ldt { // the 16-bit minute clock wrapped
@@ -203,6 +229,36 @@ func (t *keyTable) touch(i int, nowMS int64) {
 	}
 }
 
+// fetch sets entry i's fetched flag: a client read the key (a read command, a memcached
+// get or touch; not a write command's lookup, as memcached's add of an existing item
+// is no fetch). Readers call it under the shard's read lock, like touch.
+func (t *keyTable) fetch(i int) {
+	if t.acc == nil {
+		return
+	}
+	p := &t.ents[i].clock
+	if old := atomic.LoadUint32(p); old&clockFetched == 0 {
+		atomic.StoreUint32(p, old|clockFetched)
+	}
+}
+
+// fetchedKey reports key's fetched flag, and sets it when set is true (the applier's
+// side of fetch: a memcached touch, a counter changed in place).
+func (c *Ctx) fetchedKey(key []byte, set bool) bool {
+	t := &c.db(key).keys
+	if t.acc == nil || t.n == 0 {
+		return false
+	}
+	i, ok := find(t, hashKey(key), key)
+	if !ok {
+		return false
+	}
+	if set {
+		t.fetch(i)
+	}
+	return atomic.LoadUint32(&t.ents[i].clock)&clockFetched != 0
+}
+
 // touchKey records an access to key at nowMS, if the table tracks accesses and holds
 // it.
 func touchKey[K ~string | ~[]byte](t *keyTable, key K, nowMS int64) {
@@ -229,14 +285,21 @@ func (d *dbShard) getTouched(key []byte, nowMS int64) (item, int, bool) {
 	return d.view(string(key), t.ents[i].slot()), i, true
 }
 
-// touchStored records the access of a store over key's existing entry (whose hash is h)
-// unless the command's lookup of the key did already: a SET that overwrites a key
-// without looking it up accesses it, an APPEND that looked it up does not twice.
+// touchStored records a store over key's existing entry (whose hash is h): an access
+// unless the command's lookup of the key counted one already (a SET that overwrites a
+// key without looking it up accesses it, an APPEND that looked it up does not twice),
+// and the end of the fetched flag, which a read sets (memcached's: a stored item is
+// new). The applier calls it, holding the shard exclusively.
 func (c *Ctx) touchStored(t *keyTable, h uint64, key []byte) {
 	i, ok := find(t, h, key)
-	if ok && !c.touchedKeys.has(t, i) {
-		t.touch(i, c.Now)
+	if !ok {
+		return
 	}
+	e := &t.ents[i]
+	if !c.touchedKeys.has(t, i) {
+		e.clock = t.acc.touched(t.acc.tracking(), e.clock, c.Now)
+	}
+	e.clock &^= clockFetched
 }
 
 // touchedEntries remembers the last few entries a command's lookups touched: enough
@@ -288,7 +351,7 @@ func setAccessClock(t *keyTable, key []byte, idle bool, v int64) {
 	}
 	switch m, now := t.acc.tracking(), t.acc.writeNow; {
 	case m == accessLRU && idle:
-		t.ents[i].clock = uint32(max(int64(seconds(now))-v, 0))
+		t.ents[i].clock = lruClockIdle(v, now)
 	case m == accessLFU && !idle:
 		t.ents[i].clock = minutes(now)<<8 | uint32(v)
 	}

@@ -38,12 +38,12 @@ func TestAccessClocksStayWithTheirKeys(t *testing.T) {
 		case r < 5:
 			tableSet(&tb, key, slot{str: "v", meta: uint64(TypeString)})
 			if _, ok := model[key]; !ok { // a new key's clock (Ctx.storeAt counts the overwrite)
-				model[key] = uint32(now / 1000)
+				model[key] = seconds(now)
 			}
 		case r < 8:
 			if _, ok := model[key]; ok {
 				touchKey(&tb, key, now)
-				model[key] = uint32(now / 1000)
+				model[key] = seconds(now)
 			}
 		default:
 			if tableDelete(&tb, key) != (model[key] != 0) {
@@ -236,6 +236,86 @@ func TestAccessTrackingConcurrentReaders(t *testing.T) {
 		if m != accessLRU || v < lo || v > hi {
 			t.Fatalf("k%d: clock %d (mode %d), want a second in [%d, %d]", i, v, m, lo, hi)
 		}
+	}
+}
+
+// A memcached read sees, before it counts, the seconds since the key's last access and
+// whether it was read since it was last stored (mg's l and h, me's la and fetch): a
+// read sets the flag, a store clears it, a peek (mg u, me) leaves both.
+func TestMemcachedReadsSeeIdleAndFetched(t *testing.T) {
+	h := newHarness(t)
+	mcSet := func(value string) {
+		h.index++
+		data := AppendMCStore(nil, MCSet, []byte("k"), []byte(value), 0, 0, MCNoValue, MCNoValue)
+		var w tree // the proposing member's reply, which reads the item back: no access
+		if err := h.s.Apply(Entry{Index: h.index, Term: 1, Time: h.now, Data: data}, &w); err != nil {
+			t.Fatal(err)
+		}
+	}
+	read := func(access bool, wantIdle int64, wantFetched bool) {
+		t.Helper()
+		get := h.s.MCPeek
+		if access {
+			get = h.s.MCGet
+		}
+		it, ok := get([]byte("k"), h.now)
+		if !ok || it.Idle != wantIdle || it.Fetched != wantFetched {
+			t.Fatalf("read (access %v): %+v, want idle %d fetched %v", access, it, wantIdle, wantFetched)
+		}
+	}
+	mcSet("a")
+	h.now += 3000
+	read(false, 3, false) // a peek is no access
+	read(true, 3, false)  // the first read: never read before
+	read(true, 0, true)
+	h.now += 2000
+	mcSet("b") // a store over the key: an access, and a new item, never read
+	read(false, 0, false)
+	h.now += 4000
+	h.expect("b", "GET", "k") // a Redis read is a read too
+	read(false, 0, true)
+	h.do("APPEND", "k", "c") // looked up, then stored
+	read(false, 0, false)
+	// as memcached: an add that finds the item is no fetch; a counter changed in place
+	// (its digits fit) stays fetched, a longer one is a new item
+	apply := func(data []byte) {
+		h.index++
+		if err := h.s.Apply(Entry{Index: h.index, Term: 1, Time: h.now, Data: data}, &tree{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	mcSet("8")
+	apply(AppendMCStore(nil, MCAdd, []byte("k"), []byte("x"), 0, 0, MCNoValue, MCNoValue))
+	read(false, 0, false)
+	read(true, 0, false)
+	apply(AppendMCStore(nil, MCAdd, []byte("k"), []byte("x"), 0, 0, MCNoValue, MCNoValue))
+	read(false, 0, true)
+	apply(AppendMCIncr(nil, []byte("k"), false, 1, MCNoValue, MCNoValue, 0, MCNoValue)) // 9
+	read(false, 0, true)
+	apply(AppendMCIncr(nil, []byte("k"), false, 1, MCNoValue, MCNoValue, 0, MCNoValue)) // 10
+	read(false, 0, false)
+	// under an LFU policy the clock counts accesses, not seconds
+	h.s.SetEvictPolicy(EvictAllKeysLFU)
+	h.now += 5000
+	read(true, 0, false)
+	read(false, 0, true)
+}
+
+// The LRU clock wraps as Redis's does, every 2^24 seconds (194 days): a key idle across
+// the wrap is still as idle as it is, and RESTORE's IDLETIME past the clock's start
+// sets it half the clock's range back.
+func TestIdleTimeAcrossTheClockWrap(t *testing.T) {
+	wrap := int64(clockMask+1) * 1000 // the unix ms at which seconds() wraps to 0
+	h := newHarness(t)
+	h.now = wrap - 10_000
+	h.do("SET", "k", "v")
+	h.now = wrap + 5_000
+	h.expect(int64(14), "OBJECT", "IDLETIME", "k") // Redis counts the wrap's second too
+	if got := lruClockIdle(100, 50_000); got != uint32((50+clockMask/2)%clockMask) {
+		t.Fatalf("the clock of a key idle 100 s at 50 s past the clock's start: %d", got)
+	}
+	if got := idleSeconds(lruClockIdle(100, 500_000), 500_000); got != 100 {
+		t.Fatalf("idle 100 s at 500 s: %d", got)
 	}
 }
 

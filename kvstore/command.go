@@ -415,6 +415,9 @@ func (c *Ctx) lookup(key []byte) (item, bool) {
 		var i int
 		if it, i, ok = d.getTouched(key, c.Now); ok {
 			c.touchedKeys.add(&d.keys, i)
+			if !c.writing {
+				d.keys.fetch(i)
+			}
 		}
 	} else {
 		it, ok = d.get(key)

@@ -4,6 +4,7 @@ import (
 	"math"
 	"strconv"
 	"strings"
+	"sync/atomic"
 )
 
 // The memcached frontend's writes are kvstore commands like any other, so they replicate
@@ -201,7 +202,10 @@ func (c *Ctx) mcReply(code string, key []byte) {
 	}
 	c.W.Array(5)
 	c.W.Status(code)
+	outer := c.noTouch
+	c.noTouch = true // reading back what the command wrote is no access to the key
 	it, ok := c.mcLookup(key)
+	c.noTouch = outer
 	if !ok {
 		c.W.Null()
 		c.W.Int(0)
@@ -485,8 +489,14 @@ func mcIncrCmd(c *Ctx, args [][]byte) {
 	default:
 		cur -= delta
 	}
+	// memcached changes a counter in place when its digits fit the item, which stays
+	// fetched if it was; a longer one is a new item
+	inPlace := len(strconv.FormatUint(cur, 10)) <= len(it.str) && c.fetchedKey(key, false)
 	it.str = strconv.FormatUint(cur, 10)
 	c.store(key, it, true)
+	if inPlace {
+		c.fetchedKey(key, true)
+	}
 	c.notify(notifyString, "incrby", key)
 	c.mcTouchReply(MCOK, key, touch, hasTouch)
 }
@@ -535,6 +545,7 @@ func mcTouchCmd(c *Ctx, args [][]byte) {
 		c.mcStatus(MCNotFound)
 		return
 	}
+	c.fetchedKey(key, true) // a touch fetches the item, as memcached's
 	if mcDeadline(exptime, c.Now).expired {
 		// a touch that expires the item still found it: gat returns it one last time
 		c.mcReply(MCTouched, key)
@@ -587,6 +598,12 @@ type MCItem struct {
 	Flags    uint32
 	CAS      uint64
 	Deadline int64 // unix ms; 0: none
+	// Idle is the seconds since the key's last access before this read (mg's l, me's
+	// la); 0 under an LFU policy, which counts accesses instead of timing them.
+	Idle int64
+	// Fetched: the key was read since it was last stored, before this read (mg's h,
+	// me's fetch).
+	Fetched bool
 }
 
 // SecondsLeft is the item's remaining TTL in whole seconds (rounded up), −1 for none.
@@ -610,11 +627,15 @@ func (s *Store) mcGet(key []byte, now int64, access bool) (MCItem, bool) {
 	sh.mu.RLock()
 	defer sh.mu.RUnlock()
 	d := &sh.dbs[0]
-	sl, ok := tableGet(&d.keys, key)
-	if !ok || Type(sl.meta&metaTypeMask) != TypeString {
+	t := &d.keys
+	if t.n == 0 {
 		return MCItem{}, false
 	}
-	it := d.view(string(key), sl)
+	i, ok := find(t, hashKey(key), key)
+	if !ok || Type(t.ents[i].meta&metaTypeMask) != TypeString {
+		return MCItem{}, false
+	}
+	it := d.view(string(key), t.ents[i].slot())
 	out := MCItem{Value: it.str, Flags: it.flags, CAS: it.ver}
 	if it.hasTTL {
 		out.Deadline = d.ttl[string(key)]
@@ -622,8 +643,16 @@ func (s *Store) mcGet(key []byte, now int64, access bool) (MCItem, bool) {
 			return MCItem{}, false
 		}
 	}
-	if access {
-		touchKey(&d.keys, key, now)
+	if t.acc != nil {
+		clock := atomic.LoadUint32(&t.ents[i].clock)
+		out.Fetched = clock&clockFetched != 0
+		if t.acc.tracking() == accessLRU {
+			out.Idle = idleSeconds(clock, now)
+		}
+		if access {
+			t.touch(i, now)
+			t.fetch(i)
+		}
 	}
 	return out, true
 }
@@ -647,6 +676,12 @@ func (s *Store) MCEach(now int64, fn func(key string, it MCItem)) {
 			if it.hasTTL {
 				if out.Deadline = d.ttl[k]; out.Deadline <= now {
 					return true
+				}
+			}
+			if clock, m := clockOf(&d.keys, []byte(k)); m != accessOff {
+				out.Fetched = clock&clockFetched != 0
+				if m == accessLRU {
+					out.Idle = idleSeconds(clock, now)
 				}
 			}
 			fn(k, out)

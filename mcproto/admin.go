@@ -14,9 +14,9 @@ import (
 // lru_crawler, as memcached 1.6 answers it. Its use here is metadump, which tools such as
 // memcached-tool's dump use to list every item: nanokv lists the items memcached's get
 // would find (database 0's strings), with the sizes and slab classes memcached would give
-// them. What nanokv does not keep it reports as memcached does for an item never fetched:
-// la (last access) as 0 and fetch=no. The other subcommands are checked as memcached
-// checks them and answered OK: the leader deletes expired items actively (a crawl has
+// them, the unix second of each item's last access (la; the listing's time under an LFU
+// policy, which counts accesses instead) and whether it was read since stored (fetch).
+// The other subcommands are checked as memcached checks them and answered OK: the leader deletes expired items actively (a crawl has
 // nothing to reclaim).
 
 // slabClasses are memcached 1.6's default slab class sizes (-n 48, -f 1.25, 1 MiB pages):
@@ -145,7 +145,7 @@ func (c *conn) metadump(classes map[int]bool) {
 		}
 		c.out = append(c.out, "key="...)
 		c.out = uriEncode(c.out, key)
-		c.out = fmt.Appendf(c.out, " exp=%d la=0 cas=%d fetch=no cls=%d size=%d\n", exp, it.CAS, cls, size)
+		c.out = fmt.Appendf(c.out, " exp=%d la=%d cas=%d fetch=%s cls=%d size=%d\n", exp, now.Unix()-it.Idle, it.CAS, yesNo(it.Fetched), cls, size)
 	})
 	c.out = append(c.out, "END\r\n"...)
 }

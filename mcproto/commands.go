@@ -381,7 +381,8 @@ func (c *conn) render(p *pending, r *result) {
 	case pMetaGet:
 		it := metaItem{key: p.key}
 		if code == kvstore.MCTouched && r.hasVal {
-			it = metaItem{key: p.key, flags: r.flags, cas: r.cas, size: len(r.val), ttl: r.ttl, hit: true}
+			it = metaItem{key: p.key, flags: r.flags, cas: r.cas, size: len(r.val), ttl: r.ttl,
+				idle: p.meta.idle, fetched: p.meta.fetched, hit: true}
 		}
 		c.renderMetaGet(p.meta, &it, r.val)
 	case pMetaSet:

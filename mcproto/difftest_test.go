@@ -475,6 +475,8 @@ func (g *convGen) next() *convOp {
 		op.casMoves = true
 	case n < 68:
 		op.meta = true
+		// not h: memcached changes a counter in place, keeping the item's fetched flag,
+		// only while no reply still holds the item, which pipelining decides
 		fl := g.metaFlags(0.3, "v", "f", "t", "k", "c", "q", g.opaque())
 		if !g.padded[k] && g.chance(0.3) {
 			fl = append(fl, "s")

@@ -25,6 +25,11 @@ type Meta struct {
 	Initial     uint64 // J
 	Delta       uint64 // D
 	NoBump      bool   // u: the read is no access (no LRU bump)
+	History     bool   // h or l: the reply shows the item's access history
+	// idle and fetched are the history an mg with T read before its touch went through
+	// the log (l and h).
+	idle    int64
+	fetched bool
 }
 
 // maxOpaque is memcached's MFLAG_MAX_OPAQUE_LENGTH.
@@ -35,8 +40,8 @@ const maxOpaque = 32
 // the whole line was read. errLine is the reply for a refused line.
 //
 // Flags memcached has but nanokv does not implement (b: base64 keys; E: explicit CAS;
-// h, l: access history; I: invalidation and stale items; R: recache; N on mg: vivify
-// with win tokens) are refused as invalid rather than silently ignored.
+// I: invalidation and stale items; R: recache; N on mg: vivify with win tokens) are
+// refused as invalid rather than silently ignored.
 func ParseMeta(kind Kind, toks [][]byte) (m *Meta, errLine string) {
 	m = &Meta{Tokens: toks, Delta: 1}
 	var seen [128]bool
@@ -60,6 +65,8 @@ func ParseMeta(kind Kind, toks [][]byte) (m *Meta, errLine string) {
 			m.NoBump = true
 		case 'P', 'L', 'k', 's', 't', 'c', 'f':
 			// P, L: proxy hints, ignored as memcached does
+		case 'h', 'l':
+			m.History = true
 		case 'v':
 			m.Value = true
 		case 'q':
@@ -156,12 +163,14 @@ func metaErr(kind Kind, line string) string {
 
 // metaItem is what the return flags of a meta reply can show.
 type metaItem struct {
-	key   []byte
-	flags uint32
-	cas   uint64
-	size  int
-	ttl   int64
-	hit   bool
+	key     []byte
+	flags   uint32
+	cas     uint64
+	size    int
+	ttl     int64
+	idle    int64 // seconds since the last access before this one (l)
+	fetched bool  // read since stored, before this read (h)
+	hit     bool
 }
 
 // appendReturnFlags appends the flags the client asked back, in its order: on a hit every
@@ -189,6 +198,14 @@ func appendReturnFlags(dst []byte, m *Meta, it *metaItem, returns string) []byte
 			dst = strconv.AppendInt(dst, int64(it.size), 10)
 		case 't':
 			dst = strconv.AppendInt(dst, it.ttl, 10)
+		case 'h':
+			if it.fetched {
+				dst = append(dst, '1')
+			} else {
+				dst = append(dst, '0')
+			}
+		case 'l':
+			dst = strconv.AppendInt(dst, it.idle, 10)
 		}
 	}
 	return dst
@@ -205,7 +222,7 @@ func containsByte(s string, b byte) bool {
 
 // Return flags per command.
 const (
-	mgReturns = "Okcfst"
+	mgReturns = "Okcfsthl"
 	msReturns = "Okc"
 	mdReturns = "Ok"
 	maReturns = "Okct"
@@ -241,6 +258,11 @@ func (c *conn) handleMetaGet(toks [][]byte) {
 	if m.HasTTL {
 		// a get that touches is a write: it goes through the log
 		c.s.stats.cmdTouch.Add(1)
+		if m.History { // as the item is before the touch goes through the log (each member keeps its own)
+			if v, found := c.s.b.Store().MCPeek(key, c.clock.Now()); found {
+				m.idle, m.fetched = v.Idle, v.Fetched
+			}
+		}
 		c.write(kvstore.AppendMCTouch(c.batch, key, m.TTL), pending{kind: pMetaGet, key: key, meta: m.keep()}, false)
 		return
 	}
@@ -253,7 +275,8 @@ func (c *conn) handleMetaGet(toks [][]byte) {
 	it := metaItem{key: key}
 	if found {
 		c.s.stats.getHits.Add(1)
-		it = metaItem{key: key, flags: v.Flags, cas: v.CAS, size: len(v.Value), ttl: v.SecondsLeft(c.clock.Now()), hit: true}
+		it = metaItem{key: key, flags: v.Flags, cas: v.CAS, size: len(v.Value), ttl: v.SecondsLeft(c.clock.Now()),
+			idle: v.Idle, fetched: v.Fetched, hit: true}
 	} else {
 		c.s.stats.getMisses.Add(1)
 	}
@@ -430,8 +453,8 @@ func (c *conn) renderMetaArith(p *pending, r *result, code string) {
 }
 
 // handleMetaDebug is me: memcached's item debug line, which is no access to the item.
-// la (seconds since last access) is 0 and fetch is no: nanokv keeps access times only
-// under an LRU or LFU policy, and no fetched bit; cls is the slab class memcached 1.6
+// la is the seconds since its last access (0 under an LFU policy, which counts accesses
+// instead), fetch whether it was read since stored; cls is the slab class memcached 1.6
 // would store the item in.
 func (c *conn) handleMetaDebug(toks [][]byte) {
 	key := toks[1]
@@ -455,5 +478,13 @@ func (c *conn) handleMetaDebug(toks [][]byte) {
 	size := itemSize(len(key), it.Flags, len(it.Value))
 	c.out = append(c.out, "ME "...)
 	c.out = append(c.out, key...)
-	c.out = fmt.Appendf(c.out, " exp=%d la=0 cas=%d fetch=no cls=%d size=%d\r\n", exp, it.CAS, slabClass(size), size)
+	c.out = fmt.Appendf(c.out, " exp=%d la=%d cas=%d fetch=%s cls=%d size=%d\r\n", exp, it.Idle, it.CAS, yesNo(it.Fetched), slabClass(size), size)
+}
+
+// yesNo is how me and lru_crawler metadump show a flag.
+func yesNo(b bool) string {
+	if b {
+		return "yes"
+	}
+	return "no"
 }

@@ -255,7 +255,13 @@ var protoCases = []protoCase{
 	{"ma errors", "set j3 0 0 1\r\nz\r\nma j3\r\nma j3 Dx\r\nma j3 Jx\r\nma j3 MX\r\nma\r\nmn\r\n",
 		"STORED\r\nCLIENT_ERROR cannot increment or decrement non-numeric value\r\nCLIENT_ERROR invalid or duplicate flag\r\nCLIENT_ERROR invalid or duplicate flag\r\nCLIENT_ERROR invalid mode for ma M token\r\nERROR\r\nMN\r\n", false},
 	{"me", "me\r\nme l1\r\nms l1 2 T100\r\nhi\r\nmn\r\n", "CLIENT_ERROR bad command line format\r\nEN\r\nHD\r\nMN\r\n", false},
-	{"unsupported meta flags are refused", "mg m1 N30 v\r\nmd m1 I\r\nmg m1 h\r\nmn\r\n", "CLIENT_ERROR invalid flag\r\nCLIENT_ERROR invalid flag\r\nCLIENT_ERROR invalid flag\r\nMN\r\n", true},
+	{"unsupported meta flags are refused", "mg m1 N30 v\r\nmd m1 I\r\nmg m1 R30\r\nmn\r\n", "CLIENT_ERROR invalid flag\r\nCLIENT_ERROR invalid flag\r\nCLIENT_ERROR invalid flag\r\nMN\r\n", true},
+	// h: read since stored, before this read; a read without u sets it (so does a touch),
+	// a store starts a new item; ms, md and ma take h and l and show neither
+	{"mg h", "ms hh 1 h l\r\na\r\nmg hh h\r\nmg hh h u k\r\nmg hh h v\r\nms hh 1 MA\r\nb\r\nmg hh h\r\nms hh 1\r\nc\r\n" +
+		"touch hh 0\r\nmg hh h\r\nset hh 0 0 1\r\nd\r\ngat 0 hh\r\nmg hh h u\r\nma hh h l\r\nmd hh h l\r\nmg hh h l\r\nmn\r\n",
+		"HD\r\nHD h0\r\nHD h1 khh\r\nVA 1 h1\r\na\r\nHD\r\nHD h0\r\nHD\r\nTOUCHED\r\nHD h1\r\nSTORED\r\nVALUE hh 0 1\r\nd\r\nEND\r\nHD h1\r\n" +
+			"CLIENT_ERROR cannot increment or decrement non-numeric value\r\nHD\r\nEN\r\nMN\r\n", false},
 }
 
 // TestProtocolReplies runs every conversation against nanokv, and against memcached when
@@ -477,7 +483,7 @@ func (c *testConn) line() string {
 }
 
 // lru_crawler, stats sizes and detail, and shutdown, replied as memcached 1.6.18 replies
-// (la is 0 here: nanokv reports no access times; CAS values are nanokv's versions).
+// (CAS values are nanokv's versions).
 func TestAdminCommands(t *testing.T) {
 	for _, mode := range frontendModes {
 		t.Run(mode.name, func(t *testing.T) {
@@ -487,10 +493,23 @@ func TestAdminCommands(t *testing.T) {
 			c.send("gets big\r\n")
 			cas := strings.Fields(c.line())[4]
 			c.expect(strings.Repeat("y", 200) + "\r\nEND\r\n")
+			// metadump's la is the unix second of the last access (the gets), me's the
+			// seconds since; fetch: read since stored
+			start := time.Now().Unix()
 			c.send("lru_crawler metadump 6\r\nlru_crawler metadump 1\r\n")
-			c.expect("key=big exp=-1 la=0 cas=" + cas + " fetch=no cls=6 size=262\nEND\r\nEND\r\n")
+			var la int64
+			if _, err := fmt.Sscanf(c.line(), "key=big exp=-1 la=%d cas="+cas+" fetch=yes cls=6 size=262\n", &la); err != nil || la < start-2 || la > time.Now().Unix() {
+				t.Fatalf("metadump of an item just read: la=%d (%v), want about %d", la, err, start)
+			}
+			c.expect("END\r\nEND\r\n")
 			c.send("me big\r\n") // memcached 1.6.18: the same size and class
-			c.expect("ME big exp=-1 la=0 cas=" + cas + " fetch=no cls=6 size=262\r\n")
+			if l := c.line(); l != "ME big exp=-1 la=0 cas="+cas+" fetch=yes cls=6 size=262\r\n" && l != "ME big exp=-1 la=1 cas="+cas+" fetch=yes cls=6 size=262\r\n" {
+				t.Fatalf("me of an item just read: %q", l)
+			}
+			c.send("mg big l h u\r\n")
+			if l := c.line(); l != "HD l0 h1\r\n" && l != "HD l1 h1\r\n" {
+				t.Fatalf("mg l h of an item just read: %q", l)
+			}
 			for _, x := range []struct{ req, want string }{
 				{"lru_crawler metadump 99\r\n", "BADCLASS invalid class id\r\n"},
 				{"lru_crawler metadump all extra\r\n", "ERROR\r\n"},
