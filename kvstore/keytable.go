@@ -16,10 +16,11 @@ import (
 // three times before a SET can overwrite the slot. Here an entry holds a 24-bit tag of
 // the key's hash, the key itself when it is short (inlineKey bytes, which covers the keys
 // of redis-benchmark and memaslap), the slot and the key's access clock, in 48 bytes: a
-// lookup of a short key misses once. (Random SETs over 1M keys of 16 bytes, BenchmarkKeyTableSET1M against
-// BenchmarkGoMapSET1M, three alternating runs: 182–210 ns against 382–437 ns per SET;
-// BenchmarkApplySET1MKeys measures the store around it.) Growing copies entries without
-// touching the keys: the tag holds the bits that place an entry.
+// lookup of a short key misses once. (Random SETs over 1M keys of 16 bytes,
+// BenchmarkKeyTableSET1M against BenchmarkGoMapSET1M, three alternating runs: 182–210 ns
+// against 382–437 ns per SET; BenchmarkApplySET1MKeys measures the store around it.)
+// Growing copies entries without touching the keys: the tag holds the bits that place
+// an entry.
 //
 // A key longer than inlineKey is kept in front of its value, in one string.
 //
