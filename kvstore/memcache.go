@@ -491,10 +491,11 @@ func mcIncrCmd(c *Ctx, args [][]byte) {
 	}
 	// memcached changes a counter in place when its digits fit the item, which stays
 	// fetched if it was; a longer one is a new item
-	inPlace := len(strconv.FormatUint(cur, 10)) <= len(it.str) && c.fetchedKey(key, false)
-	it.str = strconv.FormatUint(cur, 10)
+	digits := strconv.FormatUint(cur, 10)
+	keepFetched := len(digits) <= len(it.str) && c.fetchedKey(key, false)
+	it.str = digits
 	c.store(key, it, true)
-	if inPlace {
+	if keepFetched {
 		c.fetchedKey(key, true)
 	}
 	c.notify(notifyString, "incrby", key)

@@ -16,8 +16,8 @@ import (
 // would find (database 0's strings), with the sizes and slab classes memcached would give
 // them, the unix second of each item's last access (la; the listing's time under an LFU
 // policy, which counts accesses instead) and whether it was read since stored (fetch).
-// The other subcommands are checked as memcached checks them and answered OK: the leader deletes expired items actively (a crawl has
-// nothing to reclaim).
+// The other subcommands are checked as memcached checks them and answered OK: the
+// leader deletes expired items actively (a crawl has nothing to reclaim).
 
 // slabClasses are memcached 1.6's default slab class sizes (-n 48, -f 1.25, 1 MiB pages):
 // what slabs_init computes, the last one the largest chunk.

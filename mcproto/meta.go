@@ -258,7 +258,9 @@ func (c *conn) handleMetaGet(toks [][]byte) {
 	if m.HasTTL {
 		// a get that touches is a write: it goes through the log
 		c.s.stats.cmdTouch.Add(1)
-		if m.History { // as the item is before the touch goes through the log (each member keeps its own)
+		// h and l show the item as it is before the touch goes through the log (from
+		// this member's clocks: each member keeps its own)
+		if m.History {
 			if v, found := c.s.b.Store().MCPeek(key, c.clock.Now()); found {
 				m.idle, m.fetched = v.Idle, v.Fetched
 			}
