@@ -265,6 +265,11 @@ func TestMemcachedReadsSeeIdleAndFetched(t *testing.T) {
 	}
 	mcSet("a")
 	h.now += 3000
+	h.s.MCEach(h.now, func(key string, it MCItem) { // lru_crawler metadump, stats items
+		if key != "k" || it.Idle != 3 || it.Fetched {
+			t.Fatalf("MCEach: %q %+v, want k idle 3 never fetched", key, it)
+		}
+	})
 	read(false, 3, false) // a peek is no access
 	read(true, 3, false)  // the first read: never read before
 	read(true, 0, true)

@@ -161,9 +161,10 @@ const (
 
 // classUsage is what the items of one slab class would take in memcached 1.6.
 type classUsage struct {
-	items     int // items:N:number
-	requested int // items:N:mem_requested: the items' own sizes
-	chunks    int // slabs N:used_chunks
+	items     int   // items:N:number
+	requested int   // items:N:mem_requested: the items' own sizes
+	chunks    int   // slabs N:used_chunks
+	age       int64 // items:N:age: the seconds since the access of its longest idle item
 }
 
 // slabUsage counts database 0's items by the slab class memcached would store each in
@@ -175,6 +176,7 @@ func (c *conn) slabUsage() []classUsage {
 		u := &use[slabClass(size)-1]
 		u.items++
 		u.requested += size
+		u.age = max(u.age, it.Idle)
 		if size <= slabChunkMax {
 			u.chunks++
 			return
@@ -192,7 +194,8 @@ func (c *conn) slabUsage() []classUsage {
 // statsItems answers "stats items" as memcached 1.6 does without its segmented LRU
 // (-o no_lru_maintainer): nanokv keeps no LRU, so there are no hot, warm or cold
 // counts, and nothing is evicted or reclaimed in place (the leader deletes expired
-// items; the general "reclaimed" counts them). Nor does it keep access times: age is 0.
+// items; the general "reclaimed" counts them). age is that of the class's longest idle
+// item, as the tail of memcached's LRU (0 under an LFU policy, which times no access).
 func (c *conn) statsItems(stat func(string, any)) {
 	for i, u := range c.slabUsage() {
 		if u.items == 0 {
@@ -200,7 +203,7 @@ func (c *conn) statsItems(stat func(string, any)) {
 		}
 		p := "items:" + strconv.Itoa(i+1) + ":"
 		stat(p+"number", u.items)
-		stat(p+"age", 0)
+		stat(p+"age", u.age)
 		stat(p+"mem_requested", u.requested)
 		for _, zero := range []string{"evicted", "evicted_nonzero", "evicted_time", "outofmemory",
 			"tailrepairs", "reclaimed", "expired_unfetched", "evicted_unfetched", "crawler_reclaimed",
