@@ -244,8 +244,10 @@ func (t *keyTable) fetch(i int) {
 
 // fetchedKey reports key's fetched flag, and sets it when set is true (the applier's
 // side of fetch: a memcached touch, a counter changed in place).
-func (c *Ctx) fetchedKey(key []byte, set bool) bool {
-	t := &c.db(key).keys
+func (c *Ctx) fetchedKey(key []byte, set bool) bool { return fetchedIn(&c.db(key).keys, key, set) }
+
+// fetchedIn is fetchedKey in table t.
+func fetchedIn(t *keyTable, key []byte, set bool) bool {
 	if t.acc == nil || t.n == 0 {
 		return false
 	}

@@ -306,6 +306,28 @@ func TestMemcachedReadsSeeIdleAndFetched(t *testing.T) {
 	read(false, 0, true)
 }
 
+// memcached's expired_unfetched and evicted_unfetched: of the keys that expire or are
+// evicted, those never read since they were stored.
+func TestUnfetchedExpiriesAndEvictions(t *testing.T) {
+	h := newHarness(t)
+	for _, k := range []string{"read", "stored-since", "unread", "victim-read", "victim-unread"} {
+		h.do("SET", k, "v", "PX", "1000")
+	}
+	h.expect("v", "GET", "read")
+	h.expect("v", "GET", "victim-read")
+	h.expect("v", "GET", "stored-since")
+	h.do("SET", "stored-since", "w", "KEEPTTL") // a store: unread again
+	victims := []Victim{{Key: "victim-read", Ver: h.rawItem("victim-read").ver}, {Key: "victim-unread", Ver: h.rawItem("victim-unread").ver}}
+	if got := h.applyData(AppendEvict(nil, victims)); got != int64(2) {
+		t.Fatalf("evicted %v, want 2", got)
+	}
+	h.now += 2000
+	h.applyData(AppendExpire(nil, 0, []string{"read", "stored-since", "unread"}))
+	if exp, ev := h.s.UnfetchedCounts(); exp != 2 || ev != 1 || h.s.ExpiredCount() != 3 || h.s.EvictedCount() != 2 {
+		t.Fatalf("unfetched: %d of %d expired, %d of %d evicted; want 2 of 3 and 1 of 2", exp, h.s.ExpiredCount(), ev, h.s.EvictedCount())
+	}
+}
+
 // The LRU clock wraps as Redis's does, every 2^24 seconds (194 days): a key idle across
 // the wrap is still as idle as it is, and RESTORE's IDLETIME past the clock's start
 // sets it half the clock's range back.

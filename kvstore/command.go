@@ -461,6 +461,9 @@ func (c *Ctx) lookupPublishing(key []byte, miss bool) (item, bool) {
 
 // expire deletes key, whose deadline has passed at the entry's time.
 func (c *Ctx) expire(d *dbShard, key []byte) {
+	if !fetchedIn(&d.keys, key, false) {
+		c.s.stats.ExpiredUnfetched.Add(1)
+	}
 	c.removeKey(d, key)
 	c.s.stats.ExpiredKeys.Add(1)
 	c.notify(notifyExpired, "expired", key)

@@ -98,6 +98,9 @@ func (s *Store) applyEvict(c *Ctx, d *decoder) {
 		sh.mu.Lock()
 		s.beforeWrite(id)
 		if it, ok := c.lookup(key); ok && it.ver == ver {
+			if !fetchedIn(&sh.dbs[db].keys, key, false) {
+				s.stats.EvictedUnfetched.Add(1)
+			}
 			c.removeKey(&sh.dbs[db], key)
 			s.stats.EvictedKeys.Add(1)
 			c.notify(notifyEvicted, "evicted", key)

@@ -179,10 +179,21 @@ type Store struct {
 type Stats struct {
 	ExpiredKeys atomic.Uint64
 	EvictedKeys atomic.Uint64
+	// ExpiredUnfetched and EvictedUnfetched count the expired and evicted keys that were
+	// never read since they were stored (memcached's expired_unfetched and
+	// evicted_unfetched; the fetched flag is each member's own, access.go).
+	ExpiredUnfetched atomic.Uint64
+	EvictedUnfetched atomic.Uint64
 }
 
 // ExpiredCount is the number of keys deleted because their TTL passed.
 func (s *Store) ExpiredCount() uint64 { return s.stats.ExpiredKeys.Load() }
+
+// UnfetchedCounts are how many of the expired and of the evicted keys were never read
+// since they were stored.
+func (s *Store) UnfetchedCounts() (expired, evicted uint64) {
+	return s.stats.ExpiredUnfetched.Load(), s.stats.EvictedUnfetched.Load()
+}
 
 // KeyspaceHits returns how many lookups of this member's reads found their key, and how
 // many did not (INFO keyspace_hits, keyspace_misses).

@@ -475,6 +475,9 @@ func (c *conn) handleStats(args [][]byte) {
 		stat("bytes", heapObjectBytes())
 		stat("curr_items", s.b.Store().MCItemCount())
 		stat("total_items", st.totalItems.Load())
+		expiredUnfetched, evictedUnfetched := s.b.Store().UnfetchedCounts()
+		stat("expired_unfetched", expiredUnfetched)
+		stat("evicted_unfetched", evictedUnfetched)
 		stat("evictions", s.b.Store().EvictedCount())
 		stat("reclaimed", s.b.Store().ExpiredCount())
 	case "settings":
