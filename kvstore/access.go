@@ -287,16 +287,12 @@ func (d *dbShard) getTouched(key []byte, nowMS int64) (item, int, bool) {
 	return d.view(string(key), t.ents[i].slot()), i, true
 }
 
-// touchStored records a store over key's existing entry (whose hash is h): an access
+// touchStored records a store over an existing key, whose entry is t.ents[i]: an access
 // unless the command's lookup of the key counted one already (a SET that overwrites a
 // key without looking it up accesses it, an APPEND that looked it up does not twice),
 // and the end of the fetched flag, which a read sets (memcached's: a stored item is
 // new). The applier calls it, holding the shard exclusively.
-func (c *Ctx) touchStored(t *keyTable, h uint64, key []byte) {
-	i, ok := find(t, h, key)
-	if !ok {
-		return
-	}
+func (c *Ctx) touchStored(t *keyTable, i int) {
 	e := &t.ents[i]
 	if !c.touchedKeys.has(t, i) {
 		e.clock = t.acc.touched(t.acc.tracking(), e.clock, c.Now)

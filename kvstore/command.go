@@ -516,9 +516,9 @@ func (c *Ctx) storeAt(key []byte, it item, kv string, keepTTL bool) {
 		}
 	}
 	it.ver = c.nextVer()
-	d.putOver(h, key, old, existed, it, kv)
+	i := d.putOver(h, key, old, existed, it, kv)
 	if existed && d.keys.acc != nil && !c.noTouch {
-		c.touchStored(&d.keys, h, key)
+		c.touchStored(&d.keys, i)
 	}
 	c.modified(key)
 	if !existed {

@@ -79,8 +79,9 @@ func (d *dbShard) put(key []byte, it item) {
 
 // putOver is put for a caller that has already hashed key (h) and looked up its slot
 // (old, existed). kv is "" or, for a string, the key followed by it.str in one string,
-// which the table then keeps as it is when the key is too long to sit in its entry.
-func (d *dbShard) putOver(h uint64, key []byte, old slot, existed bool, it item, kv string) {
+// which the table then keeps as it is when the key is too long to sit in its entry. It
+// returns the index of the key's table entry.
+func (d *dbShard) putOver(h uint64, key []byte, old slot, existed bool, it item, kv string) int {
 	if existed {
 		if Type(old.meta&metaTypeMask) != TypeString && it.typ == TypeString {
 			delete(d.colls, string(key))
@@ -105,10 +106,9 @@ func (d *dbShard) putOver(h uint64, key []byte, old slot, existed bool, it item,
 		d.flags[string(key)] = it.flags
 	}
 	if kv != "" {
-		tableSetJoinedH(&d.keys, h, kv, len(key), packSlot(it).meta)
-		return
+		return tableSetJoinedH(&d.keys, h, kv, len(key), packSlot(it).meta)
 	}
-	tableSetH(&d.keys, h, key, packSlot(it))
+	return tableSetH(&d.keys, h, key, packSlot(it))
 }
 
 // remove deletes key and everything the side maps hold for it.

@@ -169,8 +169,9 @@ func tableSet[K ~string | ~[]byte](t *keyTable, key K, s slot) {
 	tableSetH(t, hashKey(key), key, s)
 }
 
-// tableSetH is tableSet for a caller that has hashed the key already.
-func tableSetH[K ~string | ~[]byte](t *keyTable, h uint64, key K, s slot) {
+// tableSetH is tableSet for a caller that has hashed the key already; it returns the
+// index of the key's entry.
+func tableSetH[K ~string | ~[]byte](t *keyTable, h uint64, key K, s slot) int {
 	i, ok := place(t, h, key, s.meta)
 	t.beforeChange(i)
 	e := &t.ents[i]
@@ -181,25 +182,25 @@ func tableSetH[K ~string | ~[]byte](t *keyTable, h uint64, key K, s slot) {
 	e.meta = s.meta
 	if e.inline() {
 		e.str = s.str
-		return
+		return i
 	}
 	// The key goes in front of the value: one string, allocated here unless it is
 	// already laid out so (tableSetJoinedH), or there is no value to add to the key the
 	// entry holds (a collection's slot changes on every write to it).
 	if ok && s.str == "" {
 		e.str = e.str[:e.klen()]
-		return
+		return i
 	}
 	e.str = string(key) + s.str
+	return i
 }
 
 // tableSetJoinedH stores the value kv[klen:] at the key kv[:klen] (whose hash is h),
-// keeping kv itself for a long key.
-func tableSetJoinedH(t *keyTable, h uint64, kv string, klen int, meta uint64) {
+// keeping kv itself for a long key; it returns the index of the key's entry.
+func tableSetJoinedH(t *keyTable, h uint64, kv string, klen int, meta uint64) int {
 	key := kv[:klen]
 	if klen <= inlineKey {
-		tableSetH(t, h, key, slot{str: kv[klen:], meta: meta})
-		return
+		return tableSetH(t, h, key, slot{str: kv[klen:], meta: meta})
 	}
 	i, existed := place(t, h, key, meta)
 	t.beforeChange(i)
@@ -209,6 +210,7 @@ func tableSetJoinedH(t *keyTable, h uint64, kv string, klen int, meta uint64) {
 		t.written(e)
 	}
 	e.str, e.meta = kv, meta
+	return i
 }
 
 // written gives e, a new key's entry the applier is about to store, its first access
