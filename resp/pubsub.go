@@ -63,32 +63,49 @@ type hub struct {
 
 // Publish queues message for every subscriber of channel (SPUBLISH: of the shard
 // channel), then for every subscriber of a pattern that matches it, as Redis does; it
-// returns how many deliveries it queued.
+// returns how many deliveries it queued. A subscriber whose client has closed the
+// connection is passed over (see present).
 func (h *hub) Publish(shard bool, channel, message []byte) int {
 	h.mu.RLock()
 	defer h.mu.RUnlock()
 	if shard {
+		n := 0
 		for c := range h.subs[kindShard][string(channel)] {
-			c.sub.deliver("smessage", "", channel, message)
+			if present(c) {
+				c.sub.deliver("smessage", "", channel, message)
+				n++
+			}
 		}
-		return len(h.subs[kindShard][string(channel)])
+		return n
 	}
 	n := 0
 	for c := range h.subs[kindChannel][string(channel)] {
-		c.sub.deliver("message", "", channel, message)
-		n++
+		if present(c) {
+			c.sub.deliver("message", "", channel, message)
+			n++
+		}
 	}
 	for pat, cs := range h.subs[kindPattern] {
 		if !kvstore.Glob([]byte(pat), channel) {
 			continue
 		}
 		for c := range cs {
-			c.sub.deliver("pmessage", pat, channel, message)
-			n++
+			if present(c) {
+				c.sub.deliver("pmessage", pat, channel, message)
+				n++
+			}
 		}
 	}
 	return n
 }
+
+// present reports whether a subscriber's client is still there. A connection leaves
+// the hub when its goroutine reads the client's end of file, which may come after a
+// request another client sent later: PUBSUB NUMSUB right after a subscriber closed its
+// connection counted it about half the time, where Redis, which handles its sockets'
+// events in the order they came, never does. So the hub looks at the socket itself
+// (peerGone) before it counts a subscriber.
+func present(c *conn) bool { return !c.peerGone() }
 
 func (h *hub) add(k kind, name string, c *conn) {
 	h.mu.Lock()
@@ -115,19 +132,28 @@ func (h *hub) remove(k kind, name string, c *conn) {
 	}
 }
 
-// names lists the channels (or patterns) of kind k with a subscriber, matching pattern
-// (nil: all).
+// names lists the channels (or patterns) of kind k with a subscriber still present,
+// matching pattern (nil: all).
 func (h *hub) names(k kind, pattern []byte) []string {
 	h.mu.RLock()
 	defer h.mu.RUnlock()
 	var out []string
-	for name := range h.subs[k] {
-		if pattern == nil || kvstore.Glob(pattern, []byte(name)) {
+	for name, cs := range h.subs[k] {
+		if (pattern == nil || kvstore.Glob(pattern, []byte(name))) && anyPresent(cs) {
 			out = append(out, name)
 		}
 	}
 	sort.Strings(out)
 	return out
+}
+
+func anyPresent(cs map[*conn]struct{}) bool {
+	for c := range cs {
+		if present(c) {
+			return true
+		}
+	}
+	return false
 }
 
 // subscribedAgainst returns, once each, the connections for which who holds that are
@@ -153,7 +179,13 @@ func (h *hub) subscribedAgainst(who func(*conn) bool, allowed func(name string, 
 func (h *hub) count(k kind, name string) int {
 	h.mu.RLock()
 	defer h.mu.RUnlock()
-	return len(h.subs[k][name])
+	n := 0
+	for c := range h.subs[k][name] {
+		if present(c) {
+			n++
+		}
+	}
+	return n
 }
 
 // subscriber is a connection's pub/sub state: its subscriptions (its goroutine's) and
