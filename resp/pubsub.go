@@ -63,37 +63,30 @@ type hub struct {
 
 // Publish queues message for every subscriber of channel (SPUBLISH: of the shard
 // channel), then for every subscriber of a pattern that matches it, as Redis does; it
-// returns how many deliveries it queued. A subscriber whose client has closed the
-// connection is passed over (see present).
+// returns how many deliveries it queued. It does not look at the subscribers' sockets
+// as the counts below do (present): a look costs a system call, and with ten
+// subscribers PUBLISH -P 16 went from 47-51k to 30-32k requests a second.
 func (h *hub) Publish(shard bool, channel, message []byte) int {
 	h.mu.RLock()
 	defer h.mu.RUnlock()
 	if shard {
-		n := 0
 		for c := range h.subs[kindShard][string(channel)] {
-			if present(c) {
-				c.sub.deliver("smessage", "", channel, message)
-				n++
-			}
+			c.sub.deliver("smessage", "", channel, message)
 		}
-		return n
+		return len(h.subs[kindShard][string(channel)])
 	}
 	n := 0
 	for c := range h.subs[kindChannel][string(channel)] {
-		if present(c) {
-			c.sub.deliver("message", "", channel, message)
-			n++
-		}
+		c.sub.deliver("message", "", channel, message)
+		n++
 	}
 	for pat, cs := range h.subs[kindPattern] {
 		if !kvstore.Glob([]byte(pat), channel) {
 			continue
 		}
 		for c := range cs {
-			if present(c) {
-				c.sub.deliver("pmessage", pat, channel, message)
-				n++
-			}
+			c.sub.deliver("pmessage", pat, channel, message)
+			n++
 		}
 	}
 	return n
@@ -103,8 +96,8 @@ func (h *hub) Publish(shard bool, channel, message []byte) int {
 // the hub when its goroutine reads the client's end of file, which may come after a
 // request another client sent later: PUBSUB NUMSUB right after a subscriber closed its
 // connection counted it about half the time, where Redis, which handles its sockets'
-// events in the order they came, never does. So the hub looks at the socket itself
-// (peerGone) before it counts a subscriber.
+// events in the order they came, never does. So PUBSUB's counts look at the socket
+// itself (peerGone) before they count a subscriber.
 func present(c *conn) bool { return !c.peerGone() }
 
 func (h *hub) add(k kind, name string, c *conn) {
