@@ -119,6 +119,29 @@ func idleSeconds(v uint32, nowMS int64) int64 {
 	return now + clockMask - then
 }
 
+// lfuIdleSeconds is how long ago, in seconds, a key with LFU clock v was last accessed
+// at nowMS, to the minute: the clock keeps the minute of the last access (Redis's
+// ldt, which every access sets) beside the counter. memcached's la and mg l under an LFU
+// policy; Redis answers OBJECT IDLETIME there with an error instead.
+func lfuIdleSeconds(v uint32, nowMS int64) int64 {
+	ldt, now := int64(v>>8&0xffff), int64(minutes(nowMS))
+	if now < ldt { // the 16-bit minute clock wrapped
+		return (0xffff - ldt + now) * 60
+	}
+	return (now - ldt) * 60
+}
+
+// idleIn is the seconds since the last access of a key with clock v under mode m.
+func idleIn(m accessMode, v uint32, nowMS int64) int64 {
+	switch m {
+	case accessLRU:
+		return idleSeconds(v, nowMS)
+	case accessLFU:
+		return lfuIdleSeconds(v, nowMS)
+	}
+	return 0
+}
+
 // lruClockIdle is the LRU clock of a key idle for idle seconds at nowMS, as RESTORE's
 // IDLETIME sets it: half the clock's range back when idle reaches past its start
 // (Redis's objectSetLRUOrLFU).

@@ -299,10 +299,22 @@ func TestMemcachedReadsSeeIdleAndFetched(t *testing.T) {
 	read(false, 0, true)
 	apply(AppendMCIncr(nil, []byte("k"), false, 1, MCNoValue, MCNoValue, 0, MCNoValue)) // 10
 	read(false, 0, false)
-	// under an LFU policy the clock counts accesses, not seconds
+	// under an LFU policy the clock keeps the minute of the last access: idle to the
+	// minute (the switch of policy starts every clock anew, at the wall clock's minute:
+	// the store sets the key's at the harness's)
 	h.s.SetEvictPolicy(EvictAllKeysLFU)
 	h.now += 5000
+	mcSet("c")
 	read(true, 0, false)
+	read(false, 0, true)
+	h.now += 3*60_000 + 5000
+	read(false, 180, true)
+	h.s.MCEach(h.now, func(key string, it MCItem) {
+		if it.Idle != 180 || !it.Fetched {
+			t.Fatalf("MCEach under LFU: %q %+v, want idle 180 fetched", key, it)
+		}
+	})
+	read(true, 180, true)
 	read(false, 0, true)
 }
 

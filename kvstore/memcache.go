@@ -647,9 +647,7 @@ func (s *Store) mcGet(key []byte, now int64, access bool) (MCItem, bool) {
 	if t.acc != nil {
 		clock := atomic.LoadUint32(&t.ents[i].clock)
 		out.Fetched = clock&clockFetched != 0
-		if t.acc.tracking() == accessLRU {
-			out.Idle = idleSeconds(clock, now)
-		}
+		out.Idle = idleIn(t.acc.tracking(), clock, now)
 		if access {
 			t.touch(i, now)
 			t.fetch(i)
@@ -681,9 +679,7 @@ func (s *Store) MCEach(now int64, fn func(key string, it MCItem)) {
 			}
 			if clock, m := clockOf(&d.keys, []byte(k)); m != accessOff {
 				out.Fetched = clock&clockFetched != 0
-				if m == accessLRU {
-					out.Idle = idleSeconds(clock, now)
-				}
+				out.Idle = idleIn(m, clock, now)
 			}
 			fn(k, out)
 			return true
