@@ -281,6 +281,14 @@ func TestMemcachedReadsSeeIdleAndFetched(t *testing.T) {
 	read(false, 0, true)
 	h.do("APPEND", "k", "c") // looked up, then stored
 	read(false, 0, false)
+	h.applied("GET", "k") // a read on the applier: in MULTI, in a script
+	read(false, 0, true)
+	h.do("APPEND", "k", "d")
+	h.expect(int64(1), "EVAL", "return redis.call('strlen', KEYS[1]) > 0 and 1 or 0", "1", "k")
+	read(false, 0, true)
+	h.do("APPEND", "k", "e")
+	h.do("COPY", "k", "k2") // its source is looked up as a read
+	read(false, 0, true)
 	// as memcached: an add that finds the item is no fetch; a counter changed in place
 	// (its digits fit) stays fetched, a longer one is a new item
 	apply := func(data []byte) {
@@ -310,7 +318,7 @@ func TestMemcachedReadsSeeIdleAndFetched(t *testing.T) {
 	h.now += 3*60_000 + 5000
 	read(false, 180, true)
 	h.s.MCEach(h.now, func(key string, it MCItem) {
-		if it.Idle != 180 || !it.Fetched {
+		if key == "k" && (it.Idle != 180 || !it.Fetched) {
 			t.Fatalf("MCEach under LFU: %q %+v, want idle 180 fetched", key, it)
 		}
 	})

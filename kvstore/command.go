@@ -415,7 +415,7 @@ func (c *Ctx) lookup(key []byte) (item, bool) {
 		var i int
 		if it, i, ok = d.getTouched(key, c.Now); ok {
 			c.touchedKeys.add(&d.keys, i)
-			if !c.writing {
+			if !c.writing || c.readCmd { // a read, on the applier too (MULTI, scripts)
 				d.keys.fetch(i)
 			}
 		}
