@@ -910,6 +910,7 @@ func execCommand(c *conn, _ [][]byte) {
 	if len(others) > 0 {
 		c.B = append(c.B[:start], spliceReplies(c.B[start:], others)...)
 	}
+	c.addLaterSubs()
 	for _, d := range logged {
 		c.s.acl.record(d.reason, "multi", d.object, c.userName(), c.describe("exec"))
 	}

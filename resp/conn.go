@@ -77,6 +77,8 @@ type conn struct {
 	// execing: EXEC is running a queued connection command, which must not block; it is
 	// how many commands the transaction has (CLIENT LIST's multi=)
 	execing int
+	// laterSubs: the subscriptions EXEC's commands made, for the hub after its reply
+	laterSubs []laterSub
 	// monitoring: the connection sent MONITOR (monitor.go)
 	monitoring bool
 	queued     []kvstore.TxCommand

@@ -24,10 +24,10 @@ const pubsubOutLimit = 32 << 20
 
 func init() {
 	add := func(name string, arity int, summary string, run func(*conn, [][]byte)) {
-		// (un)subscribing inside MULTI is refused: Redis would change the connection's
-		// context in the middle of EXEC's reply
-		connCommands[name] = &connSpec{Spec: kvstore.Spec{Name: name, Arity: arity, Group: "pubsub", Since: "2.0.0", Summary: summary, Flags: kvstore.FlagConn | kvstore.FlagPubSub}, run: run,
-			noMulti: name != "pubsub"}
+		// (un)subscribing inside MULTI is queued, as in Redis: EXEC runs it once the
+		// transaction is applied, and its confirmation takes its place in EXEC's reply
+		// (subscribeCommand)
+		connCommands[name] = &connSpec{Spec: kvstore.Spec{Name: name, Arity: arity, Group: "pubsub", Since: "2.0.0", Summary: summary, Flags: kvstore.FlagConn | kvstore.FlagPubSub}, run: run}
 	}
 	add("subscribe", -2, "Listen for messages published to the given channels", subscribeCommand(kindChannel))
 	add("psubscribe", -2, "Listen for messages published to channels matching the given patterns", subscribeCommand(kindPattern))
@@ -340,6 +340,12 @@ func (s *subscriber) replyCount(k kind) int {
 
 func subscribeCommand(k kind) func(c *conn, args [][]byte) {
 	return func(c *conn, args [][]byte) {
+		if k == kindShard && c.execing > 0 {
+			// Redis lets a transaction subscribe to channels and patterns, not to
+			// shard channels (a client in EXEC must not block)
+			c.Error("ERR SSUBSCRIBE isn't allowed for a DENY BLOCKING client")
+			return
+		}
 		c.startSub()
 		for _, a := range args[1:] {
 			name := string(a)
@@ -352,13 +358,39 @@ func subscribeCommand(k kind) func(c *conn, args [][]byte) {
 			c.BulkString(subscribeWord[k])
 			c.Bulk(a)
 			c.Int(int64(c.sub.replyCount(k)))
-			if fresh {
+			switch {
+			case fresh && c.execing > 0:
+				// EXEC's reply, which holds the confirmation, is still being put
+				// together: the hub hears of the subscription once it is queued
+				c.laterSubs = append(c.laterSubs, laterSub{k, name})
+			case fresh:
 				// the confirmation is queued before the first message can be
 				c.flushOut()
 				c.s.ps.add(k, name, c)
 			}
 		}
 	}
+}
+
+// laterSub is a subscription made inside EXEC, which the hub hears of after EXEC's reply.
+type laterSub struct {
+	k    kind
+	name string
+}
+
+// addLaterSubs queues EXEC's reply, and then tells the hub of the subscriptions the
+// transaction made and did not leave again.
+func (c *conn) addLaterSubs() {
+	if len(c.laterSubs) == 0 {
+		return
+	}
+	c.flushOut()
+	for _, l := range c.laterSubs {
+		if containsName(c.sub.names[l.k], l.name) {
+			c.s.ps.add(l.k, l.name, c)
+		}
+	}
+	c.laterSubs = nil
 }
 
 func unsubscribeCommand(k kind) func(c *conn, args [][]byte) {
@@ -372,11 +404,16 @@ func unsubscribeCommand(k kind) func(c *conn, args [][]byte) {
 			names = append(names, c.sub.names[k]...)
 		}
 		if len(names) == 0 {
-			// nothing to leave: one reply with a null name
+			// nothing to leave: one reply with a null name, and the count of what the
+			// connection still holds (an UNSUBSCRIBE leaves the patterns)
+			n := 0
+			if c.sub != nil {
+				n = c.sub.replyCount(k)
+			}
 			c.Push(3)
 			c.BulkString(unsubscribeWord[k])
 			c.Null()
-			c.Int(0)
+			c.Int(int64(n))
 			return
 		}
 		for _, name := range names {

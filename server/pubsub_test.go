@@ -123,6 +123,57 @@ func TestPubSubAcrossClusterMembers(t *testing.T) {
 	}
 }
 
+// (Un)subscribing inside MULTI, byte for byte as redis-server 7.0.15 answers it: EXEC
+// runs the subscriptions, its reply holds their confirmations, and the connection is
+// subscribed from then on; SSUBSCRIBE is refused there. An UNSUBSCRIBE with nothing to
+// leave counts what the connection still holds.
+func TestPubSubInsideMulti(t *testing.T) {
+	check := func(t *testing.T, s *Server) {
+		ctx := context.Background()
+		c := client(t, s)
+		r := rawConn(t, s)
+		r.exchange(t, "MULTI\r\nSUBSCRIBE ch\r\nEXEC\r\n",
+			"+OK\r\n+QUEUED\r\n*1\r\n*3\r\n$9\r\nsubscribe\r\n$2\r\nch\r\n:1\r\n")
+		r.expect(t, "*2\r\n$4\r\npong\r\n$0\r\n", "PING") // subscribed
+		if n := c.PubSubNumSub(ctx, "ch").Val()["ch"]; n != 1 {
+			t.Fatalf("NUMSUB after EXEC subscribed: %d", n)
+		}
+		if n, err := c.Publish(ctx, "ch", "hi").Result(); err != nil || n != 1 {
+			t.Fatalf("PUBLISH: %d %v", n, err)
+		}
+		if m := r.readReply(t); m != "*3\r\n$7\r\nmessage\r\n$2\r\nch\r\n$2\r\nhi" {
+			t.Fatalf("message: %q", m)
+		}
+		r.expect(t, "*3\r\n$11\r\nunsubscribe\r\n$2\r\nch\r\n:0", "UNSUBSCRIBE")
+
+		r.exchange(t, "MULTI\r\nPSUBSCRIBE c*\r\nUNSUBSCRIBE\r\nSSUBSCRIBE s\r\nSET a 1\r\nSUBSCRIBE gone\r\nUNSUBSCRIBE gone\r\nEXEC\r\n",
+			"+OK\r\n+QUEUED\r\n+QUEUED\r\n+QUEUED\r\n+QUEUED\r\n+QUEUED\r\n+QUEUED\r\n*6\r\n"+
+				"*3\r\n$10\r\npsubscribe\r\n$2\r\nc*\r\n:1\r\n"+
+				"*3\r\n$11\r\nunsubscribe\r\n$-1\r\n:1\r\n"+
+				"-ERR SSUBSCRIBE isn't allowed for a DENY BLOCKING client\r\n"+
+				"+OK\r\n"+
+				"*3\r\n$9\r\nsubscribe\r\n$4\r\ngone\r\n:2\r\n"+
+				"*3\r\n$11\r\nunsubscribe\r\n$4\r\ngone\r\n:1\r\n")
+		if v := c.Get(ctx, "a").Val(); v != "1" {
+			t.Fatalf("the transaction's SET: %q", v)
+		}
+		if n, numpat := c.PubSubNumSub(ctx, "gone").Val()["gone"], c.PubSubNumPat(ctx).Val(); n != 0 || numpat != 1 {
+			t.Fatalf("after EXEC: NUMSUB gone %d (left in the transaction), NUMPAT %d", n, numpat)
+		}
+		r.expect(t, "*3\r\n$12\r\npunsubscribe\r\n$2\r\nc*\r\n:0", "PUNSUBSCRIBE")
+		r.expect(t, "+PONG", "PING")
+	}
+	t.Run("node", func(t *testing.T) {
+		s := startServer(t, Config{MemoryOnly: true})
+		defer s.Close()
+		check(t, s)
+	})
+	t.Run("cluster leader", func(t *testing.T) {
+		_, lead := leaderOf(t, startCluster(t, 3), 0)
+		check(t, lead)
+	})
+}
+
 // A subscriber that closed its connection is no longer counted by the PUBSUB requests
 // that come after the close, though its goroutine may not have read the end of file yet:
 // Redis handles the close first, since it came first. Before the hub looked at the
