@@ -534,7 +534,10 @@ func pubsubCommand(c *conn, args [][]byte) {
 			"    Prints this help.",
 		}
 		c.statusLines(lines)
-	case sub == "channels" || sub == "shardchannels" || sub == "numpat" || sub == "help":
+	case sub == "channels" || sub == "shardchannels":
+		// past the arity check (-2): Redis's syntax error for a subcommand
+		c.Error("ERR unknown subcommand or wrong number of arguments for '" + string(args[1]) + "'. Try PUBSUB HELP.")
+	case sub == "numpat" || sub == "help":
 		c.Error(kvstore.WrongArgs("pubsub|" + sub))
 	default:
 		c.Error("ERR unknown subcommand '" + string(args[1]) + "'. Try PUBSUB HELP.")

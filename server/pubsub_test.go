@@ -123,6 +123,20 @@ func TestPubSubAcrossClusterMembers(t *testing.T) {
 	}
 }
 
+// PUBSUB's argument errors, as redis-server 7.0.15 words them: past the arity check, a
+// CHANNELS with two patterns is a subcommand syntax error, named as the client wrote it.
+func TestPubSubArgumentErrors(t *testing.T) {
+	s := startServer(t, Config{MemoryOnly: true})
+	defer s.Close()
+	r := rawConn(t, s)
+	r.expect(t, "-ERR wrong number of arguments for 'pubsub' command", "PUBSUB")
+	r.expect(t, "-ERR unknown subcommand 'FOO'. Try PUBSUB HELP.", "PUBSUB", "FOO")
+	r.expect(t, "-ERR wrong number of arguments for 'pubsub|numpat' command", "PUBSUB", "NUMPAT", "x")
+	r.expect(t, "-ERR unknown subcommand or wrong number of arguments for 'CHANNELS'. Try PUBSUB HELP.", "PUBSUB", "CHANNELS", "a", "b")
+	r.expect(t, "-ERR unknown subcommand or wrong number of arguments for 'shardChannels'. Try PUBSUB HELP.", "PUBSUB", "shardChannels", "a", "b")
+	r.expect(t, "*0", "PUBSUB", "CHANNELS", "a")
+}
+
 // (Un)subscribing inside MULTI, byte for byte as redis-server 7.0.15 answers it: EXEC
 // runs the subscriptions, its reply holds their confirmations, and the connection is
 // subscribed from then on; SSUBSCRIBE is refused there. An UNSUBSCRIBE with nothing to
