@@ -206,7 +206,10 @@ func (c *conn) startSub() {
 	if c.sub != nil {
 		return
 	}
-	s := &subscriber{c: c, wake: make(chan struct{}, 1), quit: make(chan struct{}), done: make(chan struct{})}
+	// It speaks the connection's protocol from the start: CLIENT TRACKING ON pipelined
+	// behind HELLO 3, as client libraries connect, may have an invalidation to push
+	// before any output is queued (which records the protocol too).
+	s := &subscriber{c: c, resp3: c.Proto == 3, wake: make(chan struct{}, 1), quit: make(chan struct{}), done: make(chan struct{})}
 	c.sub = s
 	c.shared.pushq.Store(s)
 	go s.write()

@@ -348,6 +348,31 @@ func compareTranscripts(t *testing.T, want, got []string) {
 	}
 }
 
+// HELLO 3 and CLIENT TRACKING ON pipelined with the first read and write, as a client
+// library connects: the write's invalidation reaches the client. (It was dropped: the
+// connection's pusher, made by CLIENT TRACKING, took the connection for RESP2 until
+// its first output was queued, and under RESP2 pushes nothing.)
+func TestTrackingFromTheFirstPipeline(t *testing.T) {
+	s := startServer(t, Config{MemoryOnly: true})
+	defer s.Close()
+	r := rawConn(t, s)
+	if _, err := r.nc.Write([]byte("HELLO 3\r\nCLIENT TRACKING on\r\nGET k\r\nSET k 2\r\n")); err != nil {
+		t.Fatal(err)
+	}
+	if hello := r.readReply(t); !strings.HasPrefix(hello, "%7") {
+		t.Fatalf("HELLO 3: %q", hello)
+	}
+	for _, want := range []string{"+OK", "_", "+OK"} {
+		if got := r.readReply(t); got != want {
+			t.Fatalf("got %q, want %q", got, want)
+		}
+	}
+	r.expect(t, ">2\r\n$10\r\ninvalidate\r\n*1\r\n$1\r\nk", "GET", "k") // before the read's reply
+	if got := r.readReply(t); got != "$1\r\n2" {
+		t.Fatalf("GET after the invalidation: %q", got)
+	}
+}
+
 // A cached read stays correct under a concurrent writer: go-redis with RESP3 caches GET
 // replies by hand here (a map the push handler clears), while another client writes.
 // Once the writes stop and the last invalidation is in, every cached value must be the
