@@ -386,8 +386,8 @@ func authCommand(c *conn, args [][]byte) {
 			c.Error(errWrongPass)
 			return
 		}
-	default:
-		c.Error(kvstore.WrongArgs("auth"))
+	default: // past the arity check (-2): Redis's syntax error for more than three
+		c.Error("ERR syntax error")
 		return
 	}
 	c.Status("OK")

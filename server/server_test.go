@@ -340,6 +340,7 @@ func TestAuth(t *testing.T) {
 	r := rawConn(t, s)
 	r.expect(t, "-NOAUTH Authentication required.", "GET", "k")
 	r.expect(t, "-WRONGPASS invalid username-password pair or user is disabled.", "AUTH", "nope")
+	r.expect(t, "-ERR syntax error", "AUTH", "default", "secret", "more") // as redis-server 7.0.15
 	r.expect(t, "+OK", "AUTH", "secret")
 	r.expect(t, "$-1", "GET", "k")
 	c := client(t, s, func(o *redis.Options) { o.Password = "secret" })
