@@ -588,6 +588,21 @@ var notFromScripts = map[string]bool{
 	"replicaof": true, "slaveof": true, "failover": true, "module": true,
 }
 
+// ScriptMonitor hears of every command a script calls, with the database it runs in:
+// MONITOR's "[db lua]" lines. It is called only where the script's reply goes (the
+// member that answers its client; not a member that applies the entry for nobody),
+// and on the applier, so it must only queue, never block.
+type ScriptMonitor func(db int, args [][]byte)
+
+// SetScriptMonitor sets who hears of scripts' calls (nil: nobody).
+func (s *Store) SetScriptMonitor(m ScriptMonitor) {
+	if m == nil {
+		s.scriptMonitor.Store(nil)
+		return
+	}
+	s.scriptMonitor.Store(&m)
+}
+
 // call is redis.call (raise) and redis.pcall (return the error as a table).
 func (vm *scriptVM) call(raise bool) int {
 	L := vm.L
@@ -653,6 +668,9 @@ func (vm *scriptVM) call(raise bool) int {
 	c := vm.c
 	if c.held != nil {
 		vm.reach(spec.lockSet(args, true))
+	}
+	if m := c.s.scriptMonitor.Load(); m != nil && c.W != Discard {
+		(*m)(c.DB, args)
 	}
 	w := &luaWriter{L: L}
 	saved := c.W

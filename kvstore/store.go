@@ -169,6 +169,8 @@ type Store struct {
 	publisher atomic.Pointer[publisherBox]
 	// tracker hears of changed keys for client-side caching (tracking.go).
 	tracker atomic.Pointer[trackerBox]
+	// scriptMonitor hears of the commands scripts run (script.go, SetScriptMonitor).
+	scriptMonitor atomic.Pointer[ScriptMonitor]
 	// notifyFlags: the keyspace events this member publishes (notify.go).
 	notifyFlags atomic.Uint32
 	// slow is the member's slow log (slowlog.go).

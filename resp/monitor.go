@@ -18,8 +18,10 @@ import (
 // Lines follow Redis's rules: commands that fail before they run (unknown, wrong arity,
 // NOAUTH) are not shown, nor are administrative ones (CONFIG, SHUTDOWN, RAFT.*, CLIENT
 // KILL, MONITOR); AUTH's and HELLO's credentials read "(redacted)"; a transaction shows
-// MULTI, then its commands and EXEC when EXEC runs them. The commands a script runs are
-// not shown (Redis shows them as "[0 lua]"): scripts run on the applier. A monitor's
+// MULTI, then its commands and EXEC when EXEC runs them. The commands a script runs
+// follow the script's line as "[0 lua]", on the member that answers the script (the
+// applier reports them: kvstore.ScriptMonitor); inside a transaction they come before
+// it, since a transaction's lines are shown once it has run. A monitor's
 // output goes through the subscriber queue (pubsub.go), so a slow monitor never holds a
 // client back and is cut off past pubsubOutLimit. It may still run commands that touch
 // no key, as in Redis; RESET ends monitoring.
@@ -99,6 +101,32 @@ func (c *conn) feedMonitors(db int, args [][]byte) {
 	if c.s.mon.n.Load() == 0 || !monitored(args) {
 		return
 	}
+	line := monitorLine(db, c.addr, args)
+	if c.monitoring {
+		c.flushOut() // a monitor's own command: its reply comes before its line
+	}
+	c.s.mon.feed(line)
+}
+
+// feedScript shows a command a script ran in database db (kvstore.ScriptMonitor), as
+// Redis does: "[db lua]", after the script's own line.
+func (s *Server) feedScript(db int, args [][]byte) {
+	if s.mon.n.Load() == 0 || !monitored(args) {
+		return
+	}
+	s.mon.feed(monitorLine(db, "lua", args))
+}
+
+func (m *monitorSet) feed(line []byte) {
+	m.mu.Lock()
+	for c := range m.set {
+		c.sub.add(line, false, false)
+	}
+	m.mu.Unlock()
+}
+
+// monitorLine is a monitor's line for args, run in database db by a client at origin.
+func monitorLine(db int, origin string, args [][]byte) []byte {
 	now := time.Now()
 	line := make([]byte, 0, 64)
 	line = append(line, '+')
@@ -109,7 +137,7 @@ func (c *conn) feedMonitors(db int, args [][]byte) {
 	line = append(line, " ["...)
 	line = strconv.AppendInt(line, int64(db), 10)
 	line = append(line, ' ')
-	line = append(line, c.addr...)
+	line = append(line, origin...)
 	line = append(line, ']')
 	for i, a := range args {
 		line = append(line, ' ')
@@ -119,15 +147,7 @@ func (c *conn) feedMonitors(db int, args [][]byte) {
 		}
 		line = appendRepr(line, a)
 	}
-	line = append(line, '\r', '\n')
-	if c.monitoring {
-		c.flushOut() // a monitor's own command: its reply comes before its line
-	}
-	c.s.mon.mu.Lock()
-	for m := range c.s.mon.set {
-		m.sub.add(line, false, false)
-	}
-	c.s.mon.mu.Unlock()
+	return append(line, '\r', '\n')
 }
 
 // redacted reports whether a monitor must not see args[i]: AUTH's arguments, and the

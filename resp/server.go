@@ -208,6 +208,7 @@ func NewServer(b Backend, cfg Config) *Server {
 	s.connStats = newConnStats()
 	s.track.s, s.track.maxKeys = s, cfg.TrackingTableMaxKeys
 	b.Store().SetPublisher(&s.ps)
+	b.Store().SetScriptMonitor(s.feedScript)
 	b.Store().SetNotifyFlags(cfg.NotifyKeyspaceEvents)
 	b.Store().SetSlowlog(cfg.SlowlogSlowerThan, cfg.SlowlogMaxLen)
 	b.Store().SetLatencyThreshold(cfg.LatencyMonitorThreshold)

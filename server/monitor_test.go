@@ -66,6 +66,45 @@ func TestMonitor(t *testing.T) {
 	}
 }
 
+var luaStamp = regexp.MustCompile(`^\+\d+\.\d{6} \[(\d+) lua\] `)
+
+// MONITOR shows the commands a script runs, as Redis does: after the script's line, as
+// "[db lua]", for EVAL and FCALL through the applier and EVAL_RO on the read path.
+func TestMonitorShowsScriptCalls(t *testing.T) {
+	for _, member := range []bool{false, true} {
+		cfg := Config{MemoryOnly: true}
+		if member {
+			cfg = memberConfig(t, cfg)
+		}
+		s := startServer(t, cfg)
+		if member {
+			awaitLead(t, s)
+		}
+		m := rawConn(t, s)
+		m.expect(t, "+OK", "MONITOR")
+		c := rawConn(t, s)
+		c.expect(t, "+OK", "SELECT", "2")
+		c.expect(t, "$1\r\nv", "EVAL", "redis.call('set', KEYS[1], 'v') return redis.call('get', KEYS[1])", "1", "k")
+		c.expect(t, "$1\r\nv", "EVAL_RO", "return redis.call('get', KEYS[1])", "1", "k")
+		c.expect(t, "$1\r\nl", "FUNCTION", "LOAD", "#!lua name=l\nredis.register_function('f', function() return redis.call('ping') end)")
+		c.expect(t, "+PONG", "FCALL", "f", "0")
+		for _, want := range []string{
+			`[2] "SELECT" "2"`,
+			`[2] "EVAL" "redis.call('set', KEYS[1], 'v') return redis.call('get', KEYS[1])" "1" "k"`,
+			`[2 lua] "set" "k" "v"`, `[2 lua] "get" "k"`,
+			`[2] "EVAL_RO" "return redis.call('get', KEYS[1])" "1" "k"`, `[2 lua] "get" "k"`,
+			`[2] "FUNCTION" "LOAD" "#!lua name=l\nredis.register_function('f', function() return redis.call('ping') end)"`,
+			`[2] "FCALL" "f" "0"`, `[2 lua] "ping"`,
+		} {
+			got := luaStamp.ReplaceAllString(monitorLine(t, m), "[$1 lua] ")
+			if got != want {
+				t.Fatalf("member %v: %q, want %q", member, got, want)
+			}
+		}
+		s.Close()
+	}
+}
+
 // Without client-side caching, CLIENT GETREDIR and TRACKINGINFO answer as Redis does for
 // a client that never turned tracking on (bytes from redis-server, RESP2 and RESP3).
 func TestClientTrackingOff(t *testing.T) {
