@@ -600,7 +600,7 @@ type MCItem struct {
 	CAS      uint64
 	Deadline int64 // unix ms; 0: none
 	// Idle is the seconds since the key's last access before this read (mg's l, me's
-	// la); 0 under an LFU policy, which counts accesses instead of timing them.
+	// la); to the minute under an LFU policy (lfuIdleSeconds).
 	Idle int64
 	// Fetched: the key was read since it was last stored, before this read (mg's h,
 	// me's fetch).

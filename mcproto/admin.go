@@ -14,8 +14,9 @@ import (
 // lru_crawler, as memcached 1.6 answers it. Its use here is metadump, which tools such as
 // memcached-tool's dump use to list every item: nanokv lists the items memcached's get
 // would find (database 0's strings), with the sizes and slab classes memcached would give
-// them, the unix second of each item's last access (la; the listing's time under an LFU
-// policy, which counts accesses instead) and whether it was read since stored (fetch).
+// them, the unix second of each item's last access (la; to the minute under an LFU
+// policy, whose clock keeps the minute beside the counter) and whether it was read since
+// stored (fetch).
 // The other subcommands are checked as memcached checks them and answered OK: the
 // leader deletes expired items actively (a crawl has nothing to reclaim).
 
@@ -195,7 +196,7 @@ func (c *conn) slabUsage() []classUsage {
 // (-o no_lru_maintainer): nanokv keeps no LRU, so there are no hot, warm or cold
 // counts, and nothing is evicted or reclaimed in place (the leader deletes expired
 // items; the general "reclaimed" counts them). age is that of the class's longest idle
-// item, as the tail of memcached's LRU (0 under an LFU policy, which times no access).
+// item, as the tail of memcached's LRU (to the minute under an LFU policy).
 func (c *conn) statsItems(stat func(string, any)) {
 	for i, u := range c.slabUsage() {
 		if u.items == 0 {

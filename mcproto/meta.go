@@ -455,9 +455,9 @@ func (c *conn) renderMetaArith(p *pending, r *result, code string) {
 }
 
 // handleMetaDebug is me: memcached's item debug line, which is no access to the item.
-// la is the seconds since its last access (0 under an LFU policy, which counts accesses
-// instead), fetch whether it was read since stored; cls is the slab class memcached 1.6
-// would store the item in.
+// la is the seconds since its last access (to the minute under an LFU policy), fetch
+// whether it was read since stored; cls is the slab class memcached 1.6 would store the
+// item in.
 func (c *conn) handleMetaDebug(toks [][]byte) {
 	key := toks[1]
 	if len(key) > MaxKeyLen {

@@ -15,23 +15,30 @@ func monitorLine(t *testing.T, m *raw) string {
 	return monitorStamp.ReplaceAllString(m.readReply(t), "[$1] ")
 }
 
+// monitored starts a node (a single-member cluster when member: its connections start
+// on the asynchronous event loop) with a monitor m and a client c.
+func monitored(t *testing.T, member bool) (s *Server, m, c *raw) {
+	t.Helper()
+	cfg := Config{MemoryOnly: true}
+	if member {
+		cfg = memberConfig(t, cfg)
+	}
+	s = startServer(t, cfg)
+	if member {
+		awaitLead(t, s)
+	}
+	m = rawConn(t, s)
+	m.expect(t, "+OK", "MONITOR")
+	return s, m, rawConn(t, s)
+}
+
 // MONITOR shows what clients run as Redis 7.0 writes it (checked line by line against
 // redis-server): commands once they ran, the database they ran in, quoted arguments,
 // credentials redacted, a transaction's commands at EXEC; no administrative commands and
 // no refused ones. A monitor cannot touch the keyspace; RESET ends monitoring.
 func TestMonitor(t *testing.T) {
 	for _, member := range []bool{false, true} {
-		cfg := Config{MemoryOnly: true}
-		if member {
-			cfg = memberConfig(t, cfg) // connections start on the asynchronous event loop
-		}
-		s := startServer(t, cfg)
-		if member {
-			awaitLead(t, s)
-		}
-		m := rawConn(t, s)
-		m.expect(t, "+OK", "MONITOR")
-		c := rawConn(t, s)
+		s, m, c := monitored(t, member)
 		for _, cmd := range [][]string{
 			{"SET", `k"`, "a\nb\x01\\"}, {"AUTH", "secret"}, {"SELECT", "1"}, {"MULTI"}, {"GET", "k"},
 			{"EXEC"}, {"CONFIG", "GET", "port"}, {"FOO"}, {"GET"}, {"CLIENT"}, {"HELLO", "2", "AUTH", "u", "p"}, {"INCR", "n"},
@@ -72,17 +79,7 @@ var luaStamp = regexp.MustCompile(`^\+\d+\.\d{6} \[(\d+) lua\] `)
 // "[db lua]", for EVAL and FCALL through the applier and EVAL_RO on the read path.
 func TestMonitorShowsScriptCalls(t *testing.T) {
 	for _, member := range []bool{false, true} {
-		cfg := Config{MemoryOnly: true}
-		if member {
-			cfg = memberConfig(t, cfg)
-		}
-		s := startServer(t, cfg)
-		if member {
-			awaitLead(t, s)
-		}
-		m := rawConn(t, s)
-		m.expect(t, "+OK", "MONITOR")
-		c := rawConn(t, s)
+		s, m, c := monitored(t, member)
 		c.expect(t, "+OK", "SELECT", "2")
 		c.expect(t, "$1\r\nv", "EVAL", "redis.call('set', KEYS[1], 'v') return redis.call('get', KEYS[1])", "1", "k")
 		c.expect(t, "$1\r\nv", "EVAL_RO", "return redis.call('get', KEYS[1])", "1", "k")

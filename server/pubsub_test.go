@@ -123,6 +123,20 @@ func TestPubSubAcrossClusterMembers(t *testing.T) {
 	}
 }
 
+// onNodeAndLeader runs check against a single node and against a 3-member cluster's
+// leader, whose connections start on the asynchronous event loop.
+func onNodeAndLeader(t *testing.T, check func(*testing.T, *Server)) {
+	t.Run("node", func(t *testing.T) {
+		s := startServer(t, Config{MemoryOnly: true})
+		defer s.Close()
+		check(t, s)
+	})
+	t.Run("cluster leader", func(t *testing.T) {
+		_, lead := leaderOf(t, startCluster(t, 3), 0)
+		check(t, lead)
+	})
+}
+
 // PUBSUB's argument errors, as redis-server 7.0.15 words them: past the arity check, a
 // CHANNELS with two patterns is a subcommand syntax error, named as the client wrote it.
 func TestPubSubArgumentErrors(t *testing.T) {
@@ -177,15 +191,7 @@ func TestPubSubInsideMulti(t *testing.T) {
 		r.expect(t, "*3\r\n$12\r\npunsubscribe\r\n$2\r\nc*\r\n:0", "PUNSUBSCRIBE")
 		r.expect(t, "+PONG", "PING")
 	}
-	t.Run("node", func(t *testing.T) {
-		s := startServer(t, Config{MemoryOnly: true})
-		defer s.Close()
-		check(t, s)
-	})
-	t.Run("cluster leader", func(t *testing.T) {
-		_, lead := leaderOf(t, startCluster(t, 3), 0)
-		check(t, lead)
-	})
+	onNodeAndLeader(t, check)
 }
 
 // A subscriber that closed its connection is no longer counted by the PUBSUB requests
@@ -213,15 +219,7 @@ func TestClosedSubscriberIsNotCounted(t *testing.T) {
 			}
 		}
 	}
-	t.Run("node", func(t *testing.T) {
-		s := startServer(t, Config{MemoryOnly: true})
-		defer s.Close()
-		check(t, s)
-	})
-	t.Run("cluster leader", func(t *testing.T) {
-		_, lead := leaderOf(t, startCluster(t, 3), 0)
-		check(t, lead)
-	})
+	onNodeAndLeader(t, check)
 }
 
 // A subscriber that reads nothing while messages pile up is disconnected once its
