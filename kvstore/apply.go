@@ -217,7 +217,9 @@ func (s *Store) Apply(e Entry, w ReplyWriter) error {
 		*c = Ctx{} // nor the writer
 	}()
 	var mark int64 // the end of the last timed command, while nothing else ran since
+	pf := prefetcher{d: decoder{b: e.Data}}
 	for len(d.b) > 0 && d.err == nil {
+		pf.before(s)
 		kind := d.b[0]
 		d.b = d.b[1:]
 		if kind != opCommand {
@@ -262,6 +264,7 @@ func (s *Store) Apply(e Entry, w ReplyWriter) error {
 		}
 		c.overMemory = false
 	}
+	s.prefetchSink += pf.sink
 	if b := s.tracker.Load(); b != nil {
 		b.t.EntryDone()
 	}

@@ -139,6 +139,8 @@ type Store struct {
 	applyArgs [][]byte
 	// txArgs is txShards's scratch, as applyArgs is the applier's.
 	txArgs [][]byte
+	// prefetchSink keeps what the prefetcher (prefetch.go) loaded, which nothing reads.
+	prefetchSink uint64
 	// scripts is the Lua script cache (script.go): replicated state, in snapshots.
 	scripts scriptCache
 	// functions are the function libraries (function.go): replicated state, in
