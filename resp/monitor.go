@@ -1,6 +1,7 @@
 package resp
 
 import (
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -16,8 +17,8 @@ import (
 //	+1700000000.123456 [0 127.0.0.1:50000] "SET" "key" "value"
 //
 // Lines follow Redis's rules: commands that fail before they run (unknown, wrong arity,
-// NOAUTH) are not shown, nor are administrative ones (CONFIG, SHUTDOWN, RAFT.*, CLIENT
-// KILL, MONITOR); AUTH's and HELLO's credentials read "(redacted)"; a transaction shows
+// NOAUTH) are not shown, nor are those Redis flags admin (CONFIG, SHUTDOWN, CLIENT
+// LIST, SLOWLOG, SAVE, SYNC, MONITOR...) and the RAFT.* commands; AUTH's and HELLO's credentials read "(redacted)"; a transaction shows
 // MULTI, then its commands and EXEC when EXEC runs them. The commands a script runs
 // follow the script's line as "[0 lua]", on the member that answers the script (the
 // applier reports them: kvstore.ScriptMonitor); inside a transaction they come before
@@ -80,20 +81,26 @@ func (c *conn) stopMonitoring() {
 	}
 }
 
-// notMonitored is the commands Redis does not show: administrative ones. The rest of a
-// command's refusal happens before it is fed.
+// notMonitored is the administrative commands of nanokv's own, which Redis's table
+// (redisMeta) does not know.
 var notMonitored = map[string]bool{
-	"config": true, "shutdown": true, "monitor": true, "debug": true, "raft.cluster": true,
-	"raft.node": true, "raft.debug": true, "raft.transfer_leader": true, "raft.timeout_now": true,
+	"raft.cluster": true, "raft.node": true, "raft.debug": true, "raft.transfer_leader": true, "raft.timeout_now": true,
 }
 
-// monitored reports whether args, a command that ran, is shown to monitors.
+// monitored reports whether args, a command that ran, is shown to monitors: not when
+// Redis flags it (or its subcommand) admin, as Redis's call() feeds monitors.
 func monitored(args [][]byte) bool {
 	name := strings.ToLower(string(args[0]))
-	if name == "client" && len(args) > 1 && strings.EqualFold(string(args[1]), "kill") {
+	if notMonitored[name] {
 		return false
 	}
-	return !notMonitored[name]
+	m, ok := redisMeta[name]
+	if len(args) > 1 {
+		if sub, isSub := redisMeta[name+"|"+strings.ToLower(string(args[1]))]; isSub {
+			m, ok = sub, true
+		}
+	}
+	return !ok || !slices.Contains(strings.Fields(m.flags), "admin")
 }
 
 // feedMonitors shows a command c ran in database db to every monitor.

@@ -63,12 +63,35 @@ func TestMonitor(t *testing.T) {
 		if list := m.readReply(t); strings.Count(list, "flags=O ") != 1 {
 			t.Fatalf("CLIENT LIST shows no monitor (flags=O):\n%s", list)
 		}
-		if got := monitorLine(t, m); got != `[0] "CLIENT" "LIST"` {
-			t.Fatalf("the monitor's own CLIENT LIST: %q", got)
+		m.expect(t, "+PONG", "PING")
+		if got := monitorLine(t, m); got != `[0] "PING"` { // CLIENT LIST is admin: not shown
+			t.Fatalf("after the monitor's own CLIENT LIST: %q", got)
 		}
 		m.expect(t, "+RESET", "RESET")
 		m.expect(t, "$-1", "GET", "k") // no longer a monitor, and nothing more queued for it
 		c.expect(t, "+OK", "QUIT")
+		s.Close()
+	}
+}
+
+// MONITOR leaves out what Redis flags admin, subcommands by their own flags (CLIENT LIST
+// but not CLIENT SETNAME): the lines redis-server 7.0.15 shows for these commands.
+func TestMonitorHidesAdminCommands(t *testing.T) {
+	for _, member := range []bool{false, true} {
+		s, m, c := monitored(t, member)
+		for _, cmd := range []string{"CLIENT LIST", "CLIENT SETNAME x", "SLOWLOG GET", "SLOWLOG LEN",
+			"CONFIG GET maxmemory", "INFO server", "LASTSAVE", "ACL WHOAMI", "ACL LIST", "REPLCONF capa eof",
+			"LATENCY LATEST", "MEMORY STATS", "DBSIZE", "ROLE", "CLIENT NO-EVICT on", "MODULE LIST",
+			"CLIENT PAUSE 1", "CLIENT UNPAUSE", "RAFT.DEBUG DIGEST", "PING done"} {
+			c.send(strings.Fields(cmd)...)
+			c.readReply(t)
+		}
+		for _, want := range []string{`[0] "CLIENT" "SETNAME" "x"`, `[0] "INFO" "server"`, `[0] "LASTSAVE"`,
+			`[0] "ACL" "WHOAMI"`, `[0] "MEMORY" "STATS"`, `[0] "DBSIZE"`, `[0] "ROLE"`, `[0] "PING" "done"`} {
+			if got := monitorLine(t, m); got != want {
+				t.Fatalf("member %v: %q, want %q", member, got, want)
+			}
+		}
 		s.Close()
 	}
 }
