@@ -227,6 +227,15 @@ func (n *Node) beginSnapshot(r snapRequest) {
 	}()
 }
 
+// OpenSnapshot opens the node's newest snapshot file (written by Snapshot), and
+// returns its index; ErrNoSnapshots when it has none.
+func (n *Node) OpenSnapshot() (*os.File, uint64, error) {
+	if n.snap.sm == nil {
+		return nil, 0, ErrNoSnapshots
+	}
+	return openLatestSnapshot(n.cfg.Dir)
+}
+
 // latestSnapshot returns the index of the newest snapshot file in dir (0: none).
 func latestSnapshot(dir string) (uint64, error) {
 	ents, err := os.ReadDir(dir)

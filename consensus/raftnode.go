@@ -1003,6 +1003,16 @@ func (n *RaftNode) Compact(ctx context.Context) error {
 	}
 }
 
+// OpenSnapshot opens the member's newest snapshot file (written by Compact or by
+// itself, or received from a leader), and returns its index; ErrNoSnapshots when it
+// keeps none.
+func (n *RaftNode) OpenSnapshot() (*os.File, uint64, error) {
+	if n.snapshotter == nil || n.cfg.MemoryOnly || n.cfg.Dir == "" {
+		return nil, 0, ErrNoSnapshots
+	}
+	return openLatestSnapshot(n.cfg.Dir)
+}
+
 // compact records a snapshot the applier wrote: the core drops the entries it covers
 // (but a trailing few) and the WAL drops the segments it covers. Called with every Ready
 // handled, so everything in the log is persisted.

@@ -2,6 +2,7 @@ package consensus
 
 import (
 	"bufio"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -69,6 +70,30 @@ func writeSnapshotFile(dir string, index uint64, write func(io.Writer) error) (i
 		return 0, fmt.Errorf("snapshot %d: %w", index, err)
 	}
 	return size, nil
+}
+
+// openLatestSnapshot opens the newest snapshot file in dir, for a reader outside the
+// member (SYNC). The member may write a newer one meanwhile and remove this one; once
+// open, the file stays readable, and a file removed between the listing and the open
+// is looked for again.
+func openLatestSnapshot(dir string) (*os.File, uint64, error) {
+	for tries := 0; ; tries++ {
+		index, err := latestSnapshot(dir)
+		if err != nil {
+			return nil, 0, err
+		}
+		if index == 0 {
+			return nil, 0, ErrNoSnapshots
+		}
+		f, err := os.Open(snapshotPath(dir, index))
+		if errors.Is(err, os.ErrNotExist) && tries < 10 {
+			continue
+		}
+		if err != nil {
+			return nil, 0, fmt.Errorf("snapshot %d: %w", index, err)
+		}
+		return f, index, nil
+	}
 }
 
 // failedWriter fails every write with err.

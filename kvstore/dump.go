@@ -75,42 +75,77 @@ func dumpCmd(c *Ctx, args [][]byte) {
 // dumpPayload serializes it in the plain RDB encodings (a stream in its only one); false
 // for a type Redis does not know.
 func dumpPayload(it item) ([]byte, bool) {
-	var b []byte
+	b, ok := rdbAppendObject(nil, it)
+	if !ok {
+		return nil, false
+	}
+	b = binary.LittleEndian.AppendUint16(b, rdbVersion)
+	return binary.LittleEndian.AppendUint64(b, redisCRC64(b)), true
+}
+
+// rdbAppendObject appends it as an RDB object (its type, then its value), as DUMP
+// holds it; false for a type Redis does not know.
+func rdbAppendObject(b []byte, it item) ([]byte, bool) {
+	t, ok := rdbType(it.typ)
+	if !ok {
+		return b, false
+	}
+	return rdbAppendValue(append(b, t), it), true
+}
+
+// rdbType is the RDB object type of the plain encoding of typ.
+func rdbType(typ Type) (byte, bool) {
+	switch typ {
+	case TypeString:
+		return rdbString, true
+	case TypeList:
+		return rdbList, true
+	case TypeSet:
+		return rdbSet, true
+	case TypeZSet:
+		return rdbZSet2, true
+	case TypeHash:
+		return rdbHash, true
+	case TypeStream:
+		return rdbStreamListpacks2, true
+	}
+	return 0, false
+}
+
+// rdbAppendValue appends it's value in the encoding rdbType names.
+func rdbAppendValue(b []byte, it item) []byte {
 	switch it.typ {
 	case TypeString:
-		b = rdbAppendString(append(b, rdbString), it.str)
+		b = rdbAppendString(b, it.str)
 	case TypeList:
 		l := it.coll.(*listColl)
-		b = rdbAppendLen(append(b, rdbList), uint64(l.Len()))
+		b = rdbAppendLen(b, uint64(l.Len()))
 		for i := 0; i < l.Len(); i++ {
 			b = rdbAppendString(b, l.at(i))
 		}
 	case TypeSet:
 		s := it.coll.(*setColl)
-		b = rdbAppendLen(append(b, rdbSet), uint64(s.Len()))
+		b = rdbAppendLen(b, uint64(s.Len()))
 		for _, m := range s.members {
 			b = rdbAppendString(b, m)
 		}
 	case TypeZSet:
 		z := it.coll.(*zset)
-		b = rdbAppendLen(append(b, rdbZSet2), uint64(z.Len()))
+		b = rdbAppendLen(b, uint64(z.Len()))
 		for _, e := range z.entries() {
 			b = rdbAppendString(b, e.member)
 			b = binary.LittleEndian.AppendUint64(b, math.Float64bits(e.score))
 		}
 	case TypeHash:
 		h := it.coll.(*hashColl)
-		b = rdbAppendLen(append(b, rdbHash), uint64(h.Len()))
+		b = rdbAppendLen(b, uint64(h.Len()))
 		for _, e := range h.entries {
 			b = rdbAppendString(rdbAppendString(b, e.field), e.value)
 		}
 	case TypeStream:
-		b = appendStream(append(b, rdbStreamListpacks2), it.coll.(*stream))
-	default:
-		return nil, false
+		b = appendStream(b, it.coll.(*stream))
 	}
-	b = binary.LittleEndian.AppendUint16(b, rdbVersion)
-	return binary.LittleEndian.AppendUint64(b, redisCRC64(b)), true
+	return b
 }
 
 func rdbAppendLen(b []byte, n uint64) []byte {

@@ -365,88 +365,25 @@ func (s *Store) Restore(rd io.Reader) error {
 	fresh := New()
 	fresh.applied = r.uvarint()
 	fresh.ver = r.uvarint()
-	for i := range fresh.shards {
-		for db := range fresh.shards[i].dbs {
-			d := &fresh.shards[i].dbs[db]
-			d.tombFloor = r.uvarint()
-			nt := r.uvarint()
-			if nt > maxTombstones {
-				return fmt.Errorf("%w: %d tombstones", ErrBadSnapshot, nt)
+	err := r.readShards(func(i, db int, floor uint64, tomb map[string]uint64) {
+		d := &fresh.shards[i].dbs[db]
+		d.tombFloor, d.tomb = floor, tomb
+	}, func(i, db int, key string, it item, ttl int64) {
+		d := &fresh.shards[i].dbs[db]
+		if it.hasTTL {
+			if d.ttl == nil {
+				d.ttl = map[string]int64{}
 			}
-			for k := uint64(0); k < nt && r.err == nil; k++ {
-				key := string(r.bytes())
-				if d.tomb == nil {
-					d.tomb = map[string]uint64{}
-				}
-				d.tomb[key] = r.uvarint()
-			}
-			n := r.uvarint()
-			for k := uint64(0); k < n && r.err == nil; k++ {
-				key := string(r.bytes())
-				tb, err := r.r.ReadByte()
-				if err != nil && r.err == nil {
-					r.err = fmt.Errorf("%w: %v", ErrBadSnapshot, err)
-				}
-				typ := Type(tb)
-				it := item{typ: typ, ver: r.uvarint(), flags: uint32(r.uvarint())}
-				ttl := r.varint()
-				val := r.bytes()
-				if r.err != nil {
-					break
-				}
-				if shardOfString(key) != i {
-					return fmt.Errorf("%w: key in the wrong shard", ErrBadSnapshot)
-				}
-				switch {
-				case typ == TypeString:
-					it.str = string(val)
-				case collectionDecoders[typ] != nil:
-					c, err := collectionDecoders[typ](val)
-					if err != nil {
-						return fmt.Errorf("%w: %v", ErrBadSnapshot, err)
-					}
-					it.coll = c
-				default:
-					return fmt.Errorf("%w: type %d", ErrBadSnapshot, typ)
-				}
-				if it.ver > maxVersion {
-					return fmt.Errorf("%w: version %d", ErrBadSnapshot, it.ver)
-				}
-				if ttl != 0 {
-					it.hasTTL = true
-					if d.ttl == nil {
-						d.ttl = map[string]int64{}
-					}
-					d.ttl[key] = ttl
-				}
-				d.put([]byte(key), it)
-			}
+			d.ttl[key] = ttl
 		}
+		d.put([]byte(key), it)
+	})
+	if err != nil {
+		return err
 	}
-	if r.err != nil {
-		return r.err
-	}
-	if string(magic) != snapshotMagicV1 {
-		if err := fresh.zk.restore(r); err != nil {
-			return err
-		}
-	}
-	if string(magic) == snapshotMagic || string(magic) == snapshotMagicV4 || string(magic) == snapshotMagicV3 {
-		if fresh.idem = r.idemTable(); r.err != nil {
-			return r.err
-		}
-	}
-	var scripts map[string]string
-	if string(magic) == snapshotMagic || string(magic) == snapshotMagicV4 {
-		if scripts = r.scriptBodies(); r.err != nil {
-			return r.err
-		}
-	}
-	var libs []*funcLibrary
-	if string(magic) == snapshotMagic {
-		if libs = r.libraries(); r.err != nil {
-			return r.err
-		}
+	scripts, libs, err := r.readTail(string(magic), fresh)
+	if err != nil {
+		return err
 	}
 	s.entryMu.RLock()
 	defer s.entryMu.RUnlock()
@@ -470,6 +407,93 @@ func (s *Store) Restore(rd io.Reader) error {
 		b.t.Flushed()
 	}
 	return nil
+}
+
+// readShards reads a snapshot's keyspace: for each shard and each of its databases,
+// its tombstones (tombs) and then each of its keys (key), whose item holds the value,
+// version and flags, and hasTTL when ttl is its deadline.
+func (r *snapReader) readShards(tombs func(shard, db int, floor uint64, tomb map[string]uint64), key func(shard, db int, k string, it item, ttl int64)) error {
+	for i := range numShards {
+		for db := range NumDBs {
+			floor := r.uvarint()
+			nt := r.uvarint()
+			if nt > maxTombstones {
+				return fmt.Errorf("%w: %d tombstones", ErrBadSnapshot, nt)
+			}
+			var tomb map[string]uint64
+			for k := uint64(0); k < nt && r.err == nil; k++ {
+				k := string(r.bytes())
+				if tomb == nil {
+					tomb = map[string]uint64{}
+				}
+				tomb[k] = r.uvarint()
+			}
+			tombs(i, db, floor, tomb)
+			n := r.uvarint()
+			for k := uint64(0); k < n && r.err == nil; k++ {
+				k := string(r.bytes())
+				tb, err := r.r.ReadByte()
+				if err != nil && r.err == nil {
+					r.err = fmt.Errorf("%w: %v", ErrBadSnapshot, err)
+				}
+				typ := Type(tb)
+				it := item{typ: typ, ver: r.uvarint(), flags: uint32(r.uvarint())}
+				ttl := r.varint()
+				val := r.bytes()
+				if r.err != nil {
+					break
+				}
+				if shardOfString(k) != i {
+					return fmt.Errorf("%w: key in the wrong shard", ErrBadSnapshot)
+				}
+				switch {
+				case typ == TypeString:
+					it.str = string(val)
+				case collectionDecoders[typ] != nil:
+					c, err := collectionDecoders[typ](val)
+					if err != nil {
+						return fmt.Errorf("%w: %v", ErrBadSnapshot, err)
+					}
+					it.coll = c
+				default:
+					return fmt.Errorf("%w: type %d", ErrBadSnapshot, typ)
+				}
+				if it.ver > maxVersion {
+					return fmt.Errorf("%w: version %d", ErrBadSnapshot, it.ver)
+				}
+				it.hasTTL = ttl != 0
+				key(i, db, k, it, ttl)
+			}
+		}
+	}
+	return r.err
+}
+
+// readTail reads the sections after the keyspace that a snapshot of this magic has:
+// the ZooKeeper tree and the idempotent-request table into s, the scripts and the
+// function libraries returned.
+func (r *snapReader) readTail(magic string, s *Store) (scripts map[string]string, libs []*funcLibrary, err error) {
+	if magic != snapshotMagicV1 {
+		if err := s.zk.restore(r); err != nil {
+			return nil, nil, err
+		}
+	}
+	if magic == snapshotMagic || magic == snapshotMagicV4 || magic == snapshotMagicV3 {
+		if s.idem = r.idemTable(); r.err != nil {
+			return nil, nil, r.err
+		}
+	}
+	if magic == snapshotMagic || magic == snapshotMagicV4 {
+		if scripts = r.scriptBodies(); r.err != nil {
+			return nil, nil, r.err
+		}
+	}
+	if magic == snapshotMagic {
+		if libs = r.libraries(); r.err != nil {
+			return nil, nil, r.err
+		}
+	}
+	return scripts, libs, nil
 }
 
 // Digest is a hash of the whole state (every key, value, TTL, version and deletion

@@ -81,7 +81,9 @@ type conn struct {
 	laterSubs []laterSub
 	// monitoring: the connection sent MONITOR (monitor.go)
 	monitoring bool
-	queued     []kvstore.TxCommand
+	// repl is what REPLCONF said, for SYNC (sync.go)
+	repl   replState
+	queued []kvstore.TxCommand
 	// watches are checked when EXEC applies: a write by anyone, this connection included,
 	// changes the key's version
 	watches []kvstore.Watch

@@ -3,9 +3,12 @@ package server
 import (
 	"context"
 	"errors"
+	"io"
+	"os"
 	"time"
 
 	"github.com/nanokv/nanokv/consensus"
+	"github.com/nanokv/nanokv/kvstore"
 	"github.com/nanokv/nanokv/resp"
 )
 
@@ -52,6 +55,57 @@ func (s *Server) Save(background bool) error {
 	default:
 		return err
 	}
+}
+
+var _ resp.RDBDumper = (*Server)(nil)
+
+// BeginRDB implements resp.RDBDumper: it writes a snapshot now, as SAVE does (waiting for
+// one already being written to end first, since it may have begun before writes this
+// one must hold), and converts the newest snapshot file, which is at least as new, to
+// an RDB file.
+func (s *Server) BeginRDB(opt kvstore.RDBOptions) (func(io.Writer) error, error) {
+	opt.Now = time.Now().UnixMilli()
+	if !opt.Keys && !opt.Functions {
+		return func(w io.Writer) error {
+			if w == nil {
+				return nil
+			}
+			return kvstore.WriteRDB(nil, w, opt)
+		}, nil
+	}
+	for deadline := time.Now().Add(time.Minute); ; {
+		err := s.Save(false)
+		if err == nil {
+			break
+		}
+		if !errors.Is(err, errSaveRunning) || time.Now().After(deadline) {
+			return nil, err
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	var f *os.File
+	var err error
+	switch c := s.cl(); {
+	case c != nil:
+		f, _, err = c.raft.OpenSnapshot()
+	case s.node != nil:
+		f, _, err = s.node.OpenSnapshot()
+	default:
+		return nil, errNoCluster
+	}
+	if errors.Is(err, consensus.ErrNoSnapshots) {
+		return nil, errNoSnapshots
+	}
+	if err != nil {
+		return nil, err
+	}
+	return func(w io.Writer) error {
+		defer f.Close()
+		if w == nil {
+			return nil
+		}
+		return kvstore.WriteRDB(f, w, opt)
+	}, nil
 }
 
 // LastSave implements resp.Saver: when the last snapshot was written (unix s), or when
