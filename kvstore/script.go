@@ -574,18 +574,30 @@ func (vm *scriptVM) random(L *lua.LState) int {
 	return 1
 }
 
-// notFromScripts are the commands Redis 7.0 refuses inside a script (its noscript flag).
-var notFromScripts = map[string]bool{
-	"multi": true, "exec": true, "discard": true, "watch": true, "unwatch": true,
-	"eval": true, "evalsha": true, "eval_ro": true, "evalsha_ro": true, "script": true,
-	"fcall": true, "fcall_ro": true, "function": true,
-	"config": true, "client": true, "auth": true, "hello": true, "subscribe": true,
-	"psubscribe": true, "unsubscribe": true, "punsubscribe": true, "blpop": true,
-	"brpop": true, "blmove": true, "brpoplpush": true, "bzpopmin": true,
-	"bzpopmax": true, "wait": true, "monitor": true, "debug": true,
-	"acl": true, "role": true, "save": true, "bgsave": true, "bgrewriteaof": true,
-	"quit": true, "reset": true, "shutdown": true, "sync": true, "psync": true,
-	"replicaof": true, "slaveof": true, "failover": true, "module": true,
+// notFromScripts are the commands Redis 7.0 refuses inside a script (its noscript
+// flag), and subcommands as "container|sub", each with its arity as Redis counts it (0:
+// the store's own Spec checks it). To these the frontend adds the rest of Redis's
+// command table (RefuseInScripts), with the server commands a store never runs
+// (REPLCONF, LATENCY LATEST, SSUBSCRIBE...): refused, they answer Redis's errors, not
+// the one for a command Redis does not know.
+var notFromScripts = map[string]int{
+	"multi": 0, "exec": 0, "discard": 0, "watch": 0, "unwatch": 0,
+	"eval": 0, "evalsha": 0, "eval_ro": 0, "evalsha_ro": 0, "script": 0,
+	"fcall": 0, "fcall_ro": 0, "function": 0,
+	"config": 0, "client": 0, "auth": 0, "hello": 0, "subscribe": 0,
+	"psubscribe": 0, "unsubscribe": 0, "punsubscribe": 0, "blpop": 0,
+	"brpop": 0, "blmove": 0, "brpoplpush": 0, "bzpopmin": 0,
+	"bzpopmax": 0, "wait": 0, "monitor": 0, "debug": 0,
+	"acl": 0, "role": 0, "save": 0, "bgsave": 0, "bgrewriteaof": 0,
+	"quit": 0, "reset": 0, "shutdown": 0, "sync": 0, "psync": 0,
+	"replicaof": 0, "slaveof": 0, "failover": 0, "module": 0,
+}
+
+// RefuseInScripts adds commands that a script may not call, by name (lower case; a
+// subcommand as "container|sub"), with their arities as Redis counts them. Called at
+// init, before any script runs.
+func RefuseInScripts(arities map[string]int) {
+	maps.Copy(notFromScripts, arities)
 }
 
 // ScriptMonitor hears of every command a script calls, with the database it runs in:
@@ -639,16 +651,28 @@ func (vm *scriptVM) call(raise bool) int {
 		return 1
 	}
 	spec := Lookup(args[0])
+	// As Redis: an unknown command, then the arity, then the refusal.
+	refusedName := name
+	if n > 1 {
+		sub := name + "|" + strings.ToLower(string(args[1]))
+		if _, ok := notFromScripts[sub]; ok {
+			refusedName = sub
+		}
+	}
+	arity, refused := notFromScripts[refusedName]
 	switch {
-	case notFromScripts[name]:
+	case refused && spec == nil:
+		if arity > 0 && n != arity || arity < 0 && n < -arity {
+			return fail("ERR Wrong number of args calling Redis command from script")
+		}
 		return fail("ERR This Redis command is not allowed from script")
 	case spec == nil || spec.Subcommands != nil && len(args) > 1 && spec.Subcommands[strings.ToLower(string(args[1]))] == 0:
 		return fail("ERR Unknown Redis command called from script")
-	case spec.Flags&FlagNoMulti != 0:
-		return fail("ERR This Redis command is not allowed from script")
 	case spec.ArgsError(args) != "":
 		vm.c.reject(spec, args)
 		return fail("ERR Wrong number of args calling Redis command from script")
+	case refused || spec.Flags&FlagNoMulti != 0:
+		return fail("ERR This Redis command is not allowed from script")
 	case vm.c.acl != nil:
 		if msg := vm.c.checkScriptCall(spec, args); msg != "" {
 			return fail(msg)

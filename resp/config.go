@@ -548,6 +548,19 @@ type commandMeta struct {
 	arity                   int
 }
 
+// Scripts may not call what Redis flags noscript: the store's list gets Redis's whole
+// table, with the server commands the store does not know (REPLCONF, LATENCY's
+// subcommands...), which a script then finds refused as in Redis, not unknown.
+func init() {
+	refused := map[string]int{}
+	for name, m := range redisMeta {
+		if slices.Contains(strings.Fields(m.flags), "noscript") {
+			refused[name] = m.arity
+		}
+	}
+	kvstore.RefuseInScripts(refused)
+}
+
 // commandCategories are the ACL categories of command name (a subcommand as
 // "container|sub") of spec s, in Redis's order: Redis 7.0's own for its commands
 // (redisMeta), and for nanokv's as their flags and group give them.

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"go/format"
 	"os"
+	"reflect"
 	"slices"
 	"sort"
 	"strconv"
@@ -330,4 +331,61 @@ func dialNew(t *testing.T, addr string) *rconn {
 	}
 	t.Cleanup(c.close)
 	return c
+}
+
+// TestScriptsRefuseAsRedis has a script call every command and subcommand redis-server
+// flags noscript, on nanokv and on redis-server, and requires the same replies: Redis's
+// refusal, also for the server commands nanokv's store does not know (REPLCONF, LATENCY
+// LATEST...), which it once answered as unknown.
+func TestScriptsRefuseAsRedis(t *testing.T) {
+	r := dialNew(t, startRedisServer(t))
+	all, err := r.do("COMMAND")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var calls [][]string
+	var walk func(entries []rval)
+	walk = func(entries []rval) {
+		for _, e := range entries {
+			for _, f := range e.elems[2].elems {
+				if f.str != "noscript" {
+					continue
+				}
+				// the name alone (often the wrong arity), and with as many
+				// arguments as the arity asks
+				call := strings.Split(e.elems[0].str, "|")
+				calls = append(calls, call)
+				if n := int(max(e.elems[1].num, -e.elems[1].num)); n > len(call) {
+					full := slices.Clone(call)
+					for len(full) < n {
+						full = append(full, "0")
+					}
+					calls = append(calls, full)
+				}
+			}
+			walk(e.elems[9].elems)
+		}
+	}
+	walk(all.elems)
+	if len(calls) < 50 {
+		t.Fatalf("redis-server flags %d commands noscript", len(calls))
+	}
+	s := startServer(t, Config{MemoryOnly: true})
+	defer s.Close()
+	n := dialNew(t, s.RedisAddr())
+	for _, call := range calls {
+		quoted := make([]string, len(call))
+		for i, a := range call {
+			quoted[i] = strconv.Quote(a)
+		}
+		script := "return redis.pcall(" + strings.Join(quoted, ", ") + ")"
+		want, err1 := r.do("EVAL", script, "0")
+		got, err2 := n.do("EVAL", script, "0")
+		if err1 != nil || err2 != nil {
+			t.Fatalf("%s: %v %v", script, err1, err2)
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("%s: nanokv %+v, redis-server %+v", script, got, want)
+		}
+	}
 }
