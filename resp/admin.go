@@ -75,7 +75,7 @@ func connArgsError(cs *connSpec, args [][]byte) string {
 	if !cs.CheckArity(args) {
 		return kvstore.WrongArgs(cs.Name)
 	}
-	if arity, ok := connSubArity()[cs.Name]; ok {
+	if arity, ok := connSubArity()[cs.Name]; ok && len(args) > 1 { // COMMAND alone is valid
 		_, msg := kvstore.CheckSubcommand(args, cs.Name, arity)
 		return msg
 	}

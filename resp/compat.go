@@ -3,6 +3,7 @@ package resp
 import (
 	"maps"
 	"slices"
+	"strings"
 
 	"github.com/nanokv/nanokv/kvstore"
 )
@@ -30,6 +31,24 @@ func init() {
 	connSubcommands["latency"] = slices.Collect(maps.Keys(latencyArity))
 	connSubcommands["module"] = slices.Collect(maps.Keys(moduleArity))
 	connSubcommands["acl"] = slices.Collect(maps.Keys(aclArity))
+}
+
+// protectedRefusal is Redis 7.0's refusal of a protected command (DEBUG; MODULE LOAD,
+// LOADEX and UNLOAD) under the default settings, or "". Redis refuses it before the
+// command runs or is queued in a transaction, after the arity check.
+func protectedRefusal(args [][]byte) string {
+	switch strings.ToLower(string(args[0])) {
+	case "debug":
+		return notAllowed("DEBUG", "enable-debug-command")
+	case "module":
+		if len(args) > 1 {
+			switch strings.ToLower(string(args[1])) {
+			case "load", "loadex", "unload":
+				return notAllowed("MODULE", "enable-module-command")
+			}
+		}
+	}
+	return ""
 }
 
 // notAllowed is Redis 7.0's refusal of DEBUG and MODULE LOAD under their default

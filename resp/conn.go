@@ -395,6 +395,10 @@ func (c *conn) handle(args [][]byte, spec *kvstore.Spec) {
 			c.s.cmdStats(cs, args).Reject()
 			c.multiErr = true
 			c.Error(connErr)
+		case cs != nil && protectedRefusal(args) != "":
+			c.s.cmdStats(cs, args).Reject()
+			c.multiErr = true
+			c.Error(protectedRefusal(args))
 		case cs != nil:
 			c.queue(&cs.Spec, args) // EXEC runs it on the connection (runQueuedConn)
 		default:
@@ -413,6 +417,11 @@ func (c *conn) handle(args [][]byte, spec *kvstore.Spec) {
 			}
 			c.Error(msg)
 			return // refused: neither timed nor shown to monitors, as in Redis
+		}
+		if msg := protectedRefusal(args); msg != "" {
+			c.s.cmdStats(cs, args).Reject()
+			c.Error(msg)
+			return
 		}
 		c.runConn(cs, args)
 		c.feedMonitors(c.db, args) // after it ran: SELECT shows its new database
