@@ -884,6 +884,10 @@ func (c *Ctx) numKeys(args [][]byte, notInt string) (int, bool) {
 func evalCmd(bySHA, readOnly bool) func(c *Ctx, args [][]byte) {
 	return func(c *Ctx, args [][]byte) {
 		c.noteScriptCmd(args)
+		if bySHA && len(args[1]) != 40 {
+			c.Error(errNoScript) // no SHA1 is that long: Redis answers before numkeys
+			return
+		}
 		numkeys, ok := c.numKeys(args, ErrNotInteger)
 		if !ok {
 			return

@@ -96,6 +96,11 @@ func TestScriptCommands(t *testing.T) {
 	h.expect("hello", "EVALSHA", "1B936E3FE509BCBC9CD0664897BBE8FD0CAC101B", "0")
 	h.expect("hello", "EVALSHA_RO", "1b936e3fe509bcbc9cd0664897bbe8fd0cac101b", "0")
 	h.expectErr("NOSCRIPT No matching script. Please use EVAL.", "EVALSHA", "1b936e3fe509bcbc9cd0664897bbe8fd0ac95a6", "0")
+	// a SHA1 of the wrong length is looked for before numkeys is read, one of the right
+	// length after, as in Redis
+	h.expectErr("NOSCRIPT No matching script. Please use EVAL.", "EVALSHA", "abc", "x")
+	h.expectErr("NOSCRIPT No matching script. Please use EVAL.", "EVALSHA_RO", "abc", "-1")
+	h.expectErr("ERR value is not an integer or out of range", "EVALSHA", "1b936e3fe509bcbc9cd0664897bbe8fd0ac95a60", "x")
 	h.expect([]any{1, 0, 0}, "SCRIPT", "EXISTS", "1b936e3fe509bcbc9cd0664897bbe8fd0cac101b", "ffff", "e0e1f9fabfc9d4800c877a703b823ac0578ff8db")
 	h.expect(1, "EVAL", "return 1", "0")
 	h.expect([]any{1}, "SCRIPT", "EXISTS", "e0e1f9fabfc9d4800c877a703b823ac0578ff8db")
