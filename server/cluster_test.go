@@ -81,6 +81,16 @@ func leaderOf(t *testing.T, servers map[uint64]*Server, exclude uint64) (uint64,
 	return 0, nil
 }
 
+// followerOf returns a member other than the leader leadID.
+func followerOf(servers map[uint64]*Server, leadID uint64) *Server {
+	for id, s := range servers {
+		if id != leadID {
+			return s
+		}
+	}
+	return nil
+}
+
 // awaitLeaderKnown polls until member s has heard from leader leadID. Right after an
 // election a follower may not have yet, and answers CLUSTERDOWN instead of MOVED.
 func awaitLeaderKnown(t *testing.T, s *Server, leadID uint64) {
@@ -712,12 +722,7 @@ func TestJoinRetryAfterALostAnswer(t *testing.T) {
 func TestClusterFollowerProxy(t *testing.T) {
 	servers := startCluster(t, 3)
 	leadID, lead := leaderOf(t, servers, 0)
-	var follower *Server
-	for id, s := range servers {
-		if id != leadID {
-			follower = s
-		}
-	}
+	follower := followerOf(servers, leadID)
 	ctx := context.Background()
 	awaitLeaderKnown(t, follower, leadID)
 	fc, lc := client(t, follower), client(t, lead)

@@ -113,12 +113,7 @@ func TestSyncGivesRedisAnRDB(t *testing.T) {
 	defer single.Close()
 	members := startCluster(t, 3)
 	leadID, lead := leaderOf(t, members, 0)
-	var follower *Server
-	for id, m := range members {
-		if id != leadID {
-			follower = m
-		}
-	}
+	follower := followerOf(members, leadID)
 	for _, n := range []struct {
 		name    string
 		writeTo *Server // where the data is written
