@@ -16,7 +16,7 @@ import (
 // (BeginSnapshot), and the RDB is that state in Redis's encodings, key by key as they
 // come, in the same plain encodings as DUMP.
 //
-//	"REDIS0010" aux* (SELECTDB db (EXPIRETIME_MS ms)? object-type key value)* FUNCTION2* EOF crc64
+//	"REDIS0010" aux* ((SELECTDB db)? (EXPIRETIME_MS ms)? type key value)* FUNCTION2* EOF crc64
 //
 // What Redis has no place for stays out: memcached flags, the ZooKeeper tree, the
 // script cache (Redis 7.0 does not save it either), and keys whose TTL has passed, which
