@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"fmt"
+	"math"
 	"strings"
 	"testing"
 )
@@ -183,4 +184,44 @@ func TestWriteRDBParts(t *testing.T) {
 	if f := readRDB(t, rdb.Bytes()); len(f.keys) != 0 || len(f.functions) != 0 {
 		t.Errorf("nothing: %d keys, functions %q", len(f.keys), f.functions)
 	}
+}
+
+// FuzzWriteRDB converts arbitrary snapshot bytes. The conversion reads a snapshot as
+// Restore does, so it succeeds exactly when Restore does, and then writes a file that
+// parses, checksum and all, with the keys Restore finds.
+func FuzzWriteRDB(f *testing.F) {
+	h := newHarness(&testing.T{})
+	populate(h, 200)
+	h.do("FUNCTION", "LOAD", testLibrary)
+	var snap bytes.Buffer
+	h.s.Snapshot(&snap)
+	f.Add(snap.Bytes())
+	f.Add([]byte(snapshotMagic))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		var rdb bytes.Buffer
+		err := WriteRDB(bytes.NewReader(b), &rdb, RDBOptions{Now: math.MinInt64, Keys: true, Functions: true})
+		s := New()
+		if rerr := s.Restore(bytes.NewReader(b)); (err == nil) != (rerr == nil) {
+			t.Fatalf("WriteRDB: %v, Restore: %v", err, rerr)
+		}
+		if err != nil {
+			return
+		}
+		got := readRDB(t, rdb.Bytes())
+		want := 0
+		for i := range s.shards {
+			for db := range s.shards[i].dbs {
+				s.shards[i].dbs[db].keys.each(func(k string, _ slot) bool {
+					if _, ok := got.keys[fmt.Sprintf("%d:%s", db, k)]; !ok {
+						t.Fatalf("key %q of db %d is not in the RDB", k, db)
+					}
+					want++
+					return true
+				})
+			}
+		}
+		if len(got.keys) != want {
+			t.Fatalf("%d keys in the RDB, %d restored", len(got.keys), want)
+		}
+	})
 }
