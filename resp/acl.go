@@ -80,12 +80,17 @@ type aclTable struct {
 	mu    sync.Mutex
 	users map[string]*aclRef
 	log   []aclLogEntry // the newest last
+	// logMax is acllog-max-len: record drops the oldest entries past it.
+	logMax int
+	// allChannels is acl-pubsub-default: whether the users and selectors rules create
+	// start with every channel.
+	allChannels bool
 }
 
 // newACLTable starts with the default user, allowed everything, with password pass
 // ("" for none).
 func newACLTable(pass string) *aclTable {
-	t := &aclTable{users: map[string]*aclRef{}}
+	t := &aclTable{users: map[string]*aclRef{}, logMax: aclLogMaxLen}
 	u := defaultUser()
 	setDefaultPassword(u, pass)
 	ref := &aclRef{}
@@ -209,15 +214,17 @@ const (
 	errACLAllChannels = "Adding a pattern after the * pattern (or the 'allchannels' flag) is not valid and does not have any effect. Try 'resetchannels' to start with an empty list of channels"
 )
 
-// newACLUser is a user ACL SETUSER creates: off, no password, no commands, keys or
-// channels (Redis 7.0's acl-pubsub-default is resetchannels).
-func newACLUser(name string) *aclUser {
-	return &aclUser{name: name, aclSelector: *newACLSelector()}
+// newACLUser is a user ACL SETUSER creates: off, no password, no commands or keys, and
+// every channel if allChannels (acl-pubsub-default allchannels) else none (Redis 7.0's
+// default, resetchannels).
+func newACLUser(name string, allChannels bool) *aclUser {
+	return &aclUser{name: name, aclSelector: *newACLSelector(allChannels)}
 }
 
-// newACLSelector is a selector as "(" starts one: no commands, keys or channels.
-func newACLSelector() *aclSelector {
-	return &aclSelector{cmds: map[string]bool{}}
+// newACLSelector is a selector as "(" starts one: no commands or keys, and every
+// channel if allChannels (acl-pubsub-default) else none.
+func newACLSelector(allChannels bool) *aclSelector {
+	return &aclSelector{cmds: map[string]bool{}, allChannels: allChannels}
 }
 
 // mergeSelectors joins the arguments of a selector that spaces split ("(+get", "~a*)")
@@ -248,8 +255,9 @@ func mergeSelectors(ops []string) ([]string, string) {
 }
 
 // apply applies one rule to u, or returns why it cannot (Redis's reason). A rule that
-// is not the user's own applies to its root selector.
-func (u *aclUser) apply(op string) string {
+// is not the user's own applies to its root selector. allChannels is
+// acl-pubsub-default's (newACLSelector), for the selectors reset and "(" start.
+func (u *aclUser) apply(op string, allChannels bool) string {
 	lower := strings.ToLower(op)
 	switch {
 	case lower == "on":
@@ -263,12 +271,12 @@ func (u *aclUser) apply(op string) string {
 	case lower == "sanitize-payload" || lower == "skip-sanitize-payload":
 		u.sanitize = lower
 	case lower == "reset":
-		*u = *newACLUser(u.name)
+		*u = *newACLUser(u.name, allChannels)
 		u.sanitize = "sanitize-payload"
 	case lower == "clearselectors":
 		u.selectors = nil
 	case len(op) >= 2 && op[0] == '(' && op[len(op)-1] == ')':
-		sel := newACLSelector()
+		sel := newACLSelector(allChannels)
 		for _, r := range strings.Fields(op[1 : len(op)-1]) {
 			if why := sel.apply(r); why != "" {
 				return why
@@ -457,7 +465,7 @@ func (t *aclTable) setUser(name string, rules []string) string {
 	if ref != nil {
 		u = ref.load().clone()
 	} else {
-		u = newACLUser(name)
+		u = newACLUser(name, t.allChannels)
 	}
 	rules, msg := mergeSelectors(rules)
 	if msg != "" {
@@ -467,7 +475,7 @@ func (t *aclTable) setUser(name string, rules []string) string {
 		if op == "" {
 			continue // an empty rule changes nothing, as in Redis
 		}
-		if why := u.apply(op); why != "" {
+		if why := u.apply(op, t.allChannels); why != "" {
 			return "ERR Error in ACL SETUSER modifier '" + op + "': " + why
 		}
 	}
@@ -914,7 +922,7 @@ type aclLogEntry struct {
 }
 
 const (
-	aclLogMaxLen   = 128
+	aclLogMaxLen   = 128 // acllog-max-len's default
 	aclLogGrouping = 60 * time.Second
 )
 
@@ -934,7 +942,7 @@ func (t *aclTable) record(reason, context, object, username, clientInfo string) 
 		}
 	}
 	t.log = append(t.log, aclLogEntry{count: 1, reason: reason, context: context, object: object, username: username, created: now, updated: now, clientInfo: clientInfo})
-	if over := len(t.log) - aclLogMaxLen; over > 0 {
+	if over := len(t.log) - t.logMax; over > 0 {
 		t.log = slices.Delete(t.log, 0, over)
 	}
 }
@@ -949,6 +957,22 @@ func (t *aclTable) entries(n int) []aclLogEntry {
 		out[i] = t.log[len(t.log)-1-i]
 	}
 	return out
+}
+
+// setLogMaxLen sets acllog-max-len. As in Redis, a log longer than n is trimmed at the
+// next entry.
+func (t *aclTable) setLogMaxLen(n int) {
+	t.mu.Lock()
+	t.logMax = n
+	t.mu.Unlock()
+}
+
+// setPubsubDefault sets acl-pubsub-default: allChannels for allchannels. It applies to
+// the users and selectors created from then on.
+func (t *aclTable) setPubsubDefault(allChannels bool) {
+	t.mu.Lock()
+	t.allChannels = allChannels
+	t.mu.Unlock()
 }
 
 func (t *aclTable) resetLog() {

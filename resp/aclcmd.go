@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"crypto/rand"
 	"encoding/hex"
+	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -295,7 +296,7 @@ func aclLog(c *conn, args [][]byte) {
 		}
 		n = max(v, 0)
 	}
-	entries := c.s.acl.entries(int(min(n, aclLogMaxLen)))
+	entries := c.s.acl.entries(int(min(n, math.MaxInt)))
 	now := time.Now()
 	c.Array(len(entries))
 	for _, e := range entries {

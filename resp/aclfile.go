@@ -32,7 +32,8 @@ func defaultUser() *aclUser {
 // line is checked and every error reported (Redis's wording, path and line number), and
 // the users are returned only if there was none. A file without the default user gets
 // Redis's default one.
-func readACLFile(path string) (map[string]*aclUser, error) {
+// allChannels is acl-pubsub-default's (newACLUser).
+func readACLFile(path string, allChannels bool) (map[string]*aclUser, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		why := err.Error()
@@ -67,7 +68,7 @@ func readACLFile(path string) (map[string]*aclUser, error) {
 			fmt.Fprintf(&errs, "WARNING: Duplicate user '%s' found on line %d. ", name, n)
 			continue
 		}
-		u := newACLUser(name)
+		u := newACLUser(name, allChannels)
 		ops, msg := mergeSelectors(argv[2:])
 		if msg != "" {
 			// (Redis 7.0.15 writes this, then crashes when rules came before the
@@ -80,7 +81,7 @@ func readACLFile(path string) (map[string]*aclUser, error) {
 			if op == "" {
 				continue
 			}
-			switch why := u.apply(op); {
+			switch why := u.apply(op, allChannels); {
 			case why == "":
 			case why == errACLUnknownName:
 				// an unknown command is named: it tells nothing secret
@@ -106,9 +107,9 @@ func readACLFile(path string) (map[string]*aclUser, error) {
 }
 
 // CheckACLFile reports the errors an ACL file would give at start, where Redis aborts
-// on any.
+// on any (and acl-pubsub-default is its default, resetchannels).
 func CheckACLFile(path string) error {
-	_, err := readACLFile(path)
+	_, err := readACLFile(path, false)
 	return err
 }
 
@@ -117,7 +118,10 @@ func CheckACLFile(path string) error {
 // new rules); every other user is replaced, and the connections that acted as one are
 // to be closed, as Redis closes them: their refs are returned.
 func (t *aclTable) loadFile(path string) ([]*aclRef, error) {
-	users, err := readACLFile(path)
+	t.mu.Lock()
+	allChannels := t.allChannels
+	t.mu.Unlock()
+	users, err := readACLFile(path, allChannels)
 	if err != nil {
 		return nil, err
 	}

@@ -1,6 +1,9 @@
 package resp
 
 import (
+	"bytes"
+	"maps"
+	"math"
 	"slices"
 	"sort"
 	"strconv"
@@ -12,123 +15,79 @@ import (
 // configParam is one CONFIG GET/SET parameter the frontend owns.
 type configParam struct {
 	get func(cfg *Config) string
-	set func(cfg *Config, v string) bool // nil: read-only
-	// bad is the reason CONFIG SET's error gives for a refused value ("" : that it is
-	// not an integer); for an integer parameter, only for an integer out of range
-	bad     string
-	integer bool
+	// set stores a value in cfg, or returns the reason for refusing it; nil: read-only.
+	// With a spec, the value has passed spec's checks and comes as spec writes it (a
+	// number in decimal), and set does not refuse it.
+	set  func(cfg *Config, v string) string
+	spec *setting
 }
 
-// intParam is a parameter held at field(cfg) whose values are Redis's int configs':
-// 0 to 2^31-1.
-func intParam(field func(cfg *Config) *int64) configParam {
+// numParam is a number held at field(cfg), checked as Redis checks spec's values.
+func numParam(spec setting, field func(cfg *Config) *int64) configParam {
 	return configParam{
-		get: func(c *Config) string { return strconv.FormatInt(*field(c), 10) },
-		set: func(c *Config, v string) bool {
-			n, err := strconv.ParseInt(v, 10, 32)
-			*field(c) = n
-			return err == nil && n >= 0
-		},
-		bad:     "argument must be between 0 and 2147483647 inclusive",
-		integer: true,
+		get:  func(c *Config) string { return strconv.FormatInt(*field(c), 10) },
+		set:  func(c *Config, v string) string { *field(c) = decimal(v); return "" },
+		spec: &spec,
 	}
+}
+
+// decimal reads a number as setting.parse writes one, beyond 2^63-1 as 2^63-1.
+func decimal(v string) int64 {
+	n, err := strconv.ParseInt(v, 10, 64)
+	if err != nil {
+		if u, err := strconv.ParseUint(v, 10, 64); err == nil && u > math.MaxInt64 {
+			return math.MaxInt64
+		}
+	}
+	return n
 }
 
 var configParams = map[string]configParam{
 	"aclfile": {get: func(c *Config) string { return c.ACLFile }}, // immutable, as in Redis
 	"requirepass": {
 		get: func(c *Config) string { return c.RequirePass },
-		set: func(c *Config, v string) bool { c.RequirePass = v; return true },
+		set: func(c *Config, v string) string { c.RequirePass = v; return "" },
 	},
-	"proto-max-bulk-len": {
-		get: func(c *Config) string { return strconv.FormatInt(c.MaxBulk, 10) },
-		set: func(c *Config, v string) bool {
-			n, ok := ParseMemory(v)
-			if !ok || n < 1024*1024 {
-				return false
-			}
-			c.MaxBulk = n
-			return true
-		},
-	},
-	"client-query-buffer-limit": {
-		get: func(c *Config) string { return strconv.Itoa(c.QueryBufMax) },
-		set: func(c *Config, v string) bool {
-			n, ok := ParseMemory(v)
-			if !ok || n < 1024*1024 {
-				return false
-			}
-			c.QueryBufMax = int(n)
-			return true
-		},
-	},
+	"proto-max-bulk-len": numParam(memory(intSetting("proto-max-bulk-len", "", 1<<20, longMax, "")),
+		func(c *Config) *int64 { return &c.MaxBulk }),
+	"client-query-buffer-limit": numParam(memory(unsigned(intSetting("client-query-buffer-limit", "", 1<<20, longMax, ""))),
+		func(c *Config) *int64 { return &c.QueryBufMax }),
+	"slowlog-log-slower-than": numParam(intSetting("slowlog-log-slower-than", "", -1, longMax, ""),
+		func(c *Config) *int64 { return &c.SlowlogSlowerThan }),
+	"slowlog-max-len": numParam(unsigned(intSetting("slowlog-max-len", "", 0, longMax, "")),
+		func(c *Config) *int64 { return &c.SlowlogMaxLen }),
+	"latency-monitor-threshold": numParam(intSetting("latency-monitor-threshold", "", 0, longMax, ""),
+		func(c *Config) *int64 { return &c.LatencyMonitorThreshold }),
+	"tracking-table-max-keys": numParam(unsigned(intSetting("tracking-table-max-keys", "", 0, longMax, "")),
+		func(c *Config) *int64 { return &c.TrackingTableMaxKeys }),
+	"lfu-log-factor": numParam(intSetting("lfu-log-factor", "", 0, intMax, ""),
+		func(c *Config) *int64 { return &c.LFULogFactor }),
+	"lfu-decay-time": numParam(intSetting("lfu-decay-time", "", 0, intMax, ""),
+		func(c *Config) *int64 { return &c.LFUDecayTime }),
 	"notify-keyspace-events": {
 		get: func(c *Config) string { return kvstore.FormatNotifyFlags(c.NotifyKeyspaceEvents) },
-		set: func(c *Config, v string) bool {
+		set: func(c *Config, v string) string {
 			flags, ok := kvstore.ParseNotifyFlags(v)
+			if !ok {
+				return "Invalid event class character. Use 'Ag$lshzxeKEtmdn'."
+			}
 			c.NotifyKeyspaceEvents = flags
-			return ok
+			return ""
 		},
-		bad: "Invalid event class character. Use 'Ag$lshzxeKEtmdn'.",
-	},
-	"slowlog-log-slower-than": {
-		get: func(c *Config) string { return strconv.FormatInt(c.SlowlogSlowerThan, 10) },
-		set: func(c *Config, v string) bool {
-			n, err := strconv.ParseInt(v, 10, 64)
-			c.SlowlogSlowerThan = n
-			return err == nil
-		},
-	},
-	"slowlog-max-len": {
-		get: func(c *Config) string { return strconv.FormatInt(c.SlowlogMaxLen, 10) },
-		set: func(c *Config, v string) bool {
-			n, err := strconv.ParseInt(v, 10, 64)
-			c.SlowlogMaxLen = n
-			return err == nil && n >= 0
-		},
-		bad:     "argument must be between 0 and 9223372036854775807 inclusive",
-		integer: true,
-	},
-	"latency-monitor-threshold": {
-		get: func(c *Config) string { return strconv.FormatInt(c.LatencyMonitorThreshold, 10) },
-		set: func(c *Config, v string) bool {
-			n, err := strconv.ParseInt(v, 10, 64)
-			c.LatencyMonitorThreshold = n
-			return err == nil && n >= 0
-		},
-		bad:     "argument must be between 0 and 9223372036854775807 inclusive",
-		integer: true,
 	},
 	"latency-tracking-info-percentiles": {
 		get: func(c *Config) string { return formatPercentiles(c.LatencyPercentiles) },
-		set: func(c *Config, v string) bool {
-			ps, ok := parsePercentiles(v)
+		set: func(c *Config, v string) string {
+			ps, why := parsePercentiles(v)
 			c.LatencyPercentiles = ps
-			return ok
+			return why
 		},
-		bad: "latency-tracking-info-percentiles parameters should sit between [0.0,100.0]",
 	},
 	"latency-tracking": {get: func(*Config) string { return "yes" }},
-	"tracking-table-max-keys": {
-		get: func(c *Config) string { return strconv.FormatInt(c.TrackingTableMaxKeys, 10) },
-		set: func(c *Config, v string) bool {
-			n, err := strconv.ParseInt(v, 10, 64)
-			c.TrackingTableMaxKeys = n
-			return err == nil && n >= 0
-		},
-		bad:     "argument must be between 0 and 9223372036854775807 inclusive",
-		integer: true,
-	},
 	"maxclients": {
-		get: func(c *Config) string { return strconv.Itoa(c.MaxClients) },
-		set: func(c *Config, v string) bool {
-			n, err := strconv.Atoi(v)
-			if err != nil || n < 1 {
-				return false
-			}
-			c.MaxClients = n
-			return true
-		},
+		get:  func(c *Config) string { return strconv.Itoa(c.MaxClients) },
+		set:  func(c *Config, v string) string { c.MaxClients = int(decimal(v)); return "" },
+		spec: &setting{name: "maxclients", kind: settingInt, lo: 1, hi: uintMax, unsigned: true},
 	},
 	"port":      {get: func(c *Config) string { return strconv.Itoa(c.Port) }},
 	"bind":      {get: func(c *Config) string { return c.Bind }},
@@ -136,34 +95,22 @@ var configParams = map[string]configParam{
 	"save":      {get: func(*Config) string { return "" }}, // no RDB: the WAL persists
 	"timeout":   {get: func(*Config) string { return "0" }},
 	"maxmemory": {
-		get: func(c *Config) string { return strconv.FormatInt(c.Memory.Limit(), 10) },
-		set: func(c *Config, v string) bool {
-			n, ok := ParseMemory(v)
-			c.MaxMemory = n
-			return ok && n >= 0
-		},
-		bad: "argument must be a memory value",
+		get:  func(c *Config) string { return strconv.FormatInt(c.Memory.Limit(), 10) },
+		set:  func(c *Config, v string) string { c.MaxMemory = decimal(v); return "" },
+		spec: &setting{name: "maxmemory", kind: settingMemory, lo: 0, hi: ullongMx, unsigned: true},
 	},
-	"lfu-log-factor": intParam(func(c *Config) *int64 { return &c.LFULogFactor }),
-	"lfu-decay-time": intParam(func(c *Config) *int64 { return &c.LFUDecayTime }),
 	"maxmemory-samples": {
-		get: func(c *Config) string { return strconv.Itoa(c.Memory.Samples()) },
-		set: func(c *Config, v string) bool {
-			n, err := strconv.ParseInt(v, 10, 32)
-			c.MaxMemorySamples = int(n)
-			return err == nil && n >= 1
-		},
-		bad:     "argument must be between 1 and 2147483647 inclusive",
-		integer: true,
+		get:  func(c *Config) string { return strconv.Itoa(c.Memory.Samples()) },
+		set:  func(c *Config, v string) string { c.MaxMemorySamples = int(decimal(v)); return "" },
+		spec: &setting{name: "maxmemory-samples", kind: settingInt, lo: 1, hi: intMax},
 	},
 	"maxmemory-policy": {
 		get: func(c *Config) string { return kvstore.EvictPolicy(c.Memory.Policy()).String() },
-		set: func(c *Config, v string) bool {
-			p, ok := kvstore.ParseEvictPolicy(strings.ToLower(v))
-			c.MaxMemoryPolicy = p
-			return ok
+		set: func(c *Config, v string) string {
+			c.MaxMemoryPolicy, _ = kvstore.ParseEvictPolicy(v)
+			return ""
 		},
-		bad: "argument(s) must be one of the following: " + strings.Join(maxmemoryPolicies, ", "),
+		spec: &setting{name: "maxmemory-policy", kind: settingEnum, enum: maxmemoryPolicies},
 	},
 	"tcp-keepalive":        {get: func(*Config) string { return "300" }},
 	"protected-mode":       {get: func(*Config) string { return "no" }},
@@ -174,24 +121,11 @@ var configParams = map[string]configParam{
 	"hll-sparse-max-bytes": {get: func(*Config) string { return "3000" }},
 }
 
-// parseMemory parses a Redis memory setting: a number with an optional k/kb/m/mb/g/gb.
+// ParseMemory reads a memory setting as Redis's configuration does (memToULL): a number
+// with an optional unit, k/kb/m/mb/g/gb; false if it is not one, or is 2^63 or more.
 func ParseMemory(v string) (int64, bool) {
-	v = strings.ToLower(v)
-	mult := int64(1)
-	for _, u := range []struct {
-		s string
-		m int64
-	}{{"gb", 1 << 30}, {"mb", 1 << 20}, {"kb", 1 << 10}, {"g", 1e9}, {"m", 1e6}, {"k", 1e3}, {"b", 1}} {
-		if strings.HasSuffix(v, u.s) {
-			mult, v = u.m, strings.TrimSuffix(v, u.s)
-			break
-		}
-	}
-	n, err := strconv.ParseInt(v, 10, 64)
-	if err != nil || n < 0 {
-		return 0, false
-	}
-	return n * mult, true
+	n, ok := memToULL(v)
+	return n, ok && n >= 0
 }
 
 func configCommand(c *conn, args [][]byte) {
@@ -204,8 +138,12 @@ func configCommand(c *conn, args [][]byte) {
 		}
 		configGet(c, args[2:])
 	case "set":
-		if len(args) < 4 || len(args)%2 != 0 {
+		if len(args) < 4 {
 			c.Error(kvstore.WrongArgs("config|set"))
+			return
+		}
+		if len(args)%2 != 0 {
+			c.Error("ERR syntax error")
 			return
 		}
 		configSet(c, args[2:])
@@ -240,17 +178,39 @@ func (s *Server) allConfig() map[string]string {
 	for k, v := range s.b.ConfigGet() {
 		out[k] = v
 	}
+	s.cfgMu.RLock()
+	for _, st := range redisSettings {
+		out[st.name] = s.settings[st.name]
+		if st.alias != "" {
+			out[st.alias] = s.settings[st.name]
+		}
+	}
+	s.cfgMu.RUnlock()
 	return out
 }
 
 func configGet(c *conn, patterns [][]byte) {
 	all := c.s.allConfig()
-	names := make([]string, 0, len(all))
-	for name := range all {
-		for _, p := range patterns {
+	// As Redis, a pattern without glob characters looks its parameter up and answers
+	// with the name as given; a glob answers with the names as they are.
+	got := map[string]string{}
+	var names []string
+	add := func(name, value string) {
+		if _, dup := got[name]; !dup {
+			got[name] = value
+			names = append(names, name)
+		}
+	}
+	for _, p := range patterns {
+		if !bytes.ContainsAny(p, "*?[") {
+			if v, ok := all[strings.ToLower(string(p))]; ok {
+				add(string(p), v)
+			}
+			continue
+		}
+		for name, v := range all {
 			if kvstore.Glob(lower(nil, p), []byte(name)) {
-				names = append(names, name)
-				break
+				add(name, v)
 			}
 		}
 	}
@@ -258,72 +218,109 @@ func configGet(c *conn, patterns [][]byte) {
 	c.Map(len(names))
 	for _, n := range names {
 		c.BulkString(n)
-		c.BulkString(all[n])
+		c.BulkString(got[n])
 	}
 }
 
 func configSet(c *conn, pairs [][]byte) {
-	// Validate every pair first: CONFIG SET is all or nothing.
 	c.s.cfgMu.Lock()
-	next := c.s.cfg
-	var backend [][2]string
-	for i := 0; i < len(pairs); i += 2 {
-		name := strings.ToLower(string(pairs[i]))
-		val := string(pairs[i+1])
-		if p, ok := configParams[name]; ok {
-			if p.set == nil {
-				c.s.cfgMu.Unlock()
-				c.Error("ERR CONFIG SET failed (possibly related to argument '" + name + "') - can't set immutable config")
-				return
-			}
-			if !p.set(&next, val) {
-				c.s.cfgMu.Unlock()
-				why := p.bad
-				if _, err := strconv.ParseInt(val, 10, 64); why == "" || p.integer && err != nil {
-					why = "argument couldn't be parsed into an integer"
-				}
-				c.Error("ERR CONFIG SET failed (possibly related to argument '" + name + "') - " + why)
-				return
-			}
-			continue
-		}
-		if _, known := c.s.b.ConfigGet()[name]; !known {
-			c.s.cfgMu.Unlock()
-			c.Error("ERR Unknown option or number of arguments for CONFIG SET - '" + name + "'")
-			return
-		}
-		backend = append(backend, [2]string{name, val})
+	if why := c.s.configSetLocked(pairs); why != "" {
+		c.s.cfgMu.Unlock()
+		c.Error(why)
+		return
 	}
-	for _, kv := range backend {
-		if _, err := c.s.b.ConfigSet(kv[0], kv[1]); err != nil {
-			c.s.cfgMu.Unlock()
-			c.Error("ERR CONFIG SET failed (possibly related to argument '" + kv[0] + "') - " + err.Error())
-			return
-		}
-	}
-	c.s.cfg = next
-	for i := 0; i < len(pairs); i += 2 {
-		if strings.EqualFold(string(pairs[i]), "maxmemory") {
-			c.s.mem.SetLimit(next.MaxMemory) // shared with memcached's cache_memlimit
-		}
-		if strings.EqualFold(string(pairs[i]), "maxmemory-policy") {
-			c.s.mem.SetPolicy(int(next.MaxMemoryPolicy))
-			c.s.b.Store().SetEvictPolicy(next.MaxMemoryPolicy)
-		}
-		if strings.EqualFold(string(pairs[i]), "maxmemory-samples") {
-			c.s.mem.SetSamples(next.MaxMemorySamples)
-		}
-		if strings.EqualFold(string(pairs[i]), "requirepass") {
-			c.s.acl.setRequirePass(next.RequirePass) // the default user's password
-		}
-	}
-	c.s.track.setMaxKeys(next.TrackingTableMaxKeys)
-	c.s.b.Store().SetNotifyFlags(next.NotifyKeyspaceEvents)
-	c.s.b.Store().SetSlowlog(next.SlowlogSlowerThan, next.SlowlogMaxLen)
-	c.s.b.Store().SetLFU(next.LFULogFactor, next.LFUDecayTime)
-	c.s.b.Store().SetLatencyThreshold(next.LatencyMonitorThreshold)
 	c.s.cfgMu.Unlock()
 	c.Status("OK")
+}
+
+// configSetLocked is CONFIG SET under cfgMu: "" once every pair is set, else the error,
+// with nothing changed. As in Redis, every name is looked up first, and the first that
+// is unknown, immutable or given twice fails the command; then the values are checked
+// in order, and the first bad one fails it.
+func (s *Server) configSetLocked(pairs [][]byte) string {
+	type pair struct {
+		name, val string
+		param     *configParam
+		setting   *setting
+	}
+	ps := make([]pair, 0, len(pairs)/2)
+	backendKnown := s.b.ConfigGet()
+	for i := 0; i < len(pairs); i += 2 {
+		given := string(pairs[i])
+		p := pair{name: strings.ToLower(given), val: string(pairs[i+1])}
+		immutable := false
+		if cp, ok := configParams[p.name]; ok {
+			p.param, immutable = &cp, cp.set == nil
+		} else if st := settingByName[p.name]; st != nil {
+			p.setting, immutable = st, st.immutable
+		} else if _, ok := backendKnown[p.name]; !ok {
+			return "ERR Unknown option or number of arguments for CONFIG SET - '" + given + "'"
+		}
+		if immutable {
+			return "ERR CONFIG SET failed (possibly related to argument '" + given + "') - can't set immutable config"
+		}
+		for _, q := range ps {
+			if q.name == p.name {
+				return "ERR CONFIG SET failed (possibly related to argument '" + given + "') - duplicate parameter"
+			}
+		}
+		ps = append(ps, p)
+	}
+
+	next := s.cfg
+	settings := maps.Clone(s.settings)
+	var backend []pair
+	for _, p := range ps {
+		switch {
+		case p.param != nil:
+			v := p.val
+			if p.param.spec != nil {
+				var why string
+				if v, why = p.param.spec.parse(v); why != "" {
+					return "ERR CONFIG SET failed (possibly related to argument '" + p.name + "') - " + why
+				}
+			}
+			if why := p.param.set(&next, v); why != "" {
+				return "ERR CONFIG SET failed (possibly related to argument '" + p.name + "') - " + why
+			}
+		case p.setting != nil:
+			v, why := p.setting.parse(p.val)
+			if why != "" {
+				return "ERR CONFIG SET failed (possibly related to argument '" + p.name + "') - " + why
+			}
+			settings[p.setting.name] = v
+		default:
+			backend = append(backend, p)
+		}
+	}
+	for _, p := range backend {
+		if _, err := s.b.ConfigSet(p.name, p.val); err != nil {
+			return "ERR CONFIG SET failed (possibly related to argument '" + p.name + "') - " + err.Error()
+		}
+	}
+	s.cfg, s.settings = next, settings
+	for _, p := range ps {
+		switch p.name {
+		case "maxmemory":
+			s.mem.SetLimit(next.MaxMemory) // shared with memcached's cache_memlimit
+		case "maxmemory-policy":
+			s.mem.SetPolicy(int(next.MaxMemoryPolicy))
+			s.b.Store().SetEvictPolicy(next.MaxMemoryPolicy)
+		case "maxmemory-samples":
+			s.mem.SetSamples(next.MaxMemorySamples)
+		case "requirepass":
+			s.acl.setRequirePass(next.RequirePass) // the default user's password
+		}
+		if p.setting != nil && p.setting.apply != nil {
+			p.setting.apply(s, settings[p.setting.name])
+		}
+	}
+	s.track.setMaxKeys(next.TrackingTableMaxKeys)
+	s.b.Store().SetNotifyFlags(next.NotifyKeyspaceEvents)
+	s.b.Store().SetSlowlog(next.SlowlogSlowerThan, next.SlowlogMaxLen)
+	s.b.Store().SetLFU(next.LFULogFactor, next.LFUDecayTime)
+	s.b.Store().SetLatencyThreshold(next.LatencyMonitorThreshold)
+	return ""
 }
 
 // --- COMMAND ------------------------------------------------------------------------------

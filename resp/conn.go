@@ -297,7 +297,7 @@ func (c *conn) makeRoom() bool {
 		}
 		if c.end == len(c.buf) {
 			want := max(2*len(c.buf), c.need)
-			if want > c.s.config().QueryBufMax+readBufSize {
+			if int64(want) > c.s.config().QueryBufMax+readBufSize {
 				c.s.config().Logf("resp: closing client %s: query buffer over client-query-buffer-limit", c.addr)
 				return false
 			}

@@ -2,6 +2,7 @@ package resp
 
 import (
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 
@@ -74,18 +75,35 @@ func (s *Server) appendLatencyStats(b *strings.Builder) {
 	})
 }
 
-// parsePercentiles parses latency-tracking-info-percentiles: numbers from 0 to 100,
-// separated by spaces (none: an empty list).
-func parsePercentiles(v string) ([]float64, bool) {
+// parsePercentiles parses latency-tracking-info-percentiles as Redis does: numbers from
+// 0 to 100, each after one space ("": an empty list). It returns the reason for
+// refusing v, or "".
+func parsePercentiles(v string) ([]float64, string) {
 	ps := []float64{}
-	for _, f := range strings.Fields(v) {
-		p, err := strconv.ParseFloat(f, 64)
-		if err != nil || p < 0 || p > 100 {
-			return nil, false
+	if v == "" {
+		return ps, ""
+	}
+	for _, f := range strings.Split(v, " ") {
+		p, err := strconv.ParseFloat(hexFloat(f), 64)
+		if err != nil || f == "" || f[0] == ' ' || math.IsNaN(p) {
+			return nil, "Invalid latency-tracking-info-percentiles parameters"
+		}
+		if p < 0 || p > 100 {
+			return nil, "latency-tracking-info-percentiles parameters should sit between [0.0,100.0]"
 		}
 		ps = append(ps, p)
 	}
-	return ps, true
+	return ps, ""
+}
+
+// hexFloat gives a hexadecimal number without an exponent the "p0" that ParseFloat
+// needs and C's strtod does not.
+func hexFloat(f string) string {
+	digits := strings.TrimLeft(f, "+-")
+	if len(digits) > 2 && (digits[:2] == "0x" || digits[:2] == "0X") && !strings.ContainsAny(digits, "pP") {
+		return f + "p0"
+	}
+	return f
 }
 
 func formatPercentiles(ps []float64) string {

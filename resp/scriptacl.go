@@ -56,7 +56,7 @@ func aclFromRules(b []byte) (kvstore.CallACL, error) {
 		return nil, errBadRules
 	}
 	b = b[k:]
-	u := newACLUser("")
+	u := newACLUser("", false) // the rules name the channels: no default applies
 	for ; n > 0; n-- {
 		l, k := binary.Uvarint(b)
 		if k <= 0 || l > uint64(len(b)-k) {
@@ -64,7 +64,7 @@ func aclFromRules(b []byte) (kvstore.CallACL, error) {
 		}
 		rule := string(b[k : k+int(l)])
 		b = b[k+int(l):]
-		if why := u.apply(rule); why != "" {
+		if why := u.apply(rule, false); why != "" {
 			return nil, errors.New("resp: script rule " + rule + ": " + why)
 		}
 	}

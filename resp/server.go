@@ -57,7 +57,7 @@ type Config struct {
 	// SAVE ("" none). It cannot change while the server runs.
 	ACLFile     string
 	MaxBulk     int64 // proto-max-bulk-len
-	QueryBufMax int   // client-query-buffer-limit
+	QueryBufMax int64 // client-query-buffer-limit
 	MaxClients  int
 	// NotifyKeyspaceEvents: the keyspace events the store publishes (kvstore's
 	// ParseNotifyFlags), notify-keyspace-events.
@@ -108,6 +108,9 @@ type Server struct {
 
 	cfgMu sync.RWMutex
 	cfg   Config
+	// settings holds the values of Redis's parameters of settings.go, by name (under
+	// cfgMu).
+	settings map[string]string
 	// mem is cfg.Memory, which never changes: read without cfgMu. ownMem: this server
 	// samples it.
 	mem    *memlimit.Gauge
@@ -193,7 +196,7 @@ func NewServer(b Backend, cfg Config) *Server {
 	if cfg.TrackingTableMaxKeys == 0 {
 		cfg.TrackingTableMaxKeys = defaultTrackingMaxKeys
 	}
-	s := &Server{b: b, cfg: cfg, mem: cfg.Memory, ownMem: ownMem, start: time.Now(), conns: map[*conn]struct{}{}, done: make(chan struct{}), acl: newACLTable(cfg.RequirePass)}
+	s := &Server{b: b, cfg: cfg, mem: cfg.Memory, ownMem: ownMem, start: time.Now(), conns: map[*conn]struct{}{}, done: make(chan struct{}), acl: newACLTable(cfg.RequirePass), settings: defaultSettings()}
 	s.aclFile, s.aclLogf = cfg.ACLFile, cfg.Logf
 	s.ids = newServerIDs(cfg.Version)
 	s.handler.Add(1)

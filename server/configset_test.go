@@ -1,0 +1,268 @@
+package server
+
+import (
+	"maps"
+	"math"
+	"sort"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// configNotInNanokv lists the parameters of redis-server 7.0 that nanokv does not know,
+// because it does not provide their effect (resp/settings.go).
+func configNotInNanokv(name string) bool {
+	switch name {
+	case "client-output-buffer-limit", "maxmemory-clients", "min-replicas-to-write",
+		"min-slaves-to-write", "min-replicas-max-lag", "min-slaves-max-lag", "oom-score-adj",
+		"oom-score-adj-values", "shutdown-on-sigint", "shutdown-on-sigterm", "tcp-backlog",
+		"dbfilename":
+		return true
+	}
+	return strings.HasPrefix(name, "tls-")
+}
+
+// configFixedInNanokv lists the parameters Redis lets CONFIG SET change and nanokv does
+// not: the compact encodings' limits, which OBJECT ENCODING applies, and settings whose
+// value nanokv reports as it is.
+func configFixedInNanokv(name string) bool {
+	switch name {
+	case "hash-max-listpack-entries", "hash-max-ziplist-entries", "hash-max-listpack-value",
+		"hash-max-ziplist-value", "set-max-intset-entries", "zset-max-listpack-entries",
+		"zset-max-ziplist-entries", "zset-max-listpack-value", "zset-max-ziplist-value",
+		"list-max-listpack-size", "list-max-ziplist-size", "list-compress-depth",
+		"stream-node-max-bytes", "stream-node-max-entries",
+		"timeout", "tcp-keepalive", "protected-mode", "lua-time-limit", "busy-reply-threshold",
+		"latency-tracking", "hll-sparse-max-bytes", "appendfsync":
+		return true
+	}
+	return false
+}
+
+// configOwnValue lists the parameters whose value describes the server itself, so differs
+// between any two servers, and those CONFIG SET would make this test's servers unusable.
+func configOwnValue(name string) bool {
+	switch name {
+	case "port", "bind", "dir", "appendonly", "protected-mode", "requirepass", "maxclients", "save":
+		return true
+	}
+	return false
+}
+
+// configValues are the values TestConfigAsRedis sets every parameter to: each kind's
+// valid and invalid forms, bounds and their neighbours, units and Redis's parsing quirks.
+var configValues = []string{
+	"", "yes", "no", "YES", "-1", "0", "1", "01", "+1", "2", "7", "100", "1000", "1001",
+	"65535", "65536", "2147483647", "2147483648", "4294967295", "4294967296",
+	"9223372036854775807", "9223372036854775808", "18446744073709551615",
+	"18446744073709551616", "-9223372036854775809", "abc", "1k", "1kb", "1KB", "1mb", "2gb",
+	"20000000000gb", "1.5", " 1", "1 ", "mb", "-1mb", "10%", "-5%", "0x10", "inf", "nan",
+	"Local", "allchannels", "WARNING", "debug", "ip", "hostname", "unknown-endpoint",
+	"optional", "relative", "everysec", "swapdb", "clients", "panic-on-replicas", "0777",
+	"777", "8", "1 2 3", "50 99.9", "101", "normal 0 0 0", "{title}", "{title} {port}",
+	"{bogus}", "{title", "a b", "a_b", "host-1.example", strings.Repeat("h", 256),
+}
+
+// TestConfigAsRedis holds CONFIG GET and CONFIG SET to redis-server 7.0's answers: every
+// parameter Redis lists is listed by nanokv with Redis's default, or is one nanokv
+// leaves out and says it does not know; every value of configValues set to every
+// parameter gets Redis's reply, and leaves CONFIG GET with Redis's value; several
+// parameters in one CONFIG SET fail as Redis's do, and all or nothing.
+func TestConfigAsRedis(t *testing.T) {
+	real := startRedisServer(t)
+	s := startServer(t, Config{})
+	defer s.Close()
+	nk, err := dialRESP(s.RedisAddr())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nk.close()
+	rs, err := dialRESP(real)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rs.close()
+	do := func(c *rconn, args ...string) string {
+		t.Helper()
+		v, err := c.do(args...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return render(v)
+	}
+	get := func(c *rconn, patterns ...string) map[string]string {
+		t.Helper()
+		v, err := c.do(append([]string{"CONFIG", "GET"}, patterns...)...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		m := map[string]string{}
+		for i := 0; i+1 < len(v.elems); i += 2 {
+			m[v.elems[i].str] = v.elems[i+1].str
+		}
+		return m
+	}
+
+	theirs, ours := get(rs, "*"), get(nk, "*")
+	var names []string
+	for name, want := range theirs {
+		got, listed := ours[name]
+		switch {
+		case configNotInNanokv(name):
+			if listed {
+				t.Errorf("nanokv lists %s, which it was to leave out", name)
+			}
+			if r := do(nk, "CONFIG", "SET", name, want); r != "-ERR Unknown option or number of arguments for CONFIG SET - '"+name+"'" {
+				t.Errorf("CONFIG SET %s: %s", name, r)
+			}
+		case !listed:
+			t.Errorf("CONFIG GET * lacks %s (Redis: %q)", name, want)
+		case configOwnValue(name):
+		case got != want:
+			t.Errorf("CONFIG GET %s: %q, Redis's default %q", name, got, want)
+		default:
+			names = append(names, name)
+		}
+	}
+	for name := range ours {
+		if _, ok := theirs[name]; !ok {
+			t.Errorf("CONFIG GET * lists %s, which Redis does not have", name)
+		}
+	}
+	sort.Strings(names)
+
+	for _, name := range names {
+		for _, v := range configValues {
+			got, want := do(nk, "CONFIG", "SET", name, v), do(rs, "CONFIG", "SET", name, v)
+			gotVal, wantVal := get(nk, name)[name], get(rs, name)[name]
+			if configFixedInNanokv(name) {
+				if immutable := "-ERR CONFIG SET failed (possibly related to argument '" + name + "') - can't set immutable config"; got != immutable {
+					t.Errorf("CONFIG SET %s %q: %s, want %s", name, v, got, immutable)
+				}
+				wantVal = theirs[name]
+			} else if got != want {
+				t.Errorf("CONFIG SET %s %q: %s, Redis %s", name, v, got, want)
+			}
+			if n, err := strconv.ParseUint(wantVal, 10, 64); name == "maxmemory" && err == nil && n > math.MaxInt64 {
+				// nanokv's limit is a signed 64-bit number: anything larger is the largest
+				wantVal = strconv.FormatInt(math.MaxInt64, 10)
+			}
+			if gotVal != wantVal {
+				t.Errorf("after CONFIG SET %s %q: CONFIG GET %s %q, Redis %q", name, v, name, gotVal, wantVal)
+			}
+		}
+	}
+
+	for _, cmd := range [][]string{
+		{"CONFIG", "SET", "hz", "5", "bogus", "1"},
+		{"CONFIG", "SET", "bogus", "1", "hz", "x"},
+		{"CONFIG", "SET", "hz", "5", "daemonize", "yes"},
+		{"CONFIG", "SET", "hz", "x", "daemonize", "yes"},
+		{"CONFIG", "SET", "hz", "5", "HZ", "6"},
+		{"CONFIG", "SET", "Hz", "6", "hz", "x"},
+		{"CONFIG", "SET", "DAEMONIZE", "no"},
+		{"CONFIG", "SET", "Bogus", "1"},
+		{"CONFIG", "SET", "hz", "20", "loglevel", "bogus"},
+		{"CONFIG", "GET", "hz"},
+		{"CONFIG", "SET", "loglevel", "warning", "slowlog-max-len", "-1", "hz", "x"},
+		{"CONFIG", "GET", "loglevel"},
+		{"CONFIG", "SET", "replica-priority", "5", "slave-priority", "6"},
+		{"CONFIG", "GET", "*priority"},
+		{"CONFIG", "SET", "slave-priority", "x"},
+		{"CONFIG", "SET", "maxmemory-policy", "ALLKEYS-LRU", "lazyfree-lazy-user-del", "YES"},
+		{"CONFIG", "GET", "maxmemory-policy", "lazyfree-lazy-user-del", "LOGLEVEL"},
+		{"CONFIG", "SET", "hz"},
+		{"CONFIG", "SET", "hz", "1", "loglevel"},
+	} {
+		if cmd[1] == "GET" {
+			if got, want := get(nk, cmd[2:]...), get(rs, cmd[2:]...); !maps.Equal(got, want) {
+				t.Errorf("%q: %v, Redis %v", cmd, got, want)
+			}
+			continue
+		}
+		if got, want := do(nk, cmd...), do(rs, cmd...); got != want {
+			t.Errorf("%q: %s, Redis %s", cmd, got, want)
+		}
+	}
+}
+
+// TestConfigActsAsRedis: the parameters of settings.go that nanokv acts on change what
+// Redis's change. acl-pubsub-default decides the channels of the users and selectors
+// created later, and of a user reset; acllog-max-len trims the ACL log at its next
+// entry.
+func TestConfigActsAsRedis(t *testing.T) {
+	real := startRedisServer(t)
+	s := startServer(t, Config{})
+	defer s.Close()
+	conv := [][]string{
+		{"ACL", "SETUSER", "before", "on"},
+		{"CONFIG", "SET", "acl-pubsub-default", "allchannels"},
+		{"ACL", "SETUSER", "after", "on", "(+get ~k)"},
+		{"ACL", "SETUSER", "before", "(+set)"},
+		{"ACL", "LIST"},
+		{"ACL", "SETUSER", "before", "reset"},
+		{"CONFIG", "SET", "acl-pubsub-default", "resetchannels"},
+		{"ACL", "SETUSER", "third", "on", "(+ping)"},
+		{"ACL", "SETUSER", "after", "(+del)"},
+		{"ACL", "LIST"},
+		{"CONFIG", "GET", "acl*"},
+		{"AUTH", "nobody1", "x"}, {"AUTH", "nobody2", "x"}, {"AUTH", "nobody3", "x"},
+		{"CONFIG", "SET", "acllog-max-len", "2"},
+		{"ACL", "LOG", "RESET"},
+		{"AUTH", "nobody1", "x"}, {"AUTH", "nobody2", "x"}, {"AUTH", "nobody3", "x"},
+		{"CONFIG", "SET", "acllog-max-len", "1"},
+		{"ACL", "LOG"},
+		{"AUTH", "nobody4", "x"},
+		{"ACL", "LOG"},
+		{"CONFIG", "SET", "acllog-max-len", "0"},
+		{"AUTH", "nobody5", "x"},
+		{"ACL", "LOG"},
+	}
+	var replies [2][]string
+	for i, addr := range []string{s.RedisAddr(), real} {
+		c, err := dialRESP(addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, cmd := range conv {
+			v, err := c.do(cmd...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			r := render(v)
+			if strings.EqualFold(cmd[1], "LOG") && len(cmd) == 2 {
+				// the entries hold times and client details: compare how many, and whose
+				var users []string
+				for _, e := range v.elems {
+					for j := 0; j+1 < len(e.elems); j += 2 {
+						if e.elems[j].str == "username" {
+							users = append(users, e.elems[j+1].str)
+						}
+					}
+				}
+				r = strings.Join(users, ",")
+			}
+			if cmd[1] == "GET" {
+				r = sortedConfig(v)
+			}
+			replies[i] = append(replies[i], r)
+		}
+		c.close()
+	}
+	for i, cmd := range conv {
+		if replies[0][i] != replies[1][i] {
+			t.Errorf("%q: %s, Redis %s", cmd, replies[0][i], replies[1][i])
+		}
+	}
+}
+
+// sortedConfig is a CONFIG GET reply's pairs in name order: Redis lists them in its
+// dictionary's.
+func sortedConfig(v rval) string {
+	var pairs []string
+	for i := 0; i+1 < len(v.elems); i += 2 {
+		pairs = append(pairs, v.elems[i].str+"="+v.elems[i+1].str)
+	}
+	sort.Strings(pairs)
+	return strings.Join(pairs, " ")
+}
