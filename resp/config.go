@@ -93,7 +93,8 @@ var configParams = map[string]configParam{
 	"bind":      {get: func(c *Config) string { return c.Bind }},
 	"databases": {get: func(*Config) string { return strconv.Itoa(kvstore.NumDBs) }},
 	"save":      {get: func(*Config) string { return "" }}, // no RDB: the WAL persists
-	"timeout":   {get: func(*Config) string { return "0" }},
+	"timeout": numParam(intSetting("timeout", "", 0, intMax, ""),
+		func(c *Config) *int64 { return &c.Timeout }),
 	"maxmemory": {
 		get:  func(c *Config) string { return strconv.FormatInt(c.Memory.Limit(), 10) },
 		set:  func(c *Config, v string) string { c.MaxMemory = decimal(v); return "" },
@@ -112,7 +113,8 @@ var configParams = map[string]configParam{
 		},
 		spec: &setting{name: "maxmemory-policy", kind: settingEnum, enum: maxmemoryPolicies},
 	},
-	"tcp-keepalive":        {get: func(*Config) string { return "300" }},
+	"tcp-keepalive": numParam(intSetting("tcp-keepalive", "", 0, intMax, ""),
+		func(c *Config) *int64 { return &c.TCPKeepAlive }),
 	"protected-mode":       {get: func(*Config) string { return "no" }},
 	"cluster-enabled":      {get: func(*Config) string { return "no" }},
 	"lua-time-limit":       {get: func(*Config) string { return "5000" }},

@@ -259,15 +259,19 @@ const rateSamplePeriod = 100 * time.Millisecond
 
 // sampleRates samples s's counters until s closes, and notes the memory gauge's last
 // sample of the heap for used_memory_peak (sampling the gauge itself when s owns it).
+// Once a second it closes the clients idle past timeout.
 func (s *Server) sampleRates() {
 	defer s.handler.Done()
 	t := time.NewTicker(rateSamplePeriod)
 	defer t.Stop()
-	for {
+	for tick := 0; ; tick++ {
 		select {
 		case <-s.done:
 			return
 		case now := <-t.C:
+			if tick%int(time.Second/rateSamplePeriod) == 0 {
+				s.closeIdle(now, s.config().Timeout)
+			}
 			s.rates.sample(now, [3]uint64{s.stats.commands.Load(), s.stats.netIn.Load(), s.stats.netOut.Load()})
 			if s.ownMem {
 				s.mem.Sample()

@@ -59,6 +59,11 @@ type Config struct {
 	MaxBulk     int64 // proto-max-bulk-len
 	QueryBufMax int64 // client-query-buffer-limit
 	MaxClients  int
+	// Timeout is timeout: seconds after which an idle client is closed (0: never).
+	Timeout int64
+	// TCPKeepAlive is tcp-keepalive: the keepalive interval of clients' sockets, in
+	// seconds (0 at NewServer: Redis's default, 300).
+	TCPKeepAlive int64
 	// NotifyKeyspaceEvents: the keyspace events the store publishes (kvstore's
 	// ParseNotifyFlags), notify-keyspace-events.
 	NotifyKeyspaceEvents uint32
@@ -175,6 +180,9 @@ func NewServer(b Backend, cfg Config) *Server {
 	if cfg.MaxClients <= 0 {
 		cfg.MaxClients = 10000
 	}
+	if cfg.TCPKeepAlive == 0 {
+		cfg.TCPKeepAlive = 300
+	}
 	if cfg.RedisVersion == "" {
 		cfg.RedisVersion = "7.0.15"
 	}
@@ -241,6 +249,9 @@ func (s *Server) config() Config {
 func (s *Server) Serve(ln net.Listener) error {
 	return netserve.Serve(&s.mu, &s.closed, &s.lns, ln, func(nc net.Conn) {
 		s.stats.connections.Add(1)
+		if tc, ok := nc.(*net.TCPConn); ok {
+			setKeepAlive(tc, s.config().TCPKeepAlive)
+		}
 		c := newConn(s, nc)
 		s.mu.Lock()
 		if s.closed {

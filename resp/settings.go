@@ -13,7 +13,8 @@ import (
 // nothing. Tools and applications that set them (deployment scripts, RedisInsight, the
 // test suites of client libraries) then work against nanokv. They are of three kinds.
 //
-// Acted on (with apply): the ACL log's length and acl-pubsub-default.
+// Acted on (with apply): the ACL log's length and acl-pubsub-default. (Those acted on
+// through Config, such as timeout and tcp-keepalive, are configParams'.)
 //
 // Fixed (immutable here): the limits of Redis's compact encodings. nanokv stores every
 // collection one way; OBJECT ENCODING reports the encoding Redis would have chosen at

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 )
 
 // configNotInNanokv lists the parameters of redis-server 7.0 that nanokv does not know,
@@ -32,7 +33,7 @@ func configFixedInNanokv(name string) bool {
 		"zset-max-ziplist-entries", "zset-max-listpack-value", "zset-max-ziplist-value",
 		"list-max-listpack-size", "list-max-ziplist-size", "list-compress-depth",
 		"stream-node-max-bytes", "stream-node-max-entries",
-		"timeout", "tcp-keepalive", "protected-mode", "lua-time-limit", "busy-reply-threshold",
+		"protected-mode", "lua-time-limit", "busy-reply-threshold",
 		"latency-tracking", "hll-sparse-max-bytes", "appendfsync":
 		return true
 	}
@@ -265,4 +266,68 @@ func sortedConfig(v rval) string {
 	}
 	sort.Strings(pairs)
 	return strings.Join(pairs, " ")
+}
+
+// TestTimeoutClosesIdleClients: with CONFIG SET timeout 1, a client idle for more than a
+// second is closed, and one that keeps sending, a subscriber and a client blocked in
+// BLPOP are not, as in Redis.
+func TestTimeoutClosesIdleClients(t *testing.T) {
+	s := startServer(t, Config{})
+	defer s.Close()
+	dial := func() *rconn {
+		c, err := dialRESP(s.RedisAddr())
+		if err != nil {
+			t.Fatal(err)
+		}
+		return c
+	}
+	idle, busy, sub, blocked := dial(), dial(), dial(), dial()
+	defer idle.close()
+	defer busy.close()
+	defer sub.close()
+	defer blocked.close()
+	if v, err := busy.do("CONFIG", "SET", "timeout", "1"); err != nil || render(v) != "+OK" {
+		t.Fatalf("CONFIG SET timeout 1: %v %v", render(v), err)
+	}
+	if _, err := idle.do("PING"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := sub.do("SUBSCRIBE", "ch"); err != nil {
+		t.Fatal(err)
+	}
+	if err := blocked.send("BLPOP", "nothing", "0"); err != nil {
+		t.Fatal(err)
+	}
+	// Poll from the busy client, which sends every 100 ms, until the idle one is gone.
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		if _, err := busy.do("PING"); err != nil {
+			t.Fatalf("the busy client was closed: %v", err)
+		}
+		v, err := busy.do("CLIENT", "LIST")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n := strings.Count(v.str, "\n"); n == 3 {
+			break
+		} else if time.Now().After(deadline) {
+			t.Fatalf("after 10 s the server still has %d clients:\n%s", n, v.str)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if _, err := idle.do("PING"); err == nil {
+		t.Error("the idle client still answers")
+	}
+	if v, err := sub.do("PING"); err != nil || render(v) != `["pong", ""]` {
+		t.Errorf("the subscriber: %s %v", render(v), err)
+	}
+	if _, err := busy.do("LPUSH", "nothing", "x"); err != nil {
+		t.Fatal(err)
+	}
+	if v, err := blocked.recv(); err != nil || render(v) != `["nothing", "x"]` {
+		t.Errorf("the blocked client: %s %v", render(v), err)
+	}
+	if v, err := busy.do("CONFIG", "SET", "timeout", "0"); err != nil || render(v) != "+OK" {
+		t.Fatalf("CONFIG SET timeout 0: %v %v", render(v), err)
+	}
 }
