@@ -159,6 +159,8 @@ func configCommand(c *conn, args [][]byte) {
 		c.s.stats.rejected.Store(0)
 		c.s.stats.netIn.Store(0)
 		c.s.stats.netOut.Store(0)
+		c.s.stats.reads.Store(0)
+		c.s.stats.writes.Store(0)
 		c.s.errors.reset()
 		c.s.resetCommandStats()
 		c.s.b.Store().ResetKeyspaceHits()

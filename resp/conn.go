@@ -220,6 +220,7 @@ func (c *conn) consume(n int) bool {
 	if n > 0 {
 		c.barrierOK = false
 		c.s.stats.netIn.Add(uint64(n))
+		c.s.stats.reads.Add(1)
 	}
 	c.loop.stall = stallNone
 	maxBulk := c.s.config().MaxBulk
@@ -322,6 +323,7 @@ func (c *conn) flushOut() bool {
 	}
 	n, err := c.nc.Write(c.B)
 	c.s.stats.netOut.Add(uint64(n))
+	c.s.stats.writes.Add(1)
 	netserve.CountWritten(n)
 	if cap(c.B) > 1<<20 {
 		c.B = nil

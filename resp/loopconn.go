@@ -147,6 +147,7 @@ func (c *conn) Output() []byte { return c.B }
 // Written counts n bytes written and drops the replies.
 func (c *conn) Written(n int) {
 	c.s.stats.netOut.Add(uint64(n))
+	c.s.stats.writes.Add(1)
 	if cap(c.B) > 1<<20 {
 		c.B = nil
 	} else {

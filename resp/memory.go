@@ -35,10 +35,8 @@ type dbOverhead struct {
 func (s *Server) memStats() memStats {
 	var m runtime.MemStats
 	runtime.ReadMemStats(&m)
-	st := memStats{peak: m.HeapSys, total: m.HeapAlloc, startup: min(startupHeap, m.HeapAlloc),
-		allocated: m.HeapAlloc, active: m.HeapInuse, resident: rss()}
-	st.clients = uint64(s.NumClients()) * readBufSize
-	st.overhead = st.startup + st.clients
+	st := memStats{peak: m.HeapSys, total: m.HeapAlloc, allocated: m.HeapAlloc, active: m.HeapInuse, resident: rss()}
+	st.startup, st.clients, st.overhead = s.overhead(m.HeapAlloc)
 	keys, expires := s.b.Store().KeyspaceInfo()
 	for db := range keys {
 		st.keys += keys[db]
@@ -47,6 +45,14 @@ func (s *Server) memStats() memStats {
 		}
 	}
 	return st
+}
+
+// overhead is what of used memory is not the dataset, as Redis counts it: the heap at
+// start, and the clients' buffers (a read buffer each).
+func (s *Server) overhead(used uint64) (startup, clients, total uint64) {
+	startup = min(startupHeap, used)
+	clients = uint64(s.NumClients()) * readBufSize
+	return startup, clients, startup + clients
 }
 
 func ratio(a, b uint64) float64 {

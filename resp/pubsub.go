@@ -235,6 +235,7 @@ func (s *subscriber) write() {
 		if len(b) > 0 {
 			n, err := c.nc.Write(b)
 			c.s.stats.netOut.Add(uint64(n))
+			c.s.stats.writes.Add(1)
 			if err != nil {
 				s.cut()
 			}

@@ -161,7 +161,9 @@ type Server struct {
 		rejected    atomic.Uint64
 		netIn       atomic.Uint64
 		netOut      atomic.Uint64
-		blocked     atomic.Int64 // clients waiting in a blocking command
+		reads       atomic.Uint64 // network reads that brought bytes
+		writes      atomic.Uint64 // network writes of replies
+		blocked     atomic.Int64  // clients waiting in a blocking command
 	}
 	errors errorStats // the error replies sent (INFO errorstats)
 	// connStats are the INFO commandstats counters of the connection commands the store

@@ -167,6 +167,7 @@ type countingWriter struct {
 func (cw *countingWriter) Write(p []byte) (int, error) {
 	n, err := cw.w.Write(p)
 	cw.s.stats.netOut.Add(uint64(n))
+	cw.s.stats.writes.Add(1)
 	netserve.CountWritten(n)
 	return n, err
 }

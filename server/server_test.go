@@ -798,16 +798,14 @@ func TestInfoFieldsAsRedis(t *testing.T) {
 	defer member.Close()
 	omitted := map[string]bool{
 		"atomicvar_api": true, "client_recent_max_input_buffer": true, "client_recent_max_output_buffer": true,
-		"clients_in_timeout_table": true, "used_memory_overhead": true, "used_memory_startup": true,
-		"used_memory_dataset": true, "used_memory_dataset_perc": true, "used_memory_lua": true,
+		"clients_in_timeout_table": true, "used_memory_lua": true,
 		"used_memory_vm_eval": true, "used_memory_lua_human": true, "used_memory_scripts_eval": true,
 		"used_memory_vm_functions": true, "used_memory_vm_total": true, "used_memory_vm_total_human": true,
 		"used_memory_functions": true, "used_memory_scripts": true, "used_memory_scripts_human": true,
-		"mem_replication_backlog": true, "mem_total_replication_buffers": true, "mem_clients_normal": true,
-		"mem_aof_buffer": true, "rdb_last_load_keys_expired": true, "rdb_last_load_keys_loaded": true,
+		"rdb_last_load_keys_expired": true, "rdb_last_load_keys_loaded": true,
 		"expired_stale_perc": true, "expired_time_cap_reached_count": true, "expire_cycle_cpu_milliseconds": true,
-		"dump_payload_sanitizations": true, "total_reads_processed": true, "total_writes_processed": true,
-		"reply_buffer_shrinks": true, "reply_buffer_expands": true, "used_cpu_sys_main_thread": true,
+		"dump_payload_sanitizations": true,
+		"reply_buffer_shrinks":       true, "reply_buffer_expands": true, "used_cpu_sys_main_thread": true,
 		"used_cpu_user_main_thread": true,
 	}
 	for _, n := range []struct {
@@ -883,4 +881,55 @@ func TestInfoFieldsAsRedis(t *testing.T) {
 	}
 	close(stop)
 	<-done
+}
+
+// TestReadsWritesProcessedAsRedis: INFO's total_reads_processed and
+// total_writes_processed count network reads and writes as Redis counts them, one each
+// for a request and its reply, and CONFIG RESETSTAT zeroes them.
+func TestReadsWritesProcessedAsRedis(t *testing.T) {
+	real := startRedisServer(t)
+	s := startServer(t, Config{MemoryOnly: true})
+	defer s.Close()
+	counts := func(c *rconn) [2]int64 {
+		t.Helper()
+		v, err := c.do("INFO", "stats")
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out [2]int64
+		for _, line := range strings.Split(v.str, "\r\n") {
+			k, val, _ := strings.Cut(line, ":")
+			n, _ := strconv.ParseInt(val, 10, 64)
+			switch k {
+			case "total_reads_processed":
+				out[0] = n
+			case "total_writes_processed":
+				out[1] = n
+			}
+		}
+		return out
+	}
+	var deltas [2][2][2]int64
+	for i, addr := range []string{s.RedisAddr(), real} {
+		c, err := dialRESP(addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		before := counts(c)
+		for range 5 {
+			if _, err := c.do("PING"); err != nil {
+				t.Fatal(err)
+			}
+		}
+		after := counts(c)
+		deltas[i][0] = [2]int64{after[0] - before[0], after[1] - before[1]}
+		if _, err := c.do("CONFIG", "RESETSTAT"); err != nil {
+			t.Fatal(err)
+		}
+		deltas[i][1] = counts(c) // the RESETSTAT's write and the INFO's read
+		c.close()
+	}
+	if deltas[0] != deltas[1] {
+		t.Errorf("reads and writes after five PINGs, then after CONFIG RESETSTAT: %v, Redis %v", deltas[0], deltas[1])
+	}
 }
