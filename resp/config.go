@@ -84,6 +84,14 @@ var configParams = map[string]configParam{
 		},
 	},
 	"latency-tracking": {get: func(*Config) string { return "yes" }},
+	"client-output-buffer-limit": {
+		get: func(c *Config) string { return formatOutputLimits(c.OutputLimits) },
+		set: func(c *Config, v string) string {
+			limits, why := parseOutputLimits(v, c.OutputLimits)
+			c.OutputLimits = limits
+			return why
+		},
+	},
 	"maxclients": {
 		get:  func(c *Config) string { return strconv.Itoa(c.MaxClients) },
 		set:  func(c *Config, v string) string { c.MaxClients = int(decimal(v)); return "" },
@@ -303,6 +311,8 @@ func (s *Server) configSetLocked(pairs [][]byte) string {
 		}
 	}
 	s.cfg, s.settings = next, settings
+	limits := next.OutputLimits
+	s.outLimits.Store(&limits)
 	for _, p := range ps {
 		switch p.name {
 		case "maxmemory":

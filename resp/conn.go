@@ -40,6 +40,9 @@ type conn struct {
 	user    atomic.Pointer[aclRef]
 	created time.Time
 	lastCmd time.Time
+	// softSince: when the pending replies were first seen at or past the normal
+	// class's soft output limit (unix seconds; 0: they are not)
+	softSince int64
 	// cmdName is the last command's name as CLIENT LIST shows it ("client|list"), and
 	// sharedName the name last published to shared
 	cmdName    *string
@@ -197,6 +200,9 @@ func (c *conn) got(n int) bool {
 	open := c.consume(n)
 	c.flushBatch()
 	c.publish()
+	if !c.withinOutputLimit() {
+		return false
+	}
 	if open {
 		// Let the other connections that the same poll woke run their requests before
 		// this one writes, as Redis writes every reply of an event-loop round at its

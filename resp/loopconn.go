@@ -100,7 +100,7 @@ func (c *conn) Consume(n int, now int64) bool {
 	}
 	ok := c.consume(n)
 	c.publish()
-	if !ok || c.closeNext {
+	if !ok || c.closeNext || !c.withinOutputLimit() {
 		return false
 	}
 	if c.loop.stall == stallNone {
@@ -130,6 +130,7 @@ func (c *conn) FinishBatch(err error, now int64) {
 	c.clock.AtLeast(now)
 	c.finish(c.loop.n, c.loop.sink, err)
 	c.loop.sink = nil
+	c.withinOutputLimit()
 }
 
 // WantsBarrier: consume stopped before a read that needs the read barrier.

@@ -22,10 +22,10 @@ import (
 // MULTI, then its commands and EXEC when EXEC runs them. The commands a script runs
 // follow the script's line as "[0 lua]", on the member that answers the script (the
 // applier reports them: kvstore.ScriptMonitor); inside a transaction they come before
-// it, since a transaction's lines are shown once it has run. A monitor's
-// output goes through the subscriber queue (pubsub.go), so a slow monitor never holds a
-// client back and is cut off past pubsubOutLimit. It may still run commands that touch
-// no key, as in Redis; RESET ends monitoring.
+// it, since a transaction's lines are shown once it has run. A monitor's output goes
+// through the subscriber queue (pubsub.go), so a slow monitor never holds a client back
+// and is cut off past its output limit (outlimit.go). It may still run commands that
+// touch no key, as in Redis; RESET ends monitoring.
 
 func init() {
 	connCommands["monitor"] = &connSpec{Spec: kvstore.Spec{Name: "monitor", Arity: 1, Flags: kvstore.FlagConn, Group: "server", Since: "1.0.0",

@@ -17,10 +17,8 @@ import (
 // the applier reads, has a lock of its own. Once a connection subscribes, everything it
 // sends goes through its subscriber's queue, written by a goroutine of its own: replies
 // and messages then leave in the order they were queued, and the applier never waits
-// for a client. A client that lets more than pubsubOutLimit pile up is disconnected, as
-// Redis's client-output-buffer-limit for pub/sub clients (32 MB hard) does.
-
-const pubsubOutLimit = 32 << 20
+// for a client. A client that lets its output pile up past client-output-buffer-limit
+// is disconnected (outlimit.go).
 
 func init() {
 	add := func(name string, arity int, summary string, run func(*conn, [][]byte)) {
@@ -63,30 +61,35 @@ type hub struct {
 
 // Publish queues message for every subscriber of channel (SPUBLISH: of the shard
 // channel), then for every subscriber of a pattern that matches it, as Redis does; it
-// returns how many deliveries it queued. It does not look at the subscribers' sockets
+// returns how many deliveries it queued: not to a subscriber cut off already (over its
+// output limit), which Redis would have closed before it ran the PUBLISH, though its
+// connection may not have left the hub yet. It does not look at the subscribers' sockets
 // as the counts below do (present): a look costs a system call, and with ten
 // subscribers PUBLISH -P 16 went from 47-51k to 30-32k requests a second.
 func (h *hub) Publish(shard bool, channel, message []byte) int {
 	h.mu.RLock()
 	defer h.mu.RUnlock()
+	n := 0
+	count := func(delivered bool) {
+		if delivered {
+			n++
+		}
+	}
 	if shard {
 		for c := range h.subs[kindShard][string(channel)] {
-			c.sub.deliver("smessage", "", channel, message)
+			count(c.sub.deliver("smessage", "", channel, message))
 		}
-		return len(h.subs[kindShard][string(channel)])
+		return n
 	}
-	n := 0
 	for c := range h.subs[kindChannel][string(channel)] {
-		c.sub.deliver("message", "", channel, message)
-		n++
+		count(c.sub.deliver("message", "", channel, message))
 	}
 	for pat, cs := range h.subs[kindPattern] {
 		if !kvstore.Glob([]byte(pat), channel) {
 			continue
 		}
 		for c := range cs {
-			c.sub.deliver("pmessage", pat, channel, message)
-			n++
+			count(c.sub.deliver("pmessage", pat, channel, message))
 		}
 	}
 	return n
@@ -195,9 +198,12 @@ type subscriber struct {
 	// (tracking.go)
 	busy bool
 	held []byte
-	wake chan struct{}
-	quit chan struct{}
-	done chan struct{}
+	// softSince: when the queue was first seen at or past its class's soft output
+	// limit (unix seconds; 0: it is not there)
+	softSince int64
+	wake      chan struct{}
+	quit      chan struct{}
+	done      chan struct{}
 }
 
 // startSub readies the connection for its first subscription: from here on its output
@@ -274,13 +280,14 @@ func (s *subscriber) add(b []byte, resp3, setProto bool) bool {
 		more = more || len(s.held) > 0
 		s.out, s.held, s.busy = append(s.out, s.held...), s.held[:0], false
 	}
-	over := len(s.out) > pubsubOutLimit
+	over := s.overLimit(0)
+	queued := len(s.out)
 	s.mu.Unlock()
 	if !more {
 		return true
 	}
 	if over {
-		s.c.s.config().Logf("resp: closing client %s: pub/sub output over %d bytes", s.c.addr, pubsubOutLimit)
+		s.c.s.config().Logf("resp: closing client %s: output over client-output-buffer-limit (%d bytes queued)", s.c.addr, queued)
 		s.cut()
 		return false
 	}
@@ -302,11 +309,15 @@ func (s *subscriber) cut() {
 }
 
 // deliver queues a message (the applier's, through hub.Publish), in the protocol the
-// connection spoke when it last queued output.
-func (s *subscriber) deliver(word, pattern string, channel, message []byte) {
+// connection spoke when it last queued output; false if the subscriber was cut off
+// before.
+func (s *subscriber) deliver(word, pattern string, channel, message []byte) bool {
 	s.mu.Lock()
-	resp3 := s.resp3
+	resp3, failed := s.resp3, s.failed
 	s.mu.Unlock()
+	if failed {
+		return false
+	}
 	w := Writer{Proto: 2}
 	if resp3 {
 		w.Proto = 3
@@ -323,6 +334,7 @@ func (s *subscriber) deliver(word, pattern string, channel, message []byte) {
 	w.Bulk(channel)
 	w.Bulk(message)
 	s.add(w.B, false, false)
+	return true
 }
 
 // count is how many subscriptions a (P)SUBSCRIBE's reply reports: channels and patterns.

@@ -59,6 +59,9 @@ type Config struct {
 	MaxBulk     int64 // proto-max-bulk-len
 	QueryBufMax int64 // client-query-buffer-limit
 	MaxClients  int
+	// OutputLimits is client-output-buffer-limit, by class (outlimit.go); all zero at
+	// NewServer: Redis's defaults.
+	OutputLimits [3]OutputLimit
 	// Timeout is timeout: seconds after which an idle client is closed (0: never).
 	Timeout int64
 	// TCPKeepAlive is tcp-keepalive: the keepalive interval of clients' sockets, in
@@ -116,6 +119,8 @@ type Server struct {
 	// settings holds the values of Redis's parameters of settings.go, by name (under
 	// cfgMu).
 	settings map[string]string
+	// outLimits is cfg.OutputLimits, for the paths that check them without cfgMu.
+	outLimits atomic.Pointer[[3]OutputLimit]
 	// mem is cfg.Memory, which never changes: read without cfgMu. ownMem: this server
 	// samples it.
 	mem    *memlimit.Gauge
@@ -185,6 +190,9 @@ func NewServer(b Backend, cfg Config) *Server {
 	if cfg.TCPKeepAlive == 0 {
 		cfg.TCPKeepAlive = 300
 	}
+	if cfg.OutputLimits == ([3]OutputLimit{}) {
+		cfg.OutputLimits = DefaultOutputLimits
+	}
 	if cfg.RedisVersion == "" {
 		cfg.RedisVersion = "7.0.15"
 	}
@@ -209,6 +217,8 @@ func NewServer(b Backend, cfg Config) *Server {
 	s := &Server{b: b, cfg: cfg, mem: cfg.Memory, ownMem: ownMem, start: time.Now(), conns: map[*conn]struct{}{}, done: make(chan struct{}), acl: newACLTable(cfg.RequirePass), settings: defaultSettings()}
 	s.aclFile, s.aclLogf = cfg.ACLFile, cfg.Logf
 	s.ids = newServerIDs(cfg.Version)
+	limits := cfg.OutputLimits
+	s.outLimits.Store(&limits)
 	s.handler.Add(1)
 	go s.sampleRates()
 	if cfg.ACLFile != "" {

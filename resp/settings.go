@@ -14,7 +14,8 @@ import (
 // test suites of client libraries) then work against nanokv. They are of three kinds.
 //
 // Acted on (with apply): the ACL log's length and acl-pubsub-default. (Those acted on
-// through Config, such as timeout and tcp-keepalive, are configParams'.)
+// through Config, such as timeout, tcp-keepalive and client-output-buffer-limit, are
+// configParams'.)
 //
 // Fixed (immutable here): the limits of Redis's compact encodings. nanokv stores every
 // collection one way; OBJECT ENCODING reports the encoding Redis would have chosen at
@@ -35,9 +36,8 @@ import (
 //
 // Parameters with an effect nanokv does not provide are left out, so that CONFIG SET
 // answers that it does not know them instead of pretending: TLS (nanokv answers as a
-// Redis built without TLS, which has no tls-* parameters), client output buffer limits
-// and maxmemory-clients, min-replicas-to-write, oom-score-adj, shutdown-on-sig*,
-// tcp-backlog and dbfilename.
+// Redis built without TLS, which has no tls-* parameters), maxmemory-clients,
+// min-replicas-to-write, oom-score-adj, shutdown-on-sig*, tcp-backlog and dbfilename.
 
 // settingKind is how a setting's values are written.
 type settingKind uint8

@@ -656,8 +656,8 @@ func (s *subscriber) addHeld(b []byte) {
 	if s.failed {
 		return
 	}
-	if len(s.out)+len(s.held) > pubsubOutLimit {
-		s.c.s.config().Logf("resp: closing client %s: invalidations over %d bytes", s.c.addr, pubsubOutLimit)
+	if s.overLimit(len(s.held) + len(b)) {
+		s.c.s.config().Logf("resp: closing client %s: invalidations over client-output-buffer-limit", s.c.addr)
 		s.failed, s.out, s.held = true, nil, nil
 		shutdown(s.c.nc)
 		return

@@ -14,7 +14,7 @@ import (
 // because it does not provide their effect (resp/settings.go).
 func configNotInNanokv(name string) bool {
 	switch name {
-	case "client-output-buffer-limit", "maxmemory-clients", "min-replicas-to-write",
+	case "maxmemory-clients", "min-replicas-to-write",
 		"min-slaves-to-write", "min-replicas-max-lag", "min-slaves-max-lag", "oom-score-adj",
 		"oom-score-adj-values", "shutdown-on-sigint", "shutdown-on-sigterm", "tcp-backlog",
 		"dbfilename":
@@ -62,6 +62,12 @@ var configValues = []string{
 	"optional", "relative", "everysec", "swapdb", "clients", "panic-on-replicas", "0777",
 	"777", "8", "1 2 3", "50 99.9", "101", "normal 0 0 0", "{title}", "{title} {port}",
 	"{bogus}", "{title", "a b", "a_b", "host-1.example", strings.Repeat("h", 256),
+	// client-output-buffer-limit's (a normal class's limit small enough to cut this
+	// test's own connection off would end the test)
+	"normal 1mb 2mb 3", "pubsub 1 1 1 slave 2 2 2", "master 0 0 0", "normal 0 0", "normal x 0 0",
+	"replica 1kb 1kb -1", "NORMAL 1gb 2gb +3", "normal 0 0 ", "normal 0 0 \t5", "slave 1 1 4294967296",
+	"pubsub 1 1 2147483648", "slave 1 1 99999999999999999999", "pubsub 1 1 1 bogus 1 1 1",
+	"normal  0 0 0", "normal 0 0 0 pubsub 32mb 8mb 60",
 }
 
 // TestConfigAsRedis holds CONFIG GET and CONFIG SET to redis-server 7.0's answers: every
@@ -329,5 +335,76 @@ func TestTimeoutClosesIdleClients(t *testing.T) {
 	}
 	if v, err := busy.do("CONFIG", "SET", "timeout", "0"); err != nil || render(v) != "+OK" {
 		t.Fatalf("CONFIG SET timeout 0: %v %v", render(v), err)
+	}
+}
+
+// TestOutputLimitsAsRedis: client-output-buffer-limit disconnects, as Redis does, a
+// client whose reply would pass the normal class's hard limit, and a subscriber whose
+// message would pass the pubsub class's, without sending either; replies and messages
+// under the limits go out.
+func TestOutputLimitsAsRedis(t *testing.T) {
+	real := startRedisServer(t)
+	s := startServer(t, Config{})
+	defer s.Close()
+	big := strings.Repeat("x", 20000)
+	type step struct {
+		client int // 0: the admin, 1: a reader, 2: a subscriber
+		cmd    []string
+		send   bool // send only; the reply is read by a later recv step
+		recv   bool // read one reply of the client
+	}
+	steps := []step{
+		{client: 0, cmd: []string{"SET", "big", big}},
+		{client: 0, cmd: []string{"SET", "small", "y"}},
+		{client: 0, cmd: []string{"CONFIG", "SET", "client-output-buffer-limit", "normal 10000 0 0"}},
+		{client: 1, cmd: []string{"GET", "small"}},
+		{client: 1, cmd: []string{"GET", "big"}},
+		{client: 0, cmd: []string{"CONFIG", "SET", "client-output-buffer-limit", "normal 0 0 0 pubsub 10000 0 0"}},
+		{client: 2, cmd: []string{"SUBSCRIBE", "ch"}},
+		{client: 0, cmd: []string{"PUBLISH", "ch", "hello"}},
+		{client: 2, recv: true},
+		{client: 0, cmd: []string{"PUBLISH", "ch", big}},
+		{client: 2, recv: true},
+		{client: 0, cmd: []string{"PUBLISH", "ch", "after"}},
+		{client: 0, cmd: []string{"GET", "big"}},
+		{client: 0, cmd: []string{"CONFIG", "GET", "client-output-buffer-limit"}},
+	}
+	var outcomes [2][]string
+	for i, addr := range []string{s.RedisAddr(), real} {
+		var conns [3]*rconn
+		for j := range conns {
+			c, err := dialRESP(addr)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer c.close()
+			conns[j] = c
+		}
+		for _, st := range steps {
+			c := conns[st.client]
+			var v rval
+			var err error
+			if st.recv {
+				v, err = c.recv()
+			} else {
+				v, err = c.do(st.cmd...)
+			}
+			out := render(v)
+			if err != nil {
+				out = "closed"
+			}
+			if len(out) > 80 {
+				out = out[:80]
+			}
+			outcomes[i] = append(outcomes[i], out)
+		}
+	}
+	for k, st := range steps {
+		if outcomes[0][k] != outcomes[1][k] {
+			t.Errorf("step %d (client %d %q): %s, Redis %s", k, st.client, st.cmd, outcomes[0][k], outcomes[1][k])
+		}
+	}
+	if outcomes[1][4] != "closed" || outcomes[1][10] != "closed" {
+		t.Errorf("redis-server did not close the clients over the limits: %q", outcomes[1])
 	}
 }
