@@ -87,6 +87,17 @@ var notMonitored = map[string]bool{
 	"raft.cluster": true, "raft.node": true, "raft.debug": true, "raft.transfer_leader": true, "raft.timeout_now": true,
 }
 
+// adminCommands are the commands and subcommands ("config|get") Redis flags admin.
+var adminCommands = func() map[string]bool {
+	m := map[string]bool{}
+	for name, meta := range redisMeta {
+		if slices.Contains(strings.Fields(meta.flags), "admin") {
+			m[name] = true
+		}
+	}
+	return m
+}()
+
 // monitored reports whether args, a command that ran, is shown to monitors: not when
 // Redis flags it (or its subcommand) admin, as Redis's call() feeds monitors.
 func monitored(args [][]byte) bool {
@@ -94,13 +105,13 @@ func monitored(args [][]byte) bool {
 	if notMonitored[name] {
 		return false
 	}
-	m, ok := redisMeta[name]
 	if len(args) > 1 {
-		if sub, isSub := redisMeta[name+"|"+strings.ToLower(string(args[1]))]; isSub {
-			m, ok = sub, true
+		full := name + "|" + strings.ToLower(string(args[1]))
+		if _, isSub := redisMeta[full]; isSub {
+			return !adminCommands[full]
 		}
 	}
-	return !ok || !slices.Contains(strings.Fields(m.flags), "admin")
+	return !adminCommands[name]
 }
 
 // feedMonitors shows a command c ran in database db to every monitor.
