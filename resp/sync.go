@@ -1,10 +1,10 @@
 package resp
 
 import (
-	"bytes"
 	"crypto/rand"
 	"encoding/hex"
 	"io"
+	"os"
 	"strconv"
 	"strings"
 
@@ -147,14 +147,31 @@ func syncCommand(c *conn, args [][]byte) {
 		}
 		return
 	}
-	var file bytes.Buffer
-	if err := write(&file); err != nil {
+	// Without capa eof the file comes after its length, so it is spooled first, as
+	// Redis writes it to disk first: to an unlinked file in the data directory, not to
+	// memory, where a large dataset would double the process's heap.
+	file, err := os.CreateTemp(c.s.b.ConfigGet()["dir"], "sync-*.rdb")
+	if err != nil {
+		write(nil)
 		c.Error(errorReply(err))
 		return
 	}
-	c.B = append(strconv.AppendInt(append(c.B, '$'), int64(file.Len()), 10), "\r\n"...)
+	os.Remove(file.Name())
+	defer file.Close()
+	var size int64
+	if err = write(file); err == nil {
+		size, err = file.Seek(0, io.SeekCurrent)
+	}
+	if err == nil {
+		_, err = file.Seek(0, io.SeekStart)
+	}
+	if err != nil {
+		c.Error(errorReply(err))
+		return
+	}
+	c.B = append(strconv.AppendInt(append(c.B, '$'), size, 10), "\r\n"...)
 	if c.flushOut() {
-		file.WriteTo(out)
+		io.Copy(out, file)
 	}
 }
 
