@@ -35,11 +35,26 @@ type CmdStats struct {
 // samples. HdrHistogram's Go port is not safe for concurrent use: a mutex guards it (it
 // is taken by the timed calls only, one in statSample).
 type latencyHist struct {
-	mu sync.Mutex
-	h  *hdrhistogram.Histogram
+	mu       sync.Mutex
+	h        *hdrhistogram.Histogram
+	tracking *LatencyTracking // nil: always on
 }
 
+// LatencyTracking is latency-tracking: whether timed calls go into the latency
+// histograms (their time still counts in INFO commandstats, as in Redis). A Store has
+// one for its commands' (Store.LatencyTracking); NewCmdStats takes one.
+type LatencyTracking struct{ off atomic.Bool }
+
+// Set turns the tracking on or off.
+func (t *LatencyTracking) Set(on bool) { t.off.Store(!on) }
+
+// On reports whether the tracking is on.
+func (t *LatencyTracking) On() bool { return !t.off.Load() }
+
 func (l *latencyHist) record(ns int64) {
+	if l.tracking != nil && !l.tracking.On() {
+		return
+	}
 	l.mu.Lock()
 	if l.h == nil {
 		l.h = hdrhistogram.New(1, 1e9, 2)
@@ -150,8 +165,11 @@ func (st *CmdStats) Reset() {
 	}
 }
 
-// NewCmdStats returns counters for a command a frontend runs itself.
-func NewCmdStats() *CmdStats { return &CmdStats{lat: &latencyHist{}} }
+// NewCmdStats returns counters for a command a frontend runs itself, whose latency
+// histogram t switches.
+func NewCmdStats(t *LatencyTracking) *CmdStats {
+	return &CmdStats{lat: &latencyHist{tracking: t}}
+}
 
 // statNames are the names of the commands' counters, by index in a Store's table: a
 // container's subcommands have their own ("object|encoding"), as in Redis. register

@@ -63,7 +63,7 @@ func TestCommandStats(t *testing.T) {
 // same samples (values seen from redis-server: 6.015 µs falls under the 8 µs key, 2.007
 // under 2, 1.05 ms under 1056), and scales the timed calls up to all calls.
 func TestLatencyHistogramMatchesRedis(t *testing.T) {
-	st := NewCmdStats()
+	st := NewCmdStats(nil)
 	if _, _, _, ok := st.Latency(nil); ok {
 		t.Fatal("a command never timed has a histogram")
 	}

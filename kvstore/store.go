@@ -141,6 +141,8 @@ type Store struct {
 	txArgs [][]byte
 	// prefetchSink keeps what the prefetcher (prefetch.go) loaded, which nothing reads.
 	prefetchSink uint64
+	// tracking switches the commands' latency histograms (latency-tracking).
+	tracking LatencyTracking
 	// scripts is the Lua script cache (script.go): replicated state, in snapshots.
 	scripts scriptCache
 	// functions are the function libraries (function.go): replicated state, in
@@ -217,6 +219,9 @@ func (s *Store) ResetKeyspaceHits() {
 	}
 }
 
+// LatencyTracking is the switch of the store's latency histograms (latency-tracking).
+func (s *Store) LatencyTracking() *LatencyTracking { return &s.tracking }
+
 // New returns an empty store.
 func New() *Store {
 	s := &Store{cmdStats: make([]CmdStats, len(statNames)), acc: newAccessClock()}
@@ -226,7 +231,7 @@ func New() *Store {
 		}
 	}
 	for i := range s.cmdStats {
-		s.cmdStats[i].lat = &latencyHist{}
+		s.cmdStats[i].lat = &latencyHist{tracking: &s.tracking}
 	}
 	s.zk.init()
 	s.SetSlowlog(slowlogDefaultThreshold, slowlogDefaultMaxLen)

@@ -83,7 +83,6 @@ var configParams = map[string]configParam{
 			return why
 		},
 	},
-	"latency-tracking": {get: func(*Config) string { return "yes" }},
 	"client-output-buffer-limit": {
 		get: func(c *Config) string { return formatOutputLimits(c.OutputLimits) },
 		set: func(c *Config, v string) string {

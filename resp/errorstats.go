@@ -52,15 +52,15 @@ func (e *errorStats) appendInfo(b *strings.Builder) {
 
 // newConnStats makes the counters of the connection commands the store does not know
 // (PING, ECHO and SELECT count in the store's), and of their subcommands.
-func newConnStats() map[string]*kvstore.CmdStats {
+func newConnStats(t *kvstore.LatencyTracking) map[string]*kvstore.CmdStats {
 	m := map[string]*kvstore.CmdStats{}
 	for name := range connCommands {
 		if kvstore.Lookup([]byte(name)) != nil {
 			continue
 		}
-		m[name] = kvstore.NewCmdStats()
+		m[name] = kvstore.NewCmdStats(t)
 		for _, sub := range connSubcommands[name] {
-			m[name+"|"+sub] = kvstore.NewCmdStats()
+			m[name+"|"+sub] = kvstore.NewCmdStats(t)
 		}
 	}
 	return m

@@ -145,7 +145,9 @@ func (s *Server) infoSection(b *strings.Builder, section string, c *conn) bool {
 		s.errors.appendInfo(b)
 	case "latencystats":
 		b.WriteString("# Latencystats\r\n")
-		s.appendLatencyStats(b)
+		if s.latencyTracking.On() {
+			s.appendLatencyStats(b) // as in Redis, nothing while latency-tracking is off
+		}
 	case "cluster":
 		b.WriteString("# Cluster\r\n")
 		w("cluster_enabled", 0)

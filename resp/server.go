@@ -119,6 +119,9 @@ type Server struct {
 	// settings holds the values of Redis's parameters of settings.go, by name (under
 	// cfgMu).
 	settings map[string]string
+	// latencyTracking is latency-tracking, for the connection commands' histograms (the
+	// store's have their own switch, set with it).
+	latencyTracking kvstore.LatencyTracking
 	// outLimits is cfg.OutputLimits, for the paths that check them without cfgMu.
 	outLimits atomic.Pointer[[3]OutputLimit]
 	// mem is cfg.Memory, which never changes: read without cfgMu. ownMem: this server
@@ -228,7 +231,7 @@ func NewServer(b Backend, cfg Config) *Server {
 			cfg.Logf("resp: aclfile: %v", err)
 		}
 	}
-	s.connStats = newConnStats()
+	s.connStats = newConnStats(&s.latencyTracking)
 	s.track.s, s.track.maxKeys = s, cfg.TrackingTableMaxKeys
 	b.Store().SetPublisher(&s.ps)
 	b.Store().SetScriptMonitor(s.feedScript)

@@ -13,7 +13,7 @@ import (
 // nothing. Tools and applications that set them (deployment scripts, RedisInsight, the
 // test suites of client libraries) then work against nanokv. They are of three kinds.
 //
-// Acted on (with apply): the ACL log's length and acl-pubsub-default. (Those acted on
+// Acted on (with apply): the ACL log's length, acl-pubsub-default and latency-tracking. (Those acted on
 // through Config, such as timeout, tcp-keepalive and client-output-buffer-limit, are
 // configParams'.)
 //
@@ -146,6 +146,10 @@ var redisSettings = []setting{
 	// Acted on: the ACL log's length and the channels new users start with (acl.go).
 	{name: "acllog-max-len", kind: settingInt, lo: 0, hi: longMax, unsigned: true, def: "128",
 		apply: func(s *Server, v string) { s.acl.setLogMaxLen(int(decimal(v))) }},
+	{name: "latency-tracking", kind: settingBool, def: "yes", apply: func(s *Server, v string) {
+		s.latencyTracking.Set(v == "yes")
+		s.b.Store().LatencyTracking().Set(v == "yes")
+	}},
 	{name: "acl-pubsub-default", kind: settingEnum, enum: []string{"allchannels", "resetchannels"}, def: "resetchannels",
 		apply: func(s *Server, v string) { s.acl.setPubsubDefault(v == "allchannels") }},
 

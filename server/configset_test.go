@@ -3,6 +3,7 @@ package server
 import (
 	"maps"
 	"math"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -34,7 +35,7 @@ func configFixedInNanokv(name string) bool {
 		"list-max-listpack-size", "list-max-ziplist-size", "list-compress-depth",
 		"stream-node-max-bytes", "stream-node-max-entries",
 		"protected-mode", "lua-time-limit", "busy-reply-threshold",
-		"latency-tracking", "hll-sparse-max-bytes", "appendfsync":
+		"hll-sparse-max-bytes", "appendfsync":
 		return true
 	}
 	return false
@@ -406,5 +407,53 @@ func TestOutputLimitsAsRedis(t *testing.T) {
 	}
 	if outcomes[1][4] != "closed" || outcomes[1][10] != "closed" {
 		t.Errorf("redis-server did not close the clients over the limits: %q", outcomes[1])
+	}
+}
+
+// TestLatencyTrackingAsRedis: with latency-tracking off, calls go into no latency
+// histogram and INFO latencystats is empty, as in Redis; back on, they do again.
+func TestLatencyTrackingAsRedis(t *testing.T) {
+	real := startRedisServer(t)
+	s := startServer(t, Config{})
+	defer s.Close()
+	var got [2][]string
+	for i, addr := range []string{s.RedisAddr(), real} {
+		c, err := dialRESP(addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.close()
+		do := func(args ...string) rval {
+			v, err := c.do(args...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return v
+		}
+		do("CONFIG", "SET", "latency-tracking", "no")
+		for range 64 { // nanokv times one call in 16
+			do("STRLEN", "k")
+			do("HELLO", "2")
+		}
+		got[i] = append(got[i], render(do("LATENCY", "HISTOGRAM", "strlen", "hello")), do("INFO", "latencystats").str)
+		do("CONFIG", "SET", "latency-tracking", "yes")
+		for range 64 {
+			do("STRLEN", "k")
+			do("HELLO", "2")
+		}
+		var names []string
+		for j, e := range do("LATENCY", "HISTOGRAM", "strlen", "hello").elems {
+			if j%2 == 0 {
+				names = append(names, e.str)
+			}
+		}
+		sort.Strings(names)
+		got[i] = append(got[i], strings.Join(names, " "))
+	}
+	if !slices.Equal(got[0], got[1]) {
+		t.Errorf("histograms with tracking off, INFO latencystats, histograms back on:\n%q\nRedis:\n%q", got[0], got[1])
+	}
+	if got[1][2] != "hello strlen" {
+		t.Errorf("redis-server's histograms back on: %q", got[1][2])
 	}
 }
