@@ -13,9 +13,9 @@ import (
 // nothing. Tools and applications that set them (deployment scripts, RedisInsight, the
 // test suites of client libraries) then work against nanokv. They are of three kinds.
 //
-// Acted on (with apply): the ACL log's length, acl-pubsub-default and latency-tracking. (Those acted on
-// through Config, such as timeout, tcp-keepalive and client-output-buffer-limit, are
-// configParams'.)
+// Acted on (with apply): the ACL log's length, acl-pubsub-default and latency-tracking.
+// (Those acted on through Config, such as timeout, tcp-keepalive and
+// client-output-buffer-limit, are configParams'.)
 //
 // Fixed (immutable here): the limits of Redis's compact encodings. nanokv stores every
 // collection one way; OBJECT ENCODING reports the encoding Redis would have chosen at
@@ -143,7 +143,8 @@ var redisSettings = []setting{
 	fixed(enumSetting("enable-module-command", "no", "no", "yes", "local")),
 	{name: "unixsocketperm", kind: settingInt, lo: 0, hi: 0o777, unsigned: true, octal: true, def: "0", immutable: true},
 
-	// Acted on: the ACL log's length and the channels new users start with (acl.go).
+	// Acted on: the ACL log's length and the channels new users start with (acl.go),
+	// and the latency histograms.
 	{name: "acllog-max-len", kind: settingInt, lo: 0, hi: longMax, unsigned: true, def: "128",
 		apply: func(s *Server, v string) { s.acl.setLogMaxLen(int(decimal(v))) }},
 	{name: "latency-tracking", kind: settingBool, def: "yes", apply: func(s *Server, v string) {
