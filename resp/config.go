@@ -399,27 +399,7 @@ func commandCommand(c *conn, args [][]byte) {
 			}
 		}
 	case "docs":
-		var specs []*kvstore.Spec
-		if len(args) == 2 {
-			specs = allSpecs()
-		} else {
-			for _, name := range args[2:] {
-				if s := findSpec(name); s != nil {
-					specs = append(specs, s)
-				}
-			}
-		}
-		c.Map(len(specs))
-		for _, s := range specs {
-			c.BulkString(s.Name)
-			c.Map(3)
-			c.BulkString("summary")
-			c.BulkString(s.Summary)
-			c.BulkString("since")
-			c.BulkString(s.Since)
-			c.BulkString("group")
-			c.BulkString(s.Group)
-		}
+		commandDocsReply(c, args[2:])
 	case "getkeys", "getkeysandflags":
 		commandGetKeys(c, args)
 	case "help":
