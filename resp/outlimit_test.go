@@ -1,6 +1,9 @@
 package resp
 
-import "testing"
+import (
+	"slices"
+	"testing"
+)
 
 // TestOutputLimitSoft: the soft limit breaks once it has been reached for longer than
 // its seconds, every look in between at or past it, as Redis counts (whole seconds); the
@@ -35,4 +38,39 @@ func TestParseOutputLimits(t *testing.T) {
 	if got, why := parseOutputLimits("pubsub 1 1 1 master 0 0 0", DefaultOutputLimits); why == "" || got != DefaultOutputLimits {
 		t.Errorf("a bad group: %v %q", got, why)
 	}
+}
+
+// FuzzSettingValues: no value makes a parameter's check fail other than by refusing it,
+// and what a setting accepts it shows (CONFIG GET) in a form it accepts again unchanged,
+// so that a configuration copied from CONFIG GET to CONFIG SET is the same.
+func FuzzSettingValues(f *testing.F) {
+	for _, v := range []string{"", "yes", "NO", "-1", "01", "1k", "1mb", "20000000000gb", "18446744073709551616",
+		"normal 1mb 2mb 3", "pubsub 1 1 +5", "{title} {port}", "0777", "allchannels", "50 99.9", "0x10"} {
+		f.Add(v)
+	}
+	f.Fuzz(func(t *testing.T, v string) {
+		for i := range redisSettings {
+			s := &redisSettings[i]
+			out, why := s.parse(v)
+			if why != "" {
+				continue
+			}
+			if again, why := s.parse(out); why != "" || again != out {
+				t.Errorf("%s: %q shows as %q, which reads back as %q (%s)", s.name, v, out, again, why)
+			}
+		}
+		limits, why := parseOutputLimits(v, DefaultOutputLimits)
+		if why == "" {
+			shown := formatOutputLimits(limits)
+			if again, why := parseOutputLimits(shown, [3]OutputLimit{}); why != "" || again != limits {
+				t.Errorf("client-output-buffer-limit %q shows as %q, which reads back as %v (%s)", v, shown, again, why)
+			}
+		}
+		if ps, why := parsePercentiles(v); why == "" {
+			shown := formatPercentiles(ps)
+			if again, why := parsePercentiles(shown); why != "" || !slices.Equal(again, ps) {
+				t.Errorf("latency-tracking-info-percentiles %q shows as %q, which reads back as %v (%s)", v, shown, again, why)
+			}
+		}
+	})
 }

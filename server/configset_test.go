@@ -161,6 +161,29 @@ func TestConfigAsRedis(t *testing.T) {
 		}
 	}
 
+	// What CONFIG GET shows, CONFIG SET takes back where Redis lets it be set, as tools
+	// that copy a configuration from server to server rely on.
+	roundTrips := 0
+	for _, name := range names {
+		if configFixedInNanokv(name) {
+			continue
+		}
+		v := get(nk, name)[name]
+		if do(rs, "CONFIG", "SET", name, v) != "+OK" {
+			continue
+		}
+		if r := do(nk, "CONFIG", "SET", name, v); r != "+OK" {
+			t.Errorf("CONFIG SET %s %q, the value CONFIG GET showed: %s", name, v, r)
+		}
+		if after := get(nk, name)[name]; after != v {
+			t.Errorf("CONFIG SET %s %q made it %q", name, v, after)
+		}
+		roundTrips++
+	}
+	if roundTrips < 100 {
+		t.Errorf("only %d parameters went from CONFIG GET back to CONFIG SET", roundTrips)
+	}
+
 	for _, cmd := range [][]string{
 		{"CONFIG", "SET", "hz", "5", "bogus", "1"},
 		{"CONFIG", "SET", "bogus", "1", "hz", "x"},
