@@ -161,6 +161,7 @@ func (sc *scriptCache) compile(sha, body string) (compiledScript, string) {
 	}
 	chunk, err := parse.Parse(strings.NewReader(body), scriptChunk)
 	if err == nil {
+		guardConcat(chunk)
 		cs.proto, err = lua.Compile(chunk, scriptChunk)
 	}
 	if err != nil {
@@ -269,6 +270,7 @@ func newScriptVM() *scriptVM {
 	watchCoroutines(L)
 	boundStringRep(L)
 	g := L.Get(lua.GlobalsIndex).(*lua.LTable)
+	g.RawSetString(concatGuardName, L.NewFunction(concatGuard))
 	// Redis has collectgarbage and gcinfo, but what they answer differs from replica to
 	// replica.
 	for _, name := range []string{"dofile", "loadfile", "load", "print", "module", "require", "collectgarbage", "gcinfo", "newproxy", "setfenv", "getfenv", "_printregs"} {

@@ -338,6 +338,50 @@ func TestScriptRunsOutOfInstructions(t *testing.T) {
 	a.expect(int64(6), "EVAL", "return #string.rep('ab', 3)", "0")
 }
 
+// TestScriptConcatIsBounded: a concatenation whose result would pass scriptMaxString
+// fails as a failed allocation, in a script or a function, on every replica at the same
+// point, before it allocates; below the bound, `..` answers as before the guard, with
+// numbers, metamethods, calls and varargs, and its errors name the script's line.
+func TestScriptConcatIsBounded(t *testing.T) {
+	defer func(n int) { scriptMaxString = n }(scriptMaxString)
+	scriptMaxString = 1 << 20
+	a, b := newHarness(t), newHarness(t)
+	for _, h := range []*harness{a, b} {
+		h.expect("lib", "FUNCTION", "LOAD", "#!lua name=lib\nredis.register_function('double', function(keys, args) local s = 'x' for i = 1, 40 do s = s .. s redis.call('set', 'len', #s) end end)")
+		h.expect(Err("ERR user_script:1: not enough memory script: 6312c13f00e1228cb13ab679c5394deaab7275d4, on @user_script:1."),
+			"EVAL", "local s = 'x' for i = 1, 40 do s = s .. s end return #s", "0")
+		if got, ok := h.do("FCALL", "double", "0").(Err); !ok || !strings.Contains(string(got), "not enough memory") {
+			t.Fatalf("FCALL double: %v", got)
+		}
+		h.expect("1048576", "GET", "len") // the last doubling that fit
+		h.expect(int64(1<<20), "EVAL", "return #(string.rep('x', 2^19) .. string.rep('y', 2^19))", "0")
+		h.expect(Err("ERR user_script:1: not enough memory script: ce6193e46d410bf57db2c228af803f6dc2398166, on @user_script:1."),
+			"EVAL", "return #(string.rep('x', 2^19) .. 'z' .. string.rep('y', 2^19))", "0")
+	}
+	if a.s.Digest() != b.s.Digest() {
+		t.Fatal("replicas diverged")
+	}
+	for _, c := range []struct {
+		script string
+		want   any
+	}{
+		{"return 'a' .. 1 .. 2.5 .. 'b'", "a12.5b"},
+		{"return 1 .. 2", "12"},
+		{"return 1e100 .. '|' .. 2^53", "1e+100|9007199254740992"},
+		{"local t = setmetatable({}, {__concat = function(a, b) return 'M' end}) return t .. 'x' .. 'y'", "M"},
+		{"local t = setmetatable({}, {__concat = function(a, b) return type(a) .. '+' .. type(b) end}) return 'x' .. 'y' .. t", "xstring+table"},
+		{"local function f() return 'a', 'b' end return f() .. f()", "aa"},
+		{"local function f(...) return ... .. 'z' end return f('q', 'r')", "qz"},
+		{"local t = {'a' .. 'b', k = 'c' .. 'd'} return t[1] .. t.k", "abcd"},
+		{"local s = '' for i = 1, 100 do s = s .. i end return #s", int64(192)},
+		{"local function f() return 'p' .. 'q', 'r' end local x, y = f() return x .. y", "pqr"},
+		{"local a = 1\nlocal b = 2\nreturn 'x' ..\n nil", Err("ERR user_script:3: cannot perform concat operation between string and nil script: 52f089c514c2fa964f3ee0519507d52f0f5b04b7, on @user_script:3.")},
+		{"return {} .. 'x'", Err("ERR user_script:1: cannot perform concat operation between table and string script: bd7fed2b307ec6d6b2ab70b695be1da1b8c86eca, on @user_script:1.")},
+	} {
+		a.expect(c.want, "EVAL", c.script, "0")
+	}
+}
+
 func equalReplies(a, b any) bool { return reflect.DeepEqual(normalize(a), normalize(b)) }
 
 // BenchmarkApplyEVAL is a script's cost on the applier: set is a SET through
@@ -348,6 +392,7 @@ func BenchmarkApplyEVAL(b *testing.B) {
 		{"set", "return redis.call('set', KEYS[1], ARGV[1])"},
 		{"lock", "local t = redis.call('get', KEYS[1]) if not t or t ~= ARGV[1] then return 0 end redis.call('del', KEYS[1]) return 1"},
 		{"loop", "local n = 0 for i = 1, 1000 do n = n + i % 7 end return n"},
+		{"concat", "local s = '' for i = 1, 100 do s = s .. i .. ',' end return redis.call('set', KEYS[1] .. ':' .. ARGV[1], s)"},
 	} {
 		b.Run(bc.name, func(b *testing.B) {
 			s := New()

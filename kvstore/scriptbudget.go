@@ -65,15 +65,15 @@ func (b *scriptBudget) Err() error {
 func (*scriptBudget) Deadline() (time.Time, bool) { return time.Time{}, false }
 func (*scriptBudget) Value(any) any               { return nil }
 
-// scriptMaxString is the longest string string.rep makes: proto-max-bulk-len, the
-// longest string Redis stores. Lua's own string.rep fails with "not enough memory" when
-// its allocation does; gopher-lua's asks Go for the memory, and a Go process that cannot
-// have it dies. A script's entry is replayed at every restart, so one
-// `string.rep('x', 1e13)` would end the cluster for good. (Nothing bounds what
-// concatenation makes: a loop that doubles a string stops at the instruction budget, at
-// about 2^40 bytes, far past any machine's memory. Like every write, a script that
-// exhausts the memory crashes every member, and replaying it crashes them again.)
-const scriptMaxString = 512 << 20
+// scriptMaxString is the longest string string.rep and concatenation (scriptconcat.go)
+// make: proto-max-bulk-len, the longest string Redis stores. Lua's own string.rep fails
+// with "not enough memory" when its allocation does; gopher-lua's asks Go for the
+// memory, and a Go process that cannot have it dies. A script's entry is replayed at
+// every restart, so one `string.rep('x', 1e13)` would end the cluster for good. (Other
+// ways to hold memory are not bounded: a table filled with many strings of up to this
+// length can still exhaust a machine, and like every write, a script that does crashes
+// every member, and replaying it crashes them again.) A variable: tests lower it.
+var scriptMaxString = 512 << 20
 
 // boundStringRep makes string.rep refuse, as a failed allocation, a result longer than
 // scriptMaxString. Called before the library tables are made read-only.
