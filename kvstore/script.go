@@ -269,6 +269,7 @@ func newScriptVM() *scriptVM {
 	}
 	watchCoroutines(L)
 	boundStringRep(L)
+	boundStringBuilders(L)
 	g := L.Get(lua.GlobalsIndex).(*lua.LTable)
 	g.RawSetString(concatGuardName, L.NewFunction(concatGuard))
 	// Redis has collectgarbage and gcinfo, but what they answer differs from replica to

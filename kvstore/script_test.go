@@ -340,11 +340,12 @@ func TestScriptRunsOutOfInstructions(t *testing.T) {
 
 // TestScriptConcatIsBounded: a concatenation whose result would pass scriptMaxString
 // fails as a failed allocation, in a script or a function, on every replica at the same
-// point, before it allocates; below the bound, `..` answers as before the guard, with
-// numbers, metamethods, calls and varargs, and its errors name the script's line.
+// point, before it allocates, and so do string.format, string.gsub and table.concat;
+// below the bound, `..` answers as before the guard, with numbers, metamethods, calls
+// and varargs, and its errors name the script's line.
 func TestScriptConcatIsBounded(t *testing.T) {
 	defer func(n int) { scriptMaxString = n }(scriptMaxString)
-	scriptMaxString = 1 << 20
+	scriptMaxString = 1 << 14 // gopher-lua's gsub takes time quadratic in its matches
 	a, b := newHarness(t), newHarness(t)
 	for _, h := range []*harness{a, b} {
 		h.expect("lib", "FUNCTION", "LOAD", "#!lua name=lib\nredis.register_function('double', function(keys, args) local s = 'x' for i = 1, 40 do s = s .. s redis.call('set', 'len', #s) end end)")
@@ -353,10 +354,29 @@ func TestScriptConcatIsBounded(t *testing.T) {
 		if got, ok := h.do("FCALL", "double", "0").(Err); !ok || !strings.Contains(string(got), "not enough memory") {
 			t.Fatalf("FCALL double: %v", got)
 		}
-		h.expect("1048576", "GET", "len") // the last doubling that fit
-		h.expect(int64(1<<20), "EVAL", "return #(string.rep('x', 2^19) .. string.rep('y', 2^19))", "0")
-		h.expect(Err("ERR user_script:1: not enough memory script: ce6193e46d410bf57db2c228af803f6dc2398166, on @user_script:1."),
-			"EVAL", "return #(string.rep('x', 2^19) .. 'z' .. string.rep('y', 2^19))", "0")
+		h.expect("16384", "GET", "len") // the last doubling that fit
+		h.expect(int64(1<<14), "EVAL", "return #(string.rep('x', 2^13) .. string.rep('y', 2^13))", "0")
+		h.expect(Err("ERR user_script:1: not enough memory script: 8d2c4bf4cb98c1d65b159187c2c84d00ccb578c0, on @user_script:1."),
+			"EVAL", "return #(string.rep('x', 2^13) .. 'z' .. string.rep('y', 2^13))", "0")
+	}
+	// the library functions that build strings are bounded too
+	for _, script := range []string{
+		"local s = 'x' for i = 1, 40 do s = string.format('%s%s', s, s) end",
+		"local s = 'x' for i = 1, 40 do s = string.format('%s%d%s', s, i, s) end",
+		"local s = 'x' for i = 1, 40 do s = s:gsub('.', '%0%0') end",
+		"local s = 'x' for i = 1, 40 do s = table.concat({s, s}) end",
+		"local s = 'x' for i = 1, 40 do s = table.concat({s, s}, s) end",
+	} {
+		for _, h := range []*harness{a, b} {
+			if got, ok := h.do("EVAL", "redis.call('incr', 'n') "+script+" redis.call('incr', 'n')", "0").(Err); !ok || !strings.Contains(string(got), "not enough memory") {
+				t.Errorf("%s: %v", script, got)
+			}
+		}
+	}
+	for _, h := range []*harness{a, b} {
+		h.expect("5", "GET", "n") // what ran before the failure stays written
+		h.expect(int64(1<<14), "EVAL", "return #table.concat({string.rep('x', 2^13), string.rep('y', 2^13)})", "0")
+		h.expect(int64(1<<14-1024), "EVAL", "return #string.format('%s', string.rep('x', 2^14 - 1024))", "0")
 	}
 	if a.s.Digest() != b.s.Digest() {
 		t.Fatal("replicas diverged")

@@ -91,6 +91,70 @@ func boundStringRep(L *lua.LState) {
 	}))
 }
 
+// boundStringBuilders bounds the library functions that make a string from others, so
+// that no loop of them can double a string past scriptMaxString either (string.rep's
+// bound is boundStringRep's, concatenation's scriptconcat.go's). table.concat knows its
+// result's length before it builds it; string.format's is bounded by its format and its
+// arguments' (a number takes fewer than formatNumberMax bytes: Lua's format widths and
+// precisions have two digits at most); string.gsub's is checked once made, so a call
+// makes at most its input's length plus its replacements' before it fails. Called
+// before the library tables are made read-only.
+func boundStringBuilders(L *lua.LState) {
+	wrap := func(lib *lua.LTable, name string, fits func(L *lua.LState) bool, checkResult bool) {
+		// The original runs in the wrapper's frame, not called from it, so that its
+		// errors name the function as the script called it ("bad argument #1 to gsub").
+		orig := lib.RawGetString(name).(*lua.LFunction).GFunction
+		lib.RawSetString(name, L.NewFunction(func(L *lua.LState) int {
+			if fits != nil && !fits(L) {
+				L.RaiseError("not enough memory")
+			}
+			n := orig(L)
+			if checkResult && n > 0 {
+				if s, ok := L.Get(L.GetTop() - n + 1).(lua.LString); ok && len(s) > scriptMaxString {
+					L.RaiseError("not enough memory")
+				}
+			}
+			return n
+		}))
+	}
+	str := L.GetGlobal(lua.StringLibName).(*lua.LTable)
+	wrap(str, "format", func(L *lua.LState) bool {
+		size := len(L.CheckString(1))
+		for i := 2; i <= L.GetTop(); i++ {
+			if s, ok := L.Get(i).(lua.LString); ok {
+				size += len(s)
+			} else {
+				size += formatNumberMax
+			}
+		}
+		return size <= scriptMaxString
+	}, false)
+	wrap(str, "gsub", nil, true)
+	tab := L.GetGlobal(lua.TabLibName).(*lua.LTable)
+	wrap(tab, "concat", func(L *lua.LState) bool {
+		t := L.CheckTable(1)
+		sep := L.OptString(2, "")
+		i, j := L.OptInt(3, 1), L.OptInt(4, t.Len())
+		size := 0
+		for k := i; k <= j; k++ {
+			v := t.RawGetInt(k)
+			if !lua.LVCanConvToString(v) {
+				return true // table.concat refuses it, with its own error
+			}
+			if size += len(lua.LVAsString(v)); k < j {
+				size += len(sep)
+			}
+			if size > scriptMaxString {
+				return false
+			}
+		}
+		return true
+	}, false)
+}
+
+// formatNumberMax bounds what string.format makes of an argument that is not a string.
+const formatNumberMax = 1024
+
 // watchCoroutines makes the coroutines a script creates count against its budget:
 // gopher-lua gives a coroutine a context of its own, derived from its creator's, which
 // would count nothing. coroutine.create and coroutine.wrap are replaced by calls of the
