@@ -13,13 +13,13 @@ import (
 // pubsub class while it has subscriptions, else in the normal class; nanokv has no
 // replicas, so the replica class's limits are kept and act on nobody.
 //
-// A connection's own replies are held to the normal class's limits where they pile up:
-// after the requests of a network read have run (connLimit). What goes through a
-// subscriber's queue (messages, a monitor's lines, invalidations) is held to its class's
-// limits as it is queued (subscriber.add). A queue that is not a subscriber's (a monitor,
-// a tracking client) is also cut past queueSafetyLimit when the normal class has no hard
-// limit, as Redis's has none by default: a monitor that does not read must not hold the
-// applier's memory.
+// A connection's own replies are held to the normal class's limits where they pile
+// up: after the requests of a network read have run (withinOutputLimit). What goes
+// through a subscriber's queue (messages, a monitor's lines, invalidations) is held to
+// its class's limits as it is queued (subscriber.add). A queue that is not a
+// subscriber's (a monitor, a tracking client) is also cut past queueSafetyLimit when the
+// normal class has no hard limit, as Redis's has none by default: a monitor that does
+// not read must not hold the applier's memory.
 
 // OutputLimit is one class's client-output-buffer-limit: bytes (0: none) and seconds.
 type OutputLimit struct {
