@@ -402,6 +402,45 @@ func TestScriptConcatIsBounded(t *testing.T) {
 	}
 }
 
+// TestGsubAsGopherLua: string.gsub, rebuilt to take time linear in its matches
+// (luagsub.go), answers as gopher-lua's own did: replacement strings with captures and
+// escapes, tables, functions, limits, empty matches and errors (the expectations are
+// the previous build's answers).
+func TestGsubAsGopherLua(t *testing.T) {
+	h := newHarness(t)
+	for _, c := range []struct {
+		script string
+		want   any
+	}{
+		{"return {('hello world'):gsub('o', '0')}", []any{"hell0 w0rld", int64(2)}},
+		{"return {('hello world'):gsub('o', '0', 1)}", []any{"hell0 world", int64(1)}},
+		{"return {('hello world'):gsub('(o)', '[%1]')}", []any{"hell[o] w[o]rld", int64(2)}},
+		{"return {('hello world'):gsub('o', '%0%0')}", []any{"helloo woorld", int64(2)}},
+		{"return {('hello world'):gsub('(h)(e)', '%2%1')}", []any{"ehllo world", int64(1)}},
+		{"return {('hello'):gsub('l', '%%')}", []any{"he%%o", int64(2)}},
+		{"return {('hello'):gsub('l', '%x')}", []any{"he%x%xo", int64(2)}},
+		{"return {('hello'):gsub('l', 'a%')}", []any{"hea%a%o", int64(2)}},
+		{"return {('hello'):gsub('', '-')}", []any{"-h-e-l-l-o-", int64(6)}},
+		{"return {('abc'):gsub('%w', {a = 'A', b = true, c = false})}", []any{"Ac", int64(3)}},
+		{"return {('abc'):gsub('()b', {[2] = 'TWO'})}", []any{"aTWOc", int64(1)}},
+		{"return {('abc'):gsub('(%w)()', function(c, p) return c .. p end)}", []any{"a2b3c4", int64(3)}},
+		{"return {('abc'):gsub('%w', function(c) if c == 'b' then return nil end return 'X' end)}", []any{"XbX", int64(3)}},
+		{"return {('aaa'):gsub('a', 'b', 2)}", []any{"bba", int64(2)}},
+		{"return {('abc'):gsub('b', 'x', 0)}", []any{"abc", int64(0)}},
+		{"return {('$name is $age'):gsub('%$(%w+)', {name = 'bob', age = 3})}", []any{"bob is 3", int64(2)}},
+		{"return #(string.rep('a', 2^20)):gsub('a', 'bb')", int64(1 << 21)},
+		{"return ('hello'):gsub('(h)', '%3')", Err("user_script:1: invalid capture index")}, // (an error: a part of it)
+	} {
+		if want, ok := c.want.(Err); ok {
+			if got, isErr := h.do("EVAL", c.script, "0").(Err); !isErr || !strings.Contains(string(got), string(want)) {
+				t.Errorf("%s: %v, want an error with %q", c.script, got, want)
+			}
+			continue
+		}
+		h.expect(c.want, "EVAL", c.script, "0")
+	}
+}
+
 func equalReplies(a, b any) bool { return reflect.DeepEqual(normalize(a), normalize(b)) }
 
 // BenchmarkApplyEVAL is a script's cost on the applier: set is a SET through
@@ -413,6 +452,7 @@ func BenchmarkApplyEVAL(b *testing.B) {
 		{"lock", "local t = redis.call('get', KEYS[1]) if not t or t ~= ARGV[1] then return 0 end redis.call('del', KEYS[1]) return 1"},
 		{"loop", "local n = 0 for i = 1, 1000 do n = n + i % 7 end return n"},
 		{"concat", "local s = '' for i = 1, 100 do s = s .. i .. ',' end return redis.call('set', KEYS[1] .. ':' .. ARGV[1], s)"},
+		{"gsub", "return #(string.rep('a', 65536)):gsub('a', 'b')"},
 	} {
 		b.Run(bc.name, func(b *testing.B) {
 			s := New()

@@ -96,25 +96,18 @@ func boundStringRep(L *lua.LState) {
 // bound is boundStringRep's, concatenation's scriptconcat.go's). table.concat knows its
 // result's length before it builds it; string.format's is bounded by its format and its
 // arguments' (a number takes fewer than formatNumberMax bytes: Lua's format widths and
-// precisions have two digits at most); string.gsub's is checked once made, so a call
-// makes at most its input's length plus its replacements' before it fails. Called
-// before the library tables are made read-only.
+// precisions have two digits at most); string.gsub is luaGsub, which checks as it
+// builds. Called before the library tables are made read-only.
 func boundStringBuilders(L *lua.LState) {
-	wrap := func(lib *lua.LTable, name string, fits func(L *lua.LState) bool, checkResult bool) {
+	wrap := func(lib *lua.LTable, name string, fits func(L *lua.LState) bool) {
 		// The original runs in the wrapper's frame, not called from it, so that its
-		// errors name the function as the script called it ("bad argument #1 to gsub").
+		// errors name the function as the script called it ("bad argument #1 to concat").
 		orig := lib.RawGetString(name).(*lua.LFunction).GFunction
 		lib.RawSetString(name, L.NewFunction(func(L *lua.LState) int {
-			if fits != nil && !fits(L) {
+			if !fits(L) {
 				L.RaiseError("not enough memory")
 			}
-			n := orig(L)
-			if checkResult && n > 0 {
-				if s, ok := L.Get(L.GetTop() - n + 1).(lua.LString); ok && len(s) > scriptMaxString {
-					L.RaiseError("not enough memory")
-				}
-			}
-			return n
+			return orig(L)
 		}))
 	}
 	str := L.GetGlobal(lua.StringLibName).(*lua.LTable)
@@ -128,8 +121,8 @@ func boundStringBuilders(L *lua.LState) {
 			}
 		}
 		return size <= scriptMaxString
-	}, false)
-	wrap(str, "gsub", nil, true)
+	})
+	str.RawSetString("gsub", L.NewFunction(luaGsub)) // bounded as it builds (luagsub.go)
 	tab := L.GetGlobal(lua.TabLibName).(*lua.LTable)
 	wrap(tab, "concat", func(L *lua.LState) bool {
 		t := L.CheckTable(1)
@@ -149,7 +142,7 @@ func boundStringBuilders(L *lua.LState) {
 			}
 		}
 		return true
-	}, false)
+	})
 }
 
 // formatNumberMax bounds what string.format makes of an argument that is not a string.
