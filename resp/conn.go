@@ -111,6 +111,7 @@ type connShared struct {
 	unblock chan bool       // CLIENT UNBLOCK: true for ERROR, false for TIMEOUT
 	subs    [3]atomic.Int32 // subscriptions by kind (pubsub.go)
 	monitor atomic.Bool     // a MONITOR connection (monitor.go)
+	syncing atomic.Bool     // sending an RDB file after SYNC (sync.go), as Redis's replicas
 	gone    atomic.Bool     // the connection has ended
 
 	// what CLIENT LIST shows of the connection to the others, as of its last network

@@ -8,9 +8,10 @@ import (
 // timeout and tcp-keepalive, as Redis applies them.
 
 // closeIdle closes the clients idle for more than timeout seconds, as Redis's
-// clientsCronHandleTimeout does once a second: not a subscriber, a monitor or a client
-// blocked in a command (whose own timeout applies). Idle is the time since the
-// client's last network read.
+// clientsCronHandleTimeout does once a second: not a subscriber, a monitor, a client
+// waiting for or receiving an RDB file after SYNC (a replica to Redis) or one blocked
+// in a command (whose own timeout applies). Idle is the time since the client's last
+// network read.
 func (s *Server) closeIdle(now time.Time, timeout int64) {
 	if timeout <= 0 {
 		return
@@ -18,7 +19,8 @@ func (s *Server) closeIdle(now time.Time, timeout int64) {
 	var idle []*conn
 	s.mu.Lock()
 	for c := range s.conns {
-		if c.clientType() == "pubsub" || c.shared.monitor.Load() || c.shared.blocked.Load() {
+		sh := &c.shared
+		if c.clientType() == "pubsub" || sh.monitor.Load() || sh.syncing.Load() || sh.blocked.Load() {
 			continue
 		}
 		if int64(now.Sub(c.lastRead()).Seconds()) > timeout {

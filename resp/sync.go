@@ -123,8 +123,12 @@ func syncCommand(c *conn, args [][]byte) {
 		return
 	}
 	opt := kvstore.RDBOptions{RedisVersion: c.s.config().RedisVersion, Keys: !c.repl.filtered, Functions: !c.repl.filtered || c.repl.wantFunctions}
+	// From here the client waits for a snapshot and its file: no timeout cuts it off
+	// (idle.go), as none cuts off Redis's replicas.
+	c.shared.syncing.Store(true)
 	write, err := d.BeginRDB(opt)
 	if err != nil {
+		c.shared.syncing.Store(false)
 		c.Error(errorReply(err))
 		return
 	}
