@@ -319,7 +319,7 @@ func loadLibraryWithin(code string, timeout time.Duration) (*funcLibrary, string
 	chunk, err := parse.Parse(strings.NewReader(code[body:]), functionChunk)
 	var proto *lua.FunctionProto
 	if err == nil {
-		guardConcat(chunk)
+		chunk = guardConcat(chunk)
 		proto, err = lua.Compile(chunk, functionChunk)
 	}
 	if err != nil {

@@ -161,7 +161,7 @@ func (sc *scriptCache) compile(sha, body string) (compiledScript, string) {
 	}
 	chunk, err := parse.Parse(strings.NewReader(body), scriptChunk)
 	if err == nil {
-		guardConcat(chunk)
+		chunk = guardConcat(chunk)
 		cs.proto, err = lua.Compile(chunk, scriptChunk)
 	}
 	if err != nil {

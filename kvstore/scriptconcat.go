@@ -76,8 +76,17 @@ func concatGuard(L *lua.LState) int {
 	return 1
 }
 
-// guardConcat replaces every chain of concatenations in stmts with a call of the guard.
-func guardConcat(stmts []ast.Stmt) {
+// guardConcat replaces every chain of concatenations in chunk with a call of the guard,
+// which a local the chunk declares first holds (a register or an upvalue is faster to
+// reach than a global).
+func guardConcat(chunk []ast.Stmt) []ast.Stmt {
+	guardStmts(chunk)
+	global := &ast.IdentExpr{Value: concatGuardName}
+	local := &ast.LocalAssignStmt{Names: []string{concatGuardName}, Exprs: []ast.Expr{global}}
+	return append([]ast.Stmt{local}, chunk...)
+}
+
+func guardStmts(stmts []ast.Stmt) {
 	for _, s := range stmts {
 		guardStmt(s)
 	}
@@ -93,26 +102,26 @@ func guardStmt(s ast.Stmt) {
 	case *ast.FuncCallStmt:
 		s.Expr = guardExpr(s.Expr)
 	case *ast.DoBlockStmt:
-		guardConcat(s.Stmts)
+		guardStmts(s.Stmts)
 	case *ast.WhileStmt:
 		s.Condition = guardExpr(s.Condition)
-		guardConcat(s.Stmts)
+		guardStmts(s.Stmts)
 	case *ast.RepeatStmt:
 		s.Condition = guardExpr(s.Condition)
-		guardConcat(s.Stmts)
+		guardStmts(s.Stmts)
 	case *ast.IfStmt:
 		s.Condition = guardExpr(s.Condition)
-		guardConcat(s.Then)
-		guardConcat(s.Else)
+		guardStmts(s.Then)
+		guardStmts(s.Else)
 	case *ast.NumberForStmt:
 		s.Init, s.Limit = guardExpr(s.Init), guardExpr(s.Limit)
 		if s.Step != nil {
 			s.Step = guardExpr(s.Step)
 		}
-		guardConcat(s.Stmts)
+		guardStmts(s.Stmts)
 	case *ast.GenericForStmt:
 		guardExprs(s.Exprs)
-		guardConcat(s.Stmts)
+		guardStmts(s.Stmts)
 	case *ast.FuncDefStmt:
 		if s.Name != nil {
 			s.Name.Func = guardExpr(s.Name.Func)
@@ -120,7 +129,7 @@ func guardStmt(s ast.Stmt) {
 				s.Name.Receiver = guardExpr(s.Name.Receiver)
 			}
 		}
-		guardConcat(s.Func.Stmts)
+		guardStmts(s.Func.Stmts)
 	case *ast.ReturnStmt:
 		guardExprs(s.Exprs)
 	}
@@ -197,7 +206,7 @@ func guardExpr(e ast.Expr) ast.Expr {
 	case *ast.UnaryLenOpExpr:
 		e.Expr = guardExpr(e.Expr)
 	case *ast.FunctionExpr:
-		guardConcat(e.Stmts)
+		guardStmts(e.Stmts)
 	}
 	return e
 }
