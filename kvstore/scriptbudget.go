@@ -65,8 +65,8 @@ func (b *scriptBudget) Err() error {
 func (*scriptBudget) Deadline() (time.Time, bool) { return time.Time{}, false }
 func (*scriptBudget) Value(any) any               { return nil }
 
-// scriptMaxString is the longest string string.rep and concatenation (scriptconcat.go)
-// make: proto-max-bulk-len, the longest string Redis stores. Lua's own string.rep fails
+// scriptMaxString is the longest string a script's string functions and concatenation
+// (scriptconcat.go) make: proto-max-bulk-len, the longest string Redis stores. Lua's own string.rep fails
 // with "not enough memory" when its allocation does; gopher-lua's asks Go for the
 // memory, and a Go process that cannot have it dies. A script's entry is replayed at
 // every restart, so one `string.rep('x', 1e13)` would end the cluster for good. (Other

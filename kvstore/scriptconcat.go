@@ -10,23 +10,24 @@ import (
 // A script's entry is replayed from the log at every restart, on every member. A script
 // that exhausts the memory therefore does not crash one server, as in Redis, but every
 // member, and again whenever they restart: `local s = 'x' for i = 1, 40 do s = s .. s
-// end` (2^40 bytes) ended a cluster for good. string.rep is bounded (scriptbudget.go);
-// this bounds concatenation, the other way a few instructions make a string of any
-// size, at the same scriptMaxString: a concatenation whose result would be longer fails
-// with "not enough memory", Lua's error for a failed allocation, before it allocates,
-// at the same instruction on every member.
+// end` (2^40 bytes) ended a cluster for good. The string functions that can grow a
+// string are bounded (scriptbudget.go, luagsub.go); this bounds concatenation at the
+// same scriptMaxString: a concatenation whose result would be longer fails with "not
+// enough memory", Lua's error for a failed allocation, before it allocates, at the same
+// instruction on every member.
 //
 // gopher-lua's VM concatenates in its OP_CONCAT instruction, which has no hook. So
 // before a script or library is compiled, every chain of `..` in its syntax tree (a ..
 // b .. c, one OP_CONCAT) becomes a call of concatGuard with the chain's operands, which
 // concatenates them as OP_CONCAT does (strings and numbers joined at once, __concat
 // metamethods pairwise from the right, the same error for anything else) once it has
-// checked the result's length. The call is made under a global name that no Lua
-// identifier can be, so a script's locals cannot shadow it, with the chain's line, so
-// an error names the script's line as before.
+// checked the result's length. The guard is a global under a name no Lua identifier can
+// be, held by a local of that name the chunk declares first: a script's own locals
+// cannot shadow it, and it is reached in a register or as an upvalue. Each call carries
+// its chain's line, so an error names the script's line as before.
 
-// concatGuardName is the global the guard is reached by: not an identifier Lua code can
-// declare.
+// concatGuardName is the name of the guard's global and local: not an identifier Lua
+// code can declare.
 const concatGuardName = "concat guard"
 
 // concatGuard is the `..` of a guarded chain: its operands on the stack, the result

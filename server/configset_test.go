@@ -39,7 +39,7 @@ func configFixedInNanokv(name string) bool {
 		"zset-max-ziplist-entries", "zset-max-listpack-value", "zset-max-ziplist-value",
 		"list-max-listpack-size", "list-max-ziplist-size", "list-compress-depth",
 		"stream-node-max-bytes", "stream-node-max-entries",
-		"protected-mode", "lua-time-limit", "busy-reply-threshold",
+		"lua-time-limit", "busy-reply-threshold",
 		"hll-sparse-max-bytes", "appendfsync":
 		return true
 	}
