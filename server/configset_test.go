@@ -1,10 +1,7 @@
 package server
 
 import (
-	"bufio"
-	"bytes"
 	"fmt"
-	"io"
 	"maps"
 	"math"
 	"net"
@@ -505,50 +502,29 @@ func TestTimeoutSparesSync(t *testing.T) {
 	if v, err := c.do("CONFIG", "SET", "timeout", "1"); err != nil || render(v) != "+OK" {
 		t.Fatalf("CONFIG SET timeout 1: %v %v", render(v), err)
 	}
-	nc, err := net.Dial("tcp", s.RedisAddr())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer nc.Close()
-	r := bufio.NewReader(nc)
-	for _, cmd := range []string{"REPLCONF capa eof", "REPLCONF rdb-only 1"} {
-		fmt.Fprintf(nc, "%s\r\n", cmd)
-		if line, err := r.ReadString('\n'); err != nil || line != "+OK\r\n" {
-			t.Fatalf("%s: %q %v", cmd, line, err)
-		}
-	}
-	fmt.Fprintf(nc, "SYNC\r\n")
 	// Read nothing until the server's sweep has seen the transfer idle for over a second.
-	for deadline := time.Now().Add(20 * time.Second); ; {
-		v, err := c.do("CLIENT", "LIST")
-		if err != nil {
-			t.Fatal(err)
-		}
-		idle := -1
-		for _, line := range strings.Split(v.str, "\n") {
-			if strings.Contains(line, "addr="+nc.LocalAddr().String()+" ") {
-				fmt.Sscanf(line[strings.Index(line, " idle=")+1:], "idle=%d", &idle)
+	waitIdle := func(client net.Addr) {
+		for deadline := time.Now().Add(20 * time.Second); ; {
+			v, err := c.do("CLIENT", "LIST")
+			if err != nil {
+				t.Fatal(err)
 			}
+			idle := -1
+			for _, line := range strings.Split(v.str, "\n") {
+				if strings.Contains(line, "addr="+client.String()+" ") {
+					fmt.Sscanf(line[strings.Index(line, " idle=")+1:], "idle=%d", &idle)
+				}
+			}
+			if idle >= 3 {
+				return
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("the SYNC client (idle %d s) is gone or never idle:\n%s", idle, v.str)
+			}
+			time.Sleep(200 * time.Millisecond)
 		}
-		if idle >= 3 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the SYNC client (idle %d s) is gone or never idle:\n%s", idle, v.str)
-		}
-		time.Sleep(200 * time.Millisecond)
 	}
-	nc.SetReadDeadline(time.Now().Add(30 * time.Second))
-	all, err := io.ReadAll(r)
-	if err != nil {
-		t.Fatal(err)
-	}
-	nl := bytes.IndexByte(all, '\n')
-	if nl < 0 || !bytes.HasPrefix(all, []byte("$EOF:")) {
-		t.Fatalf("SYNC: %.80q", all)
-	}
-	mark, body := all[5:nl-1], all[nl+1:]
-	if !bytes.HasSuffix(body, mark) || len(body) < 256*len(value) {
-		t.Fatalf("the file came cut off: %d bytes", len(body))
+	if file := syncRDB(t, s.RedisAddr(), true, waitIdle); len(file) < 256*len(value) {
+		t.Fatalf("the file came cut off: %d bytes", len(file))
 	}
 }

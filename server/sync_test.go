@@ -134,7 +134,7 @@ func TestSyncGivesRedisAnRDB(t *testing.T) {
 			dir := t.TempDir()
 			for _, eof := range []bool{true, false} {
 				file := filepath.Join(dir, "dump.rdb")
-				os.WriteFile(file, syncRDB(t, n.syncAt.RedisAddr(), eof), 0o644)
+				os.WriteFile(file, syncRDB(t, n.syncAt.RedisAddr(), eof, nil), 0o644)
 				if got := dataOf(t, loadRDB(t, dir)); !reflect.DeepEqual(got, want) {
 					t.Fatalf("capa eof %v: redis-server loaded\n%v\nnanokv holds\n%v", eof, got, want)
 				}
@@ -228,8 +228,9 @@ func dataOf(t *testing.T, c *redis.Client) map[string]string {
 }
 
 // syncRDB takes an RDB file from addr with SYNC, as redis-cli --rdb does, and requires
-// the connection to close after it.
-func syncRDB(t *testing.T, addr string, capaEOF bool) []byte {
+// the connection to close after it. beforeRead, if not nil, runs once SYNC is sent and
+// before anything of its answer is read, with the client's address.
+func syncRDB(t *testing.T, addr string, capaEOF bool, beforeRead func(client net.Addr)) []byte {
 	t.Helper()
 	nc, err := net.Dial("tcp", addr)
 	if err != nil {
@@ -245,6 +246,9 @@ func syncRDB(t *testing.T, addr string, capaEOF bool) []byte {
 	var line string
 	for _, cmd := range cmds {
 		fmt.Fprintf(nc, "%s\r\n", cmd)
+		if cmd == "SYNC" && beforeRead != nil {
+			beforeRead(nc.LocalAddr())
+		}
 		if line, err = r.ReadString('\n'); err != nil {
 			t.Fatalf("%s: %v", cmd, err)
 		}
