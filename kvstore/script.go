@@ -270,6 +270,7 @@ func newScriptVM() *scriptVM {
 	watchCoroutines(L)
 	boundStringRep(L)
 	boundStringBuilders(L)
+	boundPatterns(L) // budgeted matching (luapattern.go)
 	g := L.Get(lua.GlobalsIndex).(*lua.LTable)
 	g.RawSetString(concatGuardName, L.NewFunction(concatGuard))
 	// Redis has collectgarbage and gcinfo, but what they answer differs from replica to

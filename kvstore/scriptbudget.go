@@ -97,7 +97,7 @@ func boundStringRep(L *lua.LState) {
 // result's length before it builds it; string.format's is bounded by its format and its
 // arguments' (a number takes fewer than formatNumberMax bytes: Lua's format widths and
 // precisions have two digits at most); string.gsub is luaGsub, which checks as it
-// builds. Called before the library tables are made read-only.
+// builds (luastrlib.go). Called before the library tables are made read-only.
 func boundStringBuilders(L *lua.LState) {
 	wrap := func(lib *lua.LTable, name string, fits func(L *lua.LState) bool) {
 		// The original runs in the wrapper's frame, not called from it, so that its
@@ -122,7 +122,6 @@ func boundStringBuilders(L *lua.LState) {
 		}
 		return size <= scriptMaxString
 	})
-	str.RawSetString("gsub", L.NewFunction(luaGsub)) // bounded as it builds (luagsub.go)
 	tab := L.GetGlobal(lua.TabLibName).(*lua.LTable)
 	wrap(tab, "concat", func(L *lua.LState) bool {
 		t := L.CheckTable(1)

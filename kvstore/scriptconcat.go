@@ -11,7 +11,7 @@ import (
 // that exhausts the memory therefore does not crash one server, as in Redis, but every
 // member, and again whenever they restart: `local s = 'x' for i = 1, 40 do s = s .. s
 // end` (2^40 bytes) ended a cluster for good. The string functions that can grow a
-// string are bounded (scriptbudget.go, luagsub.go); this bounds concatenation at the
+// string are bounded (scriptbudget.go, luastrlib.go); this bounds concatenation at the
 // same scriptMaxString: a concatenation whose result would be longer fails with "not
 // enough memory", Lua's error for a failed allocation, before it allocates, at the same
 // instruction on every member.
