@@ -345,7 +345,7 @@ func loadLibraryWithin(code string, timeout time.Duration) (*funcLibrary, string
 			return nil, "ERR Error registering functions: ERR FUNCTION LOAD timeout"
 		}
 	}
-	scriptVMs.Put(vm)
+	putVM(vm)
 	if msg != "" {
 		return nil, msg
 	}
@@ -379,7 +379,7 @@ func (vm *scriptVM) loadLibrary(proto *lua.FunctionProto) (map[string]registrati
 		L.SetTop(0)
 	}()
 	L.Push(L.NewFunctionFromProto(proto))
-	if err := L.PCall(0, 0, vm.onError); err != nil {
+	if err := vm.protectedCall(0, 0); err != nil {
 		msg, _ := luaError(err)
 		return nil, "ERR Error registering functions: " + firstLine(msg)
 	}
@@ -528,7 +528,7 @@ func fcallCmd(readOnly bool) func(c *Ctx, args [][]byte) {
 			return
 		}
 		vm := scriptVMs.Get().(*scriptVM)
-		defer scriptVMs.Put(vm)
+		defer putVM(vm)
 		keys, argv := args[3:3+numkeys], args[3+numkeys:]
 		vm.exec(c, readOnly || meta.flags&flagNoWrites != 0, meta.flags, functionChunk, name, func(L *lua.LState, g *lua.LTable) (int, string) {
 			g.RawSetString("KEYS", lua.LNil)

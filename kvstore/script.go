@@ -4,6 +4,7 @@ import (
 	"crypto/sha1"
 	"encoding/binary"
 	"encoding/hex"
+	"fmt"
 	"maps"
 	"math"
 	"math/bits"
@@ -250,9 +251,41 @@ type scriptVM struct {
 	// so its denyoom calls fail until one of its calls has written; wrote: one has
 	// (Redis's SCRIPT_WRITE_DIRTY).
 	oomUntilWrite, wrote bool
+	// broken: gopher-lua failed inside its own error handling (protectedCall); the state is not
+	// used again.
+	broken bool
 }
 
 var scriptVMs = sync.Pool{New: func() any { return newScriptVM() }}
+
+// putVM returns vm to the pool, unless it is broken.
+func putVM(vm *scriptVM) {
+	if !vm.broken {
+		scriptVMs.Put(vm)
+	}
+}
+
+// protectedCall is PCall with the script error handler, for the chunk or function on the
+// stack, and survives a failure of gopher-lua's own error handling: an error raised
+// with the state's registry full (a call that returned or passed more values than it
+// holds) makes PCall push the handler onto the full registry, which panics past PCall.
+// That panic ended the process, on every member, and again at every restart as the
+// entry was replayed. Here it is the script's error (the same on every member: the
+// registry fills at the same instruction), and the state, left inconsistent, is
+// dropped.
+func (vm *scriptVM) protectedCall(nargs, nret int) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			vm.broken = true
+			if ae, ok := r.(*lua.ApiError); ok {
+				err = ae
+			} else {
+				err = &lua.ApiError{Type: lua.ApiErrorPanic, Object: lua.LString(fmt.Sprint(r))}
+			}
+		}
+	}()
+	return vm.L.PCall(nargs, nret, vm.onError)
+}
 
 func newScriptVM() *scriptVM {
 	vm := &scriptVM{L: lua.NewState(lua.Options{SkipOpenLibs: true, CallStackSize: 256, RegistrySize: 1024 * 4, RegistryMaxSize: scriptRegistryMax})}
@@ -271,6 +304,7 @@ func newScriptVM() *scriptVM {
 	boundStringRep(L)
 	boundStringBuilders(L)
 	boundPatterns(L) // budgeted matching (luapattern.go)
+	boundResults(L)
 	g := L.Get(lua.GlobalsIndex).(*lua.LTable)
 	g.RawSetString(concatGuardName, L.NewFunction(concatGuard))
 	// Redis has collectgarbage and gcinfo, but what they answer differs from replica to
@@ -925,7 +959,7 @@ func evalCmd(bySHA, readOnly bool) func(c *Ctx, args [][]byte) {
 			c.s.scripts.add(sha, body)
 		}
 		vm := scriptVMs.Get().(*scriptVM)
-		defer scriptVMs.Put(vm)
+		defer putVM(vm)
 		vm.run(c, cs, sha, args[3:3+numkeys], args[3+numkeys:], ro)
 	}
 }
@@ -970,7 +1004,7 @@ func (vm *scriptVM) exec(c *Ctx, readOnly bool, flags funcFlags, chunk, name str
 		c.Error(e)
 		return
 	}
-	if err := L.PCall(nargs, 1, vm.onError); err != nil {
+	if err := vm.protectedCall(nargs, 1); err != nil {
 		msg, line := luaError(err)
 		c.Error(firstLine(msg) + " script: " + name + ", on @" + chunk + ":" + strconv.Itoa(line) + ".")
 		return

@@ -445,6 +445,38 @@ func TestPatternMatchIsBounded(t *testing.T) {
 	}
 }
 
+// TestScriptStackIsBounded: a script that returns or passes more values than a Lua
+// stack holds fails with an error, on every replica alike, and the process goes on.
+// `{string.byte(s, 1, -1)}` of a string of 100K filled gopher-lua's registry, whose
+// PCall then failed to push the error handler: the panic ended the process (every
+// member, and again at each restart, replaying the entry).
+func TestScriptStackIsBounded(t *testing.T) {
+	a, b := newHarness(t), newHarness(t)
+	fill := "local t = {} for i = 1, 7000 do t[i] = i end "
+	for _, c := range []struct{ script, want string }{
+		{"return {string.byte(string.rep('x', 1e5), 1, -1)}", "stack overflow (string slice too long)"},
+		{fill + "t[7001] = 0 t[8001] = 0 return {unpack(t, 1, 8001)}", "too many results to unpack"},
+		// each frame holds 7000 values: the registry fills inside the VM, or in a library
+		// function's pushes (the case that ended the process)
+		{fill + "local function f(n, ...) if n == 0 then return 0 end local r = f(n - 1, ...) return r end return f(100, unpack(t))", "registry overflow"},
+		{fill + "local function f(n, ...) if n == 0 then return string.byte(string.rep('x', 7000), 1, -1) end local r = f(n - 1, ...) return r end return f(8, unpack(t))", "registry overflow"},
+	} {
+		for _, h := range []*harness{a, b} {
+			if got, ok := h.do("EVAL", "redis.call('incr', 'before') "+c.script, "0").(Err); !ok || !strings.Contains(string(got), c.want) {
+				t.Errorf("%s: %v, want an error with %q", c.script, got, c.want)
+			}
+		}
+	}
+	for _, h := range []*harness{a, b} {
+		h.expect("4", "GET", "before")
+		h.expect(int64(7000), "EVAL", fill+"return select('#', unpack(t))", "0")
+		h.expect(int64(7997), "EVAL", "return #{string.byte(string.rep('x', 7997), 1, -1)}", "0")
+	}
+	if a.s.Digest() != b.s.Digest() {
+		t.Fatal("replicas diverged")
+	}
+}
+
 func equalReplies(a, b any) bool { return reflect.DeepEqual(normalize(a), normalize(b)) }
 
 // BenchmarkApplyEVAL is a script's cost on the applier: set is a SET through

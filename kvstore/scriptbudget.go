@@ -173,3 +173,53 @@ func watchCoroutines(L *lua.LState) {
 		}))
 	}
 }
+
+// luaMaxCStack is Lua 5.1's LUAI_MAXCSTACK: the values a C function may have on its
+// stack, its arguments included.
+const luaMaxCStack = 8000
+
+// boundResults makes string.byte and unpack refuse to return more values than Lua
+// 5.1's stack holds, with its errors ("stack overflow (string slice too long)", "too
+// many results to unpack"), as Redis does from 7998 bytes and 8000 elements. gopher-lua
+// pushed them onto the state's registry: `{string.byte(s, 1, -1)}` of a string of 64K
+// overflowed it, and with the registry full, gopher-lua's PCall failed to push the
+// error handler and the process died (see protectedCall). Called before the library
+// tables are made read-only.
+func boundResults(L *lua.LState) {
+	wrap := func(lib *lua.LTable, name string, count func(L *lua.LState) int, msg string) {
+		orig := lib.RawGetString(name).(*lua.LFunction).GFunction
+		lib.RawSetString(name, L.NewFunction(func(L *lua.LState) int {
+			if n := count(L); n > 0 && n+L.GetTop() > luaMaxCStack {
+				raiseAsC(L, msg)
+			}
+			return orig(L)
+		}))
+	}
+	str := L.GetGlobal(lua.StringLibName).(*lua.LTable)
+	wrap(str, "byte", func(L *lua.LState) int {
+		s := L.CheckString(1)
+		i := L.OptInt(2, 1)
+		j := L.OptInt(3, i)
+		if i < 0 {
+			i += len(s) + 1
+		}
+		if j < 0 {
+			j += len(s) + 1
+		}
+		i, j = max(i, 1), min(j, len(s))
+		return j - i + 1
+	}, "stack overflow (string slice too long)")
+	g := L.Get(lua.GlobalsIndex).(*lua.LTable)
+	wrap(g, "unpack", func(L *lua.LState) int {
+		t := L.CheckTable(1)
+		i := L.OptInt(2, 1)
+		e := L.OptInt(3, t.Len())
+		if i > e {
+			return 0
+		}
+		if n := e - i + 1; n > 0 {
+			return n
+		}
+		return luaMaxCStack // the count overflowed
+	}, "too many results to unpack")
+}

@@ -99,10 +99,16 @@ var patternCalls = []string{
 	`string.gsub('abc', 'b', setmetatable({}, {__index = function(t, k) return k .. k end}))`,
 	// arguments converted
 	`string.find(12345, 3)`, `string.gsub(123, 2, 9)`, `string.match(1.5, '%.')`,
+	// as many results as Lua 5.1's stack holds, and one more (kvstore's boundResults)
+	`#{string.byte(string.rep('x', 7997), 1, -1)}`, `#{string.byte(string.rep('x', 7998), 1, -1)}`,
+	`#{string.byte(string.rep('x', 100000), 1, -1)}`, `#{string.byte(string.rep('x', 100000), -7000)}`,
+	`#{string.byte('abc', -100, 100)}`, `#{string.byte('abc', 3, 1)}`, `select('#', unpack({}, 1, 7999))`,
+	`select('#', unpack({}, 1, 8000))`, `select('#', unpack({}, 5, 4))`, `select('#', unpack({}, 1, 2^31 - 1))`,
+	`select('#', unpack({1, 2, 3}))`, `select('#', unpack({1, 2, 3}, 2))`,
 }
 
-// TestLuaPatternsAsRedis runs string.find, match, gmatch and gsub in scripts on nanokv
-// and on redis-server, over hand-picked calls and over calls drawn at random from
+// TestLuaPatternsAsRedis runs string.find, match, gmatch and gsub (and string.byte and
+// unpack at the stack's limit) in scripts on nanokv and on redis-server, over hand-picked calls and over calls drawn at random from
 // patterns, subjects and replacements made of Lua's pattern items, and requires the
 // same answers, errors included: nanokv's matcher (kvstore/luapattern.go) must mean
 // what Redis's Lua 5.1 means.
