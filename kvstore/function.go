@@ -12,7 +12,6 @@ import (
 
 	"github.com/cespare/xxhash/v2"
 	lua "github.com/yuin/gopher-lua"
-	"github.com/yuin/gopher-lua/parse"
 )
 
 // Functions (FUNCTION, FCALL, FCALL_RO), as Redis 7.0 has them: a library is Lua code
@@ -316,12 +315,7 @@ func loadLibraryWithin(code string, timeout time.Duration) (*funcLibrary, string
 	if msg != "" {
 		return nil, msg
 	}
-	chunk, err := parse.Parse(strings.NewReader(code[body:]), functionChunk)
-	var proto *lua.FunctionProto
-	if err == nil {
-		chunk = guardConcat(chunk)
-		proto, err = lua.Compile(chunk, functionChunk)
-	}
+	proto, err := compileChunk(code[body:], functionChunk)
 	if err != nil {
 		return nil, "ERR Error compiling function: " + strings.ReplaceAll(err.Error(), "\n", " ")
 	}

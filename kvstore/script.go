@@ -15,7 +15,6 @@ import (
 
 	"github.com/cespare/xxhash/v2"
 	lua "github.com/yuin/gopher-lua"
-	"github.com/yuin/gopher-lua/parse"
 )
 
 // Lua scripting: EVAL EVALSHA EVAL_RO EVALSHA_RO and SCRIPT LOAD EXISTS FLUSH, with
@@ -160,12 +159,8 @@ func (sc *scriptCache) compile(sha, body string) (compiledScript, string) {
 		}
 		cs.shebang, cs.flags, body = true, flags, body[n:]
 	}
-	chunk, err := parse.Parse(strings.NewReader(body), scriptChunk)
-	if err == nil {
-		chunk = guardConcat(chunk)
-		cs.proto, err = lua.Compile(chunk, scriptChunk)
-	}
-	if err != nil {
+	var err error
+	if cs.proto, err = compileChunk(body, scriptChunk); err != nil {
 		msg := strings.ReplaceAll(err.Error(), "\n", " ")
 		return cs, "ERR Error compiling script (new function): " + msg
 	}

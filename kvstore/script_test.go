@@ -477,6 +477,44 @@ func TestScriptStackIsBounded(t *testing.T) {
 	}
 }
 
+// TestScriptSyntaxIsBounded: a script nested deeper than scriptMaxSyntaxDepth, or
+// longer than scriptMaxSource, is a compile error. `return #{{{...}}}` a million deep
+// ended the process: gopher-lua's compiler, recursing once per level on the applier,
+// exhausted its stack, a fatal error; every member died, and again at each replay.
+func TestScriptSyntaxIsBounded(t *testing.T) {
+	h := newHarness(t)
+	nested := func(n int) string { return "return #" + strings.Repeat("{", n) + strings.Repeat("}", n) }
+	sum := func(n int) string { return "return " + strings.TrimSuffix(strings.Repeat("1+", n), "+") }
+	for _, c := range []struct {
+		script string
+		want   any
+	}{
+		{nested(100), int64(1)},
+		{nested(scriptMaxSyntaxDepth + 1), "chunk has too many syntax levels"},
+		{nested(1_000_000), "chunk has too many syntax levels"},
+		{"return " + strings.Repeat("not ", 1_000_000) + "true", "chunk has too many syntax levels"},
+		{"local x = 0\n" + strings.Repeat("do ", 20_000) + strings.Repeat("end ", 20_000), "user_script:2: chunk has too many syntax levels"},
+		// a long chain nests in gopher-lua's tree, not in Lua's parser: Redis takes it
+		{sum(9000), int64(9000)},
+	} {
+		got := h.do("EVAL", c.script, "0")
+		if want, ok := c.want.(string); ok {
+			if e, isErr := got.(Err); !isErr || !strings.Contains(string(e), want) {
+				t.Errorf("%.40s...: %.200v, want an error with %q", c.script, got, want)
+			}
+		} else if !reflect.DeepEqual(got, c.want) {
+			t.Errorf("%.40s...: %.200v, want %v", c.script, got, c.want)
+		}
+	}
+	defer func(n int) { scriptMaxSource = n }(scriptMaxSource)
+	scriptMaxSource = 1000
+	h.expect(Err("ERR Error compiling script (new function): user_script:1: chunk too long (1009 bytes; nanokv compiles 1000 at most)"),
+		"EVAL", "return '"+strings.Repeat("x", 1000)+"'", "0")
+	h.expect(Err("ERR Error compiling function: user_function:1: chunk too long (1010 bytes; nanokv compiles 1000 at most)"),
+		"FUNCTION", "LOAD", "#!lua name=big\nreturn '"+strings.Repeat("x", 1000)+"'")
+	h.expect(int64(1000), "EVAL", "return #'"+strings.Repeat("x", 985)+"' + 15", "0") // 1000 bytes: compiled
+}
+
 func equalReplies(a, b any) bool { return reflect.DeepEqual(normalize(a), normalize(b)) }
 
 // BenchmarkApplyEVAL is a script's cost on the applier: set is a SET through

@@ -1,10 +1,12 @@
 package kvstore
 
 import (
+	"fmt"
 	"strings"
 
 	lua "github.com/yuin/gopher-lua"
 	"github.com/yuin/gopher-lua/ast"
+	"github.com/yuin/gopher-lua/parse"
 )
 
 // A script's entry is replayed from the log at every restart, on every member. A script
@@ -77,73 +79,134 @@ func concatGuard(L *lua.LState) int {
 	return 1
 }
 
+// scriptMaxSyntaxDepth bounds how deeply a script's syntax nests (statements in
+// blocks, expressions in expressions). gopher-lua's compiler recurses once per level:
+// `return {{{...}}}` a million deep (a 2 MB script) exhausted the applier's stack,
+// a fatal error no recover catches, so one EVAL ended every member, and again at every
+// restart, as the entry was replayed. Lua 5.1 stops at 200 C levels ("chunk has too
+// many syntax levels"), counting parentheses and right-nested operators but not a
+// chain like 1 + 1 + ... + 1, which its parser loops over; this bound is on the tree
+// gopher-lua builds, where such a chain nests, so it is high enough for the chains
+// Redis takes (10,000 terms compile in ~10 MB of stack).
+const scriptMaxSyntaxDepth = 10_000
+
+// scriptMaxSource bounds a script's or a library's source. gopher-lua's parser takes
+// from 25 to 525 times a chunk's size in memory before the depth can be checked
+// (measured peaks: 12 MB of `local a = 1` 275 MB, 2 MB of `1 ^ 1 ^ ...` 1 GB), and every
+// member parses every EVAL, so a body of Redis's 512 MB could exhaust the machine many
+// times over, at every replay; 4 MiB keeps the worst under about 2 GB.
+var scriptMaxSource = 4 << 20
+
+// compileChunk compiles a script's or a library's source: bounded in length and depth,
+// its concatenations guarded.
+func compileChunk(src, chunkName string) (*lua.FunctionProto, error) {
+	if len(src) > scriptMaxSource {
+		return nil, fmt.Errorf("%s:1: chunk too long (%d bytes; nanokv compiles %d at most)", chunkName, len(src), scriptMaxSource)
+	}
+	chunk, err := parse.Parse(strings.NewReader(src), chunkName)
+	if err == nil {
+		chunk, err = guardConcat(chunk, chunkName)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return lua.Compile(chunk, chunkName)
+}
+
 // guardConcat replaces every chain of concatenations in chunk with a call of the guard,
 // which a local the chunk declares first holds (a register or an upvalue is faster to
-// reach than a global).
-func guardConcat(chunk []ast.Stmt) []ast.Stmt {
-	guardStmts(chunk)
+// reach than a global). It refuses a chunk nested deeper than scriptMaxSyntaxDepth,
+// with Lua's error; chunkName names the chunk in it.
+func guardConcat(chunk []ast.Stmt, chunkName string) (_ []ast.Stmt, err error) {
+	g := &astGuard{}
+	defer func() {
+		if r := recover(); r != nil {
+			line, ok := r.(tooDeep)
+			if !ok {
+				panic(r)
+			}
+			err = fmt.Errorf("%s:%d: chunk has too many syntax levels", chunkName, int(line))
+		}
+	}()
+	g.stmts(chunk)
 	global := &ast.IdentExpr{Value: concatGuardName}
 	local := &ast.LocalAssignStmt{Names: []string{concatGuardName}, Exprs: []ast.Expr{global}}
-	return append([]ast.Stmt{local}, chunk...)
+	return append([]ast.Stmt{local}, chunk...), nil
 }
 
-func guardStmts(stmts []ast.Stmt) {
-	for _, s := range stmts {
-		guardStmt(s)
+// astGuard walks a chunk's tree, guarding its concatenations and counting its depth.
+type astGuard struct{ depth int }
+
+// tooDeep is the line where the walk passed scriptMaxSyntaxDepth.
+type tooDeep int
+
+func (g *astGuard) enter(line int) {
+	if g.depth++; g.depth > scriptMaxSyntaxDepth {
+		panic(tooDeep(line))
 	}
 }
 
-func guardStmt(s ast.Stmt) {
+func (g *astGuard) stmts(stmts []ast.Stmt) {
+	for _, s := range stmts {
+		g.stmt(s)
+	}
+}
+
+func (g *astGuard) stmt(s ast.Stmt) {
+	g.enter(s.Line())
+	defer func() { g.depth-- }()
 	switch s := s.(type) {
 	case *ast.AssignStmt:
-		guardExprs(s.Lhs)
-		guardExprs(s.Rhs)
+		g.exprs(s.Lhs)
+		g.exprs(s.Rhs)
 	case *ast.LocalAssignStmt:
-		guardExprs(s.Exprs)
+		g.exprs(s.Exprs)
 	case *ast.FuncCallStmt:
-		s.Expr = guardExpr(s.Expr)
+		s.Expr = g.expr(s.Expr)
 	case *ast.DoBlockStmt:
-		guardStmts(s.Stmts)
+		g.stmts(s.Stmts)
 	case *ast.WhileStmt:
-		s.Condition = guardExpr(s.Condition)
-		guardStmts(s.Stmts)
+		s.Condition = g.expr(s.Condition)
+		g.stmts(s.Stmts)
 	case *ast.RepeatStmt:
-		s.Condition = guardExpr(s.Condition)
-		guardStmts(s.Stmts)
+		s.Condition = g.expr(s.Condition)
+		g.stmts(s.Stmts)
 	case *ast.IfStmt:
-		s.Condition = guardExpr(s.Condition)
-		guardStmts(s.Then)
-		guardStmts(s.Else)
+		s.Condition = g.expr(s.Condition)
+		g.stmts(s.Then)
+		g.stmts(s.Else)
 	case *ast.NumberForStmt:
-		s.Init, s.Limit = guardExpr(s.Init), guardExpr(s.Limit)
+		s.Init, s.Limit = g.expr(s.Init), g.expr(s.Limit)
 		if s.Step != nil {
-			s.Step = guardExpr(s.Step)
+			s.Step = g.expr(s.Step)
 		}
-		guardStmts(s.Stmts)
+		g.stmts(s.Stmts)
 	case *ast.GenericForStmt:
-		guardExprs(s.Exprs)
-		guardStmts(s.Stmts)
+		g.exprs(s.Exprs)
+		g.stmts(s.Stmts)
 	case *ast.FuncDefStmt:
 		if s.Name != nil {
-			s.Name.Func = guardExpr(s.Name.Func)
+			s.Name.Func = g.expr(s.Name.Func)
 			if s.Name.Receiver != nil {
-				s.Name.Receiver = guardExpr(s.Name.Receiver)
+				s.Name.Receiver = g.expr(s.Name.Receiver)
 			}
 		}
-		guardStmts(s.Func.Stmts)
+		g.stmts(s.Func.Stmts)
 	case *ast.ReturnStmt:
-		guardExprs(s.Exprs)
+		g.exprs(s.Exprs)
 	}
 }
 
-func guardExprs(es []ast.Expr) {
+func (g *astGuard) exprs(es []ast.Expr) {
 	for i, e := range es {
-		es[i] = guardExpr(e)
+		es[i] = g.expr(e)
 	}
 }
 
-// guardExpr returns e with its concatenations guarded.
-func guardExpr(e ast.Expr) ast.Expr {
+// expr returns e with its concatenations guarded.
+func (g *astGuard) expr(e ast.Expr) ast.Expr {
+	g.enter(e.Line())
+	defer func() { g.depth-- }()
 	switch e := e.(type) {
 	case *ast.StringConcatOpExpr:
 		// a .. b .. c parses as a .. (b .. c): the chain's operands, left to right
@@ -159,7 +222,7 @@ func guardExpr(e ast.Expr) ast.Expr {
 			cur = c.Rhs
 		}
 		for i, op := range operands {
-			op = guardExpr(op)
+			op = g.expr(op)
 			// an operand is one value, as in the chain: a call's or a vararg's extra
 			// values are dropped
 			switch op := op.(type) {
@@ -178,36 +241,36 @@ func guardExpr(e ast.Expr) ast.Expr {
 		call.SetLastLine(e.LastLine())
 		return call
 	case *ast.AttrGetExpr:
-		e.Object, e.Key = guardExpr(e.Object), guardExpr(e.Key)
+		e.Object, e.Key = g.expr(e.Object), g.expr(e.Key)
 	case *ast.TableExpr:
 		for _, f := range e.Fields {
 			if f.Key != nil {
-				f.Key = guardExpr(f.Key)
+				f.Key = g.expr(f.Key)
 			}
-			f.Value = guardExpr(f.Value)
+			f.Value = g.expr(f.Value)
 		}
 	case *ast.FuncCallExpr:
 		if e.Func != nil {
-			e.Func = guardExpr(e.Func)
+			e.Func = g.expr(e.Func)
 		}
 		if e.Receiver != nil {
-			e.Receiver = guardExpr(e.Receiver)
+			e.Receiver = g.expr(e.Receiver)
 		}
-		guardExprs(e.Args)
+		g.exprs(e.Args)
 	case *ast.LogicalOpExpr:
-		e.Lhs, e.Rhs = guardExpr(e.Lhs), guardExpr(e.Rhs)
+		e.Lhs, e.Rhs = g.expr(e.Lhs), g.expr(e.Rhs)
 	case *ast.RelationalOpExpr:
-		e.Lhs, e.Rhs = guardExpr(e.Lhs), guardExpr(e.Rhs)
+		e.Lhs, e.Rhs = g.expr(e.Lhs), g.expr(e.Rhs)
 	case *ast.ArithmeticOpExpr:
-		e.Lhs, e.Rhs = guardExpr(e.Lhs), guardExpr(e.Rhs)
+		e.Lhs, e.Rhs = g.expr(e.Lhs), g.expr(e.Rhs)
 	case *ast.UnaryMinusOpExpr:
-		e.Expr = guardExpr(e.Expr)
+		e.Expr = g.expr(e.Expr)
 	case *ast.UnaryNotOpExpr:
-		e.Expr = guardExpr(e.Expr)
+		e.Expr = g.expr(e.Expr)
 	case *ast.UnaryLenOpExpr:
-		e.Expr = guardExpr(e.Expr)
+		e.Expr = g.expr(e.Expr)
 	case *ast.FunctionExpr:
-		guardStmts(e.Stmts)
+		g.stmts(e.Stmts)
 	}
 	return e
 }
