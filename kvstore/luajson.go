@@ -34,6 +34,7 @@ func openCJSON(L *lua.LState) *lua.LTable {
 		}
 		var b strings.Builder
 		jsonEncode(L, &b, L.Get(1), null, 0)
+		chargeBytes(L, b.Len())
 		L.Push(lua.LString(b.String()))
 		return 1
 	}))
@@ -42,6 +43,7 @@ func openCJSON(L *lua.LState) *lua.LTable {
 			L.RaiseError("bad argument #1 to 'decode' (expected 1 argument)")
 		}
 		d := jsonDecoder{L: L, s: L.CheckString(1), null: null}
+		chargeBytes(L, len(d.s))
 		if len(d.s) >= 2 && (d.s[0] == 0 || d.s[1] == 0) {
 			L.RaiseError("JSON parser does not support UTF-16 or UTF-32")
 		}
@@ -74,7 +76,15 @@ func jsonEncode(L *lua.LState, b *strings.Builder, v lua.LValue, null lua.LValue
 		}
 		b.WriteString(formatG(f))
 	case lua.LString:
+		// bounded as the string functions are: a table holding one long string many
+		// times would encode to more than the machine holds
+		if b.Len()+len(v) > scriptMaxString {
+			L.RaiseError("not enough memory")
+		}
 		jsonString(b, string(v))
+		if b.Len() > scriptMaxString {
+			L.RaiseError("not enough memory")
+		}
 	case *lua.LTable:
 		depth++
 		if depth > jsonMaxDepth {

@@ -159,6 +159,7 @@ loop:
 	if out = append(out, src[s:]...); len(out) > scriptMaxString {
 		panic(patError("not enough memory"))
 	}
+	ms.charge(len(out) / scriptBytesPerInstruction) // what it made (chargeBytes)
 	L.Push(lua.LString(out))
 	L.Push(lua.LNumber(n))
 	return 2

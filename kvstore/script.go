@@ -740,6 +740,7 @@ func (vm *scriptVM) call(raise bool) int {
 		db, _ := ParseInt(args[1])
 		c.DB = int(db) // for the rest of the script only, as in Redis 7
 	}
+	chargeBytes(L, w.bytes) // after the call: a command does not stop halfway
 	v := w.result()
 	if t, ok := v.(*lua.LTable); ok && w.isErr {
 		if raise {
@@ -829,6 +830,7 @@ type luaWriter struct {
 	stack []luaFrame
 	top   lua.LValue
 	isErr bool
+	bytes int // of the strings the reply holds (charged once the call is over)
 }
 
 type luaFrame struct {
@@ -885,8 +887,8 @@ func (w *luaWriter) Error(msg string) {
 }
 
 func (w *luaWriter) Int(n int64)           { w.put(lua.LNumber(n)) }
-func (w *luaWriter) Bulk(b []byte)         { w.put(lua.LString(string(b))) }
-func (w *luaWriter) BulkString(s string)   { w.put(lua.LString(s)) }
+func (w *luaWriter) Bulk(b []byte)         { w.bytes += len(b); w.put(lua.LString(string(b))) }
+func (w *luaWriter) BulkString(s string)   { w.bytes += len(s); w.put(lua.LString(s)) }
 func (w *luaWriter) Null()                 { w.put(lua.LFalse) }
 func (w *luaWriter) NullArray()            { w.put(lua.LFalse) }
 func (w *luaWriter) Array(n int)           { w.open(n) }

@@ -515,6 +515,49 @@ func TestScriptSyntaxIsBounded(t *testing.T) {
 	h.expect(int64(1000), "EVAL", "return #'"+strings.Repeat("x", 985)+"' + 15", "0") // 1000 bytes: compiled
 }
 
+// TestScriptStringsAreCharged: the strings a script makes count against its budget,
+// one instruction per scriptBytesPerInstruction bytes, whichever function makes them,
+// so that a loop making large strings (one instruction each) ends as one of many
+// instructions does, on every replica alike.
+func TestScriptStringsAreCharged(t *testing.T) {
+	defer func(n int64) { scriptMaxInstructions = n }(scriptMaxInstructions)
+	scriptMaxInstructions = 100_000 // 1.6 MB of strings
+	killed := "Script killed after 100000 Lua instructions"
+	a, b := newHarness(t), newHarness(t)
+	for _, h := range []*harness{a, b} {
+		h.expect(Status("OK"), "SET", "big", strings.Repeat("v", 100_000))
+	}
+	s := "local s = string.rep('x', 1e5) "
+	for _, script := range []string{
+		"for i = 1, 1e6 do local s = string.rep('x', 1e6) end",
+		s + "for i = 1, 1e6 do local u = s:upper() end",
+		s + "for i = 1, 1e6 do local u = s:lower() end",
+		s + "for i = 1, 1e6 do local u = s:reverse() end",
+		s + "for i = 1, 1e6 do local u = s .. i end",
+		s + "for i = 1, 1e6 do local u = string.format('%s', s) end",
+		s + "for i = 1, 1e6 do local u = table.concat({s, s}) end",
+		s + "for i = 1, 1e6 do local u = s:gsub('^x', 'y') end",
+		s + "local t = {s, s} for i = 1, 1e6 do local u = cjson.encode(t) end",
+		s + "local j = cjson.encode(s) for i = 1, 1e6 do local u = cjson.decode(j) end",
+		"for i = 1, 1e6 do local v = redis.call('get', 'big') end",
+	} {
+		for _, h := range []*harness{a, b} {
+			if got, ok := h.do("EVAL", "redis.call('incr', 'before') "+script, "0").(Err); !ok || !strings.Contains(string(got), killed) {
+				t.Errorf("%s: %.200v, want %q", script, got, killed)
+			}
+		}
+	}
+	for _, h := range []*harness{a, b} {
+		h.expect("11", "GET", "before")
+		// a megabyte fits
+		h.expect(int64(1_000_000), "EVAL", "return #string.rep('x', 1e6)", "0")
+		h.expect(int64(1_000_000), "EVAL", "local n = 0 for i = 1, 10 do n = n + #redis.call('get', 'big') end return n", "0")
+	}
+	if a.s.Digest() != b.s.Digest() {
+		t.Fatal("replicas diverged")
+	}
+}
+
 func equalReplies(a, b any) bool { return reflect.DeepEqual(normalize(a), normalize(b)) }
 
 // BenchmarkApplyEVAL is a script's cost on the applier: set is a SET through

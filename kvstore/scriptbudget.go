@@ -75,8 +75,32 @@ func (*scriptBudget) Value(any) any               { return nil }
 // every member, and replaying it crashes them again.) A variable: tests lower it.
 var scriptMaxString = 512 << 20
 
+// scriptBytesPerInstruction is what making a string costs a script: one instruction
+// of its budget per this many bytes. One instruction can make a string of up to
+// scriptMaxString (string.rep, `..`, a GET of a large value), which an instruction
+// count alone does not see: `for i = 1, 1e6 do local s = string.rep('x', 5e8) end`
+// took a fraction of a second per iteration, days in all, on every member's applier;
+// `t[i] = string.rep('x', 5e8)` a hundred times asked every member for 50 GB. At 16
+// bytes, what a script makes is bounded by its budget, 3.2 GB; copying it takes about
+// as long as the instructions would (a second or two); and a script that builds a
+// 100 KB string by appending ten bytes at a time (500 MB copied) spends a sixth of it.
+const scriptBytesPerInstruction = 16
+
+// chargeBytes counts n bytes a library function is about to make against the running
+// script's budget, and fails the script as out of instructions when it is spent.
+func chargeBytes(L *lua.LState, n int) {
+	b, ok := L.Context().(*scriptBudget)
+	if !ok || n < scriptBytesPerInstruction {
+		return
+	}
+	if b.left -= int64(n / scriptBytesPerInstruction); b.left < 0 {
+		L.RaiseError("%s", scriptBudgetError().Error())
+	}
+}
+
 // boundStringRep makes string.rep refuse, as a failed allocation, a result longer than
-// scriptMaxString. Called before the library tables are made read-only.
+// scriptMaxString, and charge what it makes. Called before the library tables are made
+// read-only.
 func boundStringRep(L *lua.LState) {
 	str := L.GetGlobal(lua.StringLibName).(*lua.LTable)
 	orig := str.RawGetString("rep").(*lua.LFunction)
@@ -85,62 +109,70 @@ func boundStringRep(L *lua.LState) {
 		if n > 0 && len(s) > 0 && n > scriptMaxString/len(s) {
 			L.RaiseError("not enough memory")
 		}
+		if n > 0 {
+			chargeBytes(L, n*len(s))
+		}
 		L.Insert(orig, 1)
 		L.Call(L.GetTop()-1, 1)
 		return 1
 	}))
 }
 
-// boundStringBuilders bounds the library functions that make a string from others, so
-// that no loop of them can double a string past scriptMaxString either (string.rep's
+// boundStringBuilders bounds the library functions that make a string from others, and
+// charges what they make (chargeBytes), so that no loop of them can double a string
+// past scriptMaxString either (string.rep's
 // bound is boundStringRep's, concatenation's scriptconcat.go's). table.concat knows its
 // result's length before it builds it; string.format's is bounded by its format and its
 // arguments' (a number takes fewer than formatNumberMax bytes: Lua's format widths and
 // precisions have two digits at most); string.gsub is luaGsub, which checks as it
 // builds (luastrlib.go). Called before the library tables are made read-only.
 func boundStringBuilders(L *lua.LState) {
-	wrap := func(lib *lua.LTable, name string, fits func(L *lua.LState) bool) {
+	// size is (at most) the length of the string the call would make.
+	wrap := func(lib *lua.LTable, name string, size func(L *lua.LState) int) {
 		// The original runs in the wrapper's frame, not called from it, so that its
 		// errors name the function as the script called it ("bad argument #1 to concat").
 		orig := lib.RawGetString(name).(*lua.LFunction).GFunction
 		lib.RawSetString(name, L.NewFunction(func(L *lua.LState) int {
-			if !fits(L) {
+			n := size(L)
+			if n > scriptMaxString {
 				L.RaiseError("not enough memory")
 			}
+			chargeBytes(L, n)
 			return orig(L)
 		}))
 	}
 	str := L.GetGlobal(lua.StringLibName).(*lua.LTable)
-	wrap(str, "format", func(L *lua.LState) bool {
+	wrap(str, "format", func(L *lua.LState) int {
 		size := len(L.CheckString(1))
-		for i := 2; i <= L.GetTop(); i++ {
+		for i := 2; i <= L.GetTop() && size <= scriptMaxString; i++ {
 			if s, ok := L.Get(i).(lua.LString); ok {
 				size += len(s)
 			} else {
 				size += formatNumberMax
 			}
 		}
-		return size <= scriptMaxString
+		return size
 	})
+	// upper, lower and reverse copy their argument
+	for _, name := range []string{"upper", "lower", "reverse"} {
+		wrap(str, name, func(L *lua.LState) int { return len(L.CheckString(1)) })
+	}
 	tab := L.GetGlobal(lua.TabLibName).(*lua.LTable)
-	wrap(tab, "concat", func(L *lua.LState) bool {
+	wrap(tab, "concat", func(L *lua.LState) int {
 		t := L.CheckTable(1)
 		sep := L.OptString(2, "")
 		i, j := L.OptInt(3, 1), L.OptInt(4, t.Len())
 		size := 0
-		for k := i; k <= j; k++ {
+		for k := i; k <= j && size <= scriptMaxString; k++ {
 			v := t.RawGetInt(k)
 			if !lua.LVCanConvToString(v) {
-				return true // table.concat refuses it, with its own error
+				return 0 // table.concat refuses it, with its own error
 			}
 			if size += len(lua.LVAsString(v)); k < j {
 				size += len(sep)
 			}
-			if size > scriptMaxString {
-				return false
-			}
 		}
-		return true
+		return size
 	})
 }
 

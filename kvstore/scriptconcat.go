@@ -72,6 +72,7 @@ func concatGuard(L *lua.LState) int {
 		if size += len(last); size > scriptMaxString {
 			L.RaiseError("not enough memory")
 		}
+		chargeBytes(L, size)
 		rhs = lua.LString(strings.Join(append(parts, last), ""))
 		i = first - 1
 	}
