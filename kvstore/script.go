@@ -68,8 +68,10 @@ func scriptKeys(args [][]byte) [][]byte {
 const (
 	errNoScript = "NOSCRIPT No matching script. Please use EVAL."
 	scriptChunk = "user_script"
-	// scriptRegistryMax bounds a script's Lua value stack (gopher-lua's registry).
+	// scriptRegistryMax bounds a script's Lua value stack (gopher-lua's registry),
+	// which starts at scriptRegistryMin values.
 	scriptRegistryMax = 1 << 16
+	scriptRegistryMin = 1 << 12
 )
 
 // scriptCache is the replicated sha1 -> body table, and the compiled bodies (not state).
@@ -283,7 +285,7 @@ func (vm *scriptVM) protectedCall(nargs, nret int) (err error) {
 }
 
 func newScriptVM() *scriptVM {
-	vm := &scriptVM{L: lua.NewState(lua.Options{SkipOpenLibs: true, CallStackSize: 256, RegistrySize: 1024 * 4, RegistryMaxSize: scriptRegistryMax})}
+	vm := &scriptVM{L: lua.NewState(lua.Options{SkipOpenLibs: true, CallStackSize: 256, RegistrySize: scriptRegistryMin, RegistryMaxSize: scriptRegistryMax})}
 	L := vm.L
 	vm.onError = L.NewFunction(scriptErrorHandler)
 	for _, lib := range []struct {
@@ -830,8 +832,12 @@ type luaWriter struct {
 	stack []luaFrame
 	top   lua.LValue
 	isErr bool
-	bytes int // of the strings the reply holds (charged once the call is over)
+	bytes int // the reply's size in Lua (charged once the call is over)
 }
+
+// luaValueBytes is what a value of a reply costs in Lua beyond its string's bytes: its
+// slot in a table and its header (a KEYS * of a million short keys is tens of MB).
+const luaValueBytes = 32
 
 type luaFrame struct {
 	t    *lua.LTable
@@ -839,6 +845,7 @@ type luaFrame struct {
 }
 
 func (w *luaWriter) put(v lua.LValue) {
+	w.bytes += luaValueBytes
 	for {
 		if len(w.stack) == 0 {
 			w.top = v

@@ -517,8 +517,9 @@ func TestScriptSyntaxIsBounded(t *testing.T) {
 
 // TestScriptStringsAreCharged: the strings a script makes count against its budget,
 // one instruction per scriptBytesPerInstruction bytes, whichever function makes them,
-// so that a loop making large strings (one instruction each) ends as one of many
-// instructions does, on every replica alike.
+// and so do the values of redis.call replies and coroutines, so that a loop making
+// large things (one instruction each) ends as one of many instructions does, on every
+// replica alike.
 func TestScriptStringsAreCharged(t *testing.T) {
 	defer func(n int64) { scriptMaxInstructions = n }(scriptMaxInstructions)
 	scriptMaxInstructions = 100_000 // 1.6 MB of strings
@@ -526,6 +527,9 @@ func TestScriptStringsAreCharged(t *testing.T) {
 	a, b := newHarness(t), newHarness(t)
 	for _, h := range []*harness{a, b} {
 		h.expect(Status("OK"), "SET", "big", strings.Repeat("v", 100_000))
+		for i := 0; i < 1000; i++ {
+			h.do("RPUSH", "list", "v")
+		}
 	}
 	s := "local s = string.rep('x', 1e5) "
 	for _, script := range []string{
@@ -540,6 +544,9 @@ func TestScriptStringsAreCharged(t *testing.T) {
 		s + "local t = {s, s} for i = 1, 1e6 do local u = cjson.encode(t) end",
 		s + "local j = cjson.encode(s) for i = 1, 1e6 do local u = cjson.decode(j) end",
 		"for i = 1, 1e6 do local v = redis.call('get', 'big') end",
+		"for i = 1, 1e6 do local v = redis.call('lrange', 'list', 0, -1) end", // many small values
+		"local t = {} for i = 1, 1e6 do t[i] = coroutine.create(function() end) end",
+		"local t = {} for i = 1, 1e6 do t[i] = coroutine.wrap(function() end) end",
 	} {
 		for _, h := range []*harness{a, b} {
 			if got, ok := h.do("EVAL", "redis.call('incr', 'before') "+script, "0").(Err); !ok || !strings.Contains(string(got), killed) {
@@ -548,8 +555,9 @@ func TestScriptStringsAreCharged(t *testing.T) {
 		}
 	}
 	for _, h := range []*harness{a, b} {
-		h.expect("11", "GET", "before")
-		// a megabyte fits
+		h.expect("14", "GET", "before")
+		// a megabyte fits, and a few coroutines
+		h.expect(int64(10), "EVAL", "local t = {} for i = 1, 10 do t[i] = coroutine.create(function() end) end return #t", "0")
 		h.expect(int64(1_000_000), "EVAL", "return #string.rep('x', 1e6)", "0")
 		h.expect(int64(1_000_000), "EVAL", "local n = 0 for i = 1, 10 do n = n + #redis.call('get', 'big') end return n", "0")
 	}

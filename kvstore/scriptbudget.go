@@ -179,16 +179,24 @@ func boundStringBuilders(L *lua.LState) {
 // formatNumberMax bounds what string.format makes of an argument that is not a string.
 const formatNumberMax = 1024
 
+// coroutineBytes is what creating a coroutine costs a script (chargeBytes): a
+// coroutine is a Lua state of its own, with a value stack of scriptRegistryMin values
+// (64 KiB) and a call stack. Uncharged, `t[i] = coroutine.create(f)` a million times,
+// five million instructions, asked every member for tens of GB (10k took 100-350 MB);
+// now a script can create 48k at most.
+const coroutineBytes = 64 << 10
+
 // watchCoroutines makes the coroutines a script creates count against its budget:
 // gopher-lua gives a coroutine a context of its own, derived from its creator's, which
 // would count nothing. coroutine.create and coroutine.wrap are replaced by calls of the
-// originals that hand the new coroutine its creator's context. Called before the
-// library tables are made read-only.
+// originals that hand the new coroutine its creator's context, after charging its
+// memory. Called before the library tables are made read-only.
 func watchCoroutines(L *lua.LState) {
 	co := L.GetGlobal(lua.CoroutineLibName).(*lua.LTable)
 	for _, name := range []string{"create", "wrap"} {
 		orig := co.RawGetString(name).(*lua.LFunction)
 		co.RawSetString(name, L.NewFunction(func(L *lua.LState) int {
+			chargeBytes(L, coroutineBytes)
 			L.Insert(orig, 1)
 			L.Call(L.GetTop()-1, 1)
 			var th *lua.LState
