@@ -248,8 +248,8 @@ type scriptVM struct {
 	// so its denyoom calls fail until one of its calls has written; wrote: one has
 	// (Redis's SCRIPT_WRITE_DIRTY).
 	oomUntilWrite, wrote bool
-	// broken: gopher-lua failed inside its own error handling (protectedCall); the state is not
-	// used again.
+	// broken: gopher-lua failed inside its own error handling (protectedCall); the
+	// state is not used again.
 	broken bool
 }
 
@@ -262,8 +262,8 @@ func putVM(vm *scriptVM) {
 	}
 }
 
-// protectedCall is PCall with the script error handler, for the chunk or function on the
-// stack, and survives a failure of gopher-lua's own error handling: an error raised
+// protectedCall is PCall with the script error handler, for the chunk or function on
+// the stack, and survives a failure of gopher-lua's own error handling: an error raised
 // with the state's registry full (a call that returned or passed more values than it
 // holds) makes PCall push the handler onto the full registry, which panics past PCall.
 // That panic ended the process, on every member, and again at every restart as the

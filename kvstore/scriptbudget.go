@@ -120,12 +120,13 @@ func boundStringRep(L *lua.LState) {
 
 // boundStringBuilders bounds the library functions that make a string from others, and
 // charges what they make (chargeBytes), so that no loop of them can double a string
-// past scriptMaxString either (string.rep's
-// bound is boundStringRep's, concatenation's scriptconcat.go's). table.concat knows its
-// result's length before it builds it; string.format's is bounded by its format and its
-// arguments' (a number takes fewer than formatNumberMax bytes: Lua's format widths and
-// precisions have two digits at most); string.gsub is luaGsub, which checks as it
-// builds (luastrlib.go). Called before the library tables are made read-only.
+// past scriptMaxString either (string.rep's bound is boundStringRep's, concatenation's
+// scriptconcat.go's). table.concat knows its result's length before it builds it;
+// string.format's is bounded by its format and its arguments' (a number takes fewer
+// than formatNumberMax bytes: Lua's format widths and precisions have two digits at
+// most); upper, lower and reverse copy their argument; string.gsub is luaGsub, which
+// checks as it builds (luastrlib.go). Called before the library tables are made
+// read-only.
 func boundStringBuilders(L *lua.LState) {
 	// size is (at most) the length of the string the call would make.
 	wrap := func(lib *lua.LTable, name string, size func(L *lua.LState) int) {
@@ -153,7 +154,6 @@ func boundStringBuilders(L *lua.LState) {
 		}
 		return size
 	})
-	// upper, lower and reverse copy their argument
 	for _, name := range []string{"upper", "lower", "reverse"} {
 		wrap(str, name, func(L *lua.LState) int { return len(L.CheckString(1)) })
 	}
