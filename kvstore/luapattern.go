@@ -221,7 +221,7 @@ func (ms *patState) matchHere(s, p int) int {
 				}
 				p = ep
 				continue
-			case isDigitByte(c):
+			case isDigit(c):
 				if s = ms.matchCapture(s, c); s < 0 {
 					return -1
 				}
@@ -444,19 +444,19 @@ func matchClass(c, cl byte) bool {
 	case 'c':
 		in = c < 0x20 || c == 0x7f
 	case 'd':
-		in = isDigitByte(c)
+		in = isDigit(c)
 	case 'l':
 		in = 'a' <= c && c <= 'z'
 	case 'p':
-		in = 0x21 <= c && c <= 0x7e && !isAlphaByte(c) && !isDigitByte(c)
+		in = 0x21 <= c && c <= 0x7e && !isAlphaByte(c) && !isDigit(c)
 	case 's':
-		in = c == ' ' || '\t' <= c && c <= '\r'
+		in = isSpace(c) // C's isspace
 	case 'u':
 		in = 'A' <= c && c <= 'Z'
 	case 'w':
-		in = isAlphaByte(c) || isDigitByte(c)
+		in = isAlphaByte(c) || isDigit(c)
 	case 'x':
-		in = isDigitByte(c) || 'a' <= c|0x20 && c|0x20 <= 'f'
+		in = isDigit(c) || 'a' <= c|0x20 && c|0x20 <= 'f'
 	case 'z':
 		in = c == 0
 	default:
@@ -468,7 +468,6 @@ func matchClass(c, cl byte) bool {
 	return in
 }
 
-func isDigitByte(c byte) bool { return '0' <= c && c <= '9' }
 func isAlphaByte(c byte) bool { return 'a' <= c|0x20 && c|0x20 <= 'z' }
 
 // captureValue is capture i of the match from s to e, as Lua hands it out: the match

@@ -216,7 +216,7 @@ func (ms *patState) appendExpanded(out []byte, repl string, s, e int) []byte {
 			d = repl[i]
 		}
 		switch {
-		case !isDigitByte(d):
+		case !isDigit(d):
 			out = append(out, d)
 		case d == '0':
 			out = append(out, ms.src[s:e]...)

@@ -402,6 +402,17 @@ func TestScriptConcatIsBounded(t *testing.T) {
 	}
 }
 
+// failsAfterWrite runs script on every replica after a write (INCR before) and requires
+// an error that contains want.
+func failsAfterWrite(t *testing.T, script, want string, replicas ...*harness) {
+	t.Helper()
+	for _, h := range replicas {
+		if got, ok := h.do("EVAL", "redis.call('incr', 'before') "+script, "0").(Err); !ok || !strings.Contains(string(got), want) {
+			t.Errorf("%.200s: %.200v, want an error with %q", script, got, want)
+		}
+	}
+}
+
 // TestPatternMatchIsBounded: a pattern search whose backtracking would outlast the
 // script's budget (it ran for hours in one library call, unseen by the instruction
 // count, and stalled the applier) fails at the same step on every replica as a script
@@ -425,11 +436,7 @@ func TestPatternMatchIsBounded(t *testing.T) {
 		"while true do pcall(string.gsub, 'abc', '.', function() while true do end end) end",
 		"while true do pcall(string.gsub, 'abc', '.', setmetatable({}, {__index = function() while true do end end})) end",
 	} {
-		for _, h := range []*harness{a, b} {
-			if got, ok := h.do("EVAL", "redis.call('incr', 'before') "+script, "0").(Err); !ok || !strings.Contains(string(got), killed) {
-				t.Errorf("%s: %v, want %q", script, got, killed)
-			}
-		}
+		failsAfterWrite(t, script, killed, a, b)
 	}
 	for _, h := range []*harness{a, b} {
 		h.expect("8", "GET", "before")
@@ -461,11 +468,7 @@ func TestScriptStackIsBounded(t *testing.T) {
 		{fill + "local function f(n, ...) if n == 0 then return 0 end local r = f(n - 1, ...) return r end return f(100, unpack(t))", "registry overflow"},
 		{fill + "local function f(n, ...) if n == 0 then return string.byte(string.rep('x', 7000), 1, -1) end local r = f(n - 1, ...) return r end return f(8, unpack(t))", "registry overflow"},
 	} {
-		for _, h := range []*harness{a, b} {
-			if got, ok := h.do("EVAL", "redis.call('incr', 'before') "+c.script, "0").(Err); !ok || !strings.Contains(string(got), c.want) {
-				t.Errorf("%s: %v, want an error with %q", c.script, got, c.want)
-			}
-		}
+		failsAfterWrite(t, c.script, c.want, a, b)
 	}
 	for _, h := range []*harness{a, b} {
 		h.expect("4", "GET", "before")
@@ -548,11 +551,7 @@ func TestScriptStringsAreCharged(t *testing.T) {
 		"local t = {} for i = 1, 1e6 do t[i] = coroutine.create(function() end) end",
 		"local t = {} for i = 1, 1e6 do t[i] = coroutine.wrap(function() end) end",
 	} {
-		for _, h := range []*harness{a, b} {
-			if got, ok := h.do("EVAL", "redis.call('incr', 'before') "+script, "0").(Err); !ok || !strings.Contains(string(got), killed) {
-				t.Errorf("%s: %.200v, want %q", script, got, killed)
-			}
-		}
+		failsAfterWrite(t, script, killed, a, b)
 	}
 	for _, h := range []*harness{a, b} {
 		h.expect("14", "GET", "before")

@@ -82,16 +82,7 @@ func TestConfigAsRedis(t *testing.T) {
 	real := startRedisServer(t)
 	s := startServer(t, Config{})
 	defer s.Close()
-	nk, err := dialRESP(s.RedisAddr())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer nk.close()
-	rs, err := dialRESP(real)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rs.close()
+	nk, rs := dialNew(t, s.RedisAddr()), dialNew(t, real)
 	do := func(c *rconn, args ...string) string {
 		t.Helper()
 		v, err := c.do(args...)
@@ -306,18 +297,8 @@ func sortedConfig(v rval) string {
 func TestTimeoutClosesIdleClients(t *testing.T) {
 	s := startServer(t, Config{})
 	defer s.Close()
-	dial := func() *rconn {
-		c, err := dialRESP(s.RedisAddr())
-		if err != nil {
-			t.Fatal(err)
-		}
-		return c
-	}
+	dial := func() *rconn { return dialNew(t, s.RedisAddr()) }
 	idle, busy, sub, blocked := dial(), dial(), dial(), dial()
-	defer idle.close()
-	defer busy.close()
-	defer sub.close()
-	defer blocked.close()
 	if v, err := busy.do("CONFIG", "SET", "timeout", "1"); err != nil || render(v) != "+OK" {
 		t.Fatalf("CONFIG SET timeout 1: %v %v", render(v), err)
 	}
@@ -488,11 +469,7 @@ func TestLatencyTrackingAsRedis(t *testing.T) {
 func TestTimeoutSparesSync(t *testing.T) {
 	s := startServer(t, Config{})
 	defer s.Close()
-	c, err := dialRESP(s.RedisAddr())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.close()
+	c := dialNew(t, s.RedisAddr())
 	value := strings.Repeat("0123456789abcdef", 4096) // 64 KiB
 	for i := range 256 {                              // 16 MiB: more than the socket buffers hold
 		if _, err := c.do("SET", "k"+strconv.Itoa(i), value); err != nil {
