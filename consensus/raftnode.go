@@ -964,6 +964,22 @@ func (n *RaftNode) nextSnapAt() int64 {
 	return b - b/4 + rand.Int64N(b/2+1)
 }
 
+// SetSnapshotLogBytes changes how much entry data the log gains before a snapshot
+// (RedisRaft's log-max-file-size). The threshold of the snapshot now awaited is drawn
+// again from it, so that a smaller value takes effect at once and a larger one for the
+// log already grown too.
+func (n *RaftNode) SetSnapshotLogBytes(ctx context.Context, b int64) error {
+	if b <= 0 {
+		return errors.New("consensus: the log's size before a snapshot must be positive")
+	}
+	return n.do(ctx, func(*raft.Raft) error {
+		n.cfg.SnapshotLogBytes = b
+		n.snapAt = n.nextSnapAt()
+		n.maybeSnapshot()
+		return nil
+	})
+}
+
 // maybeSnapshot asks the applier for a snapshot once the log has grown enough.
 func (n *RaftNode) maybeSnapshot() {
 	if n.snapshotter == nil || n.storage == nil || n.snapshotting || n.logBytes < n.snapAt {

@@ -178,7 +178,7 @@ func (s *Server) launchCluster(redisAddr string, nodeID, clusterID uint64, boot 
 		Offload: offload,
 		ID:      nodeID, Bootstrap: boot, Dir: cfg.DataDir, MemoryOnly: cfg.MemoryOnly, Fsync: cfg.Fsync,
 		SM: &fsm{store: s.store, logf: s.logf}, Send: tr.Send, SendSnapshot: tr.SendSnapshot,
-		TickInterval: cfg.TickInterval, ElectionTicks: cfg.ElectionTicks, SnapshotLogBytes: cfg.SnapshotLogBytes,
+		TickInterval: cfg.TickInterval, ElectionTicks: cfg.ElectionTicks, SnapshotLogBytes: s.logMax.Load(),
 		SnapshotTrailing: cfg.SnapshotTrailing,
 		LeaseReads:       cfg.ReadConsistency != "strict", Logf: s.logf,
 		// A ZooKeeper session's watches fire when this member applies: with sessions

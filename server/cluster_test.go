@@ -663,9 +663,75 @@ func TestClusterConfig(t *testing.T) {
 	if v := c.ConfigGet(ctx, "raft.request-timeout").Val()["raft.request-timeout"]; v != "500" {
 		t.Fatalf("request-timeout after SET: %q", v)
 	}
-	for name, val := range map[string]string{"raft.follower-proxy": "maybe", "raft.election-timeout": "100", "raft.request-timeout": "-1"} {
+	if v := got["raft.log-max-file-size"]; v != "67108864" {
+		t.Fatalf("CONFIG GET raft.log-max-file-size = %q, want RedisRaft's 64 MiB", v)
+	}
+	if err := c.ConfigSet(ctx, "raft.log-max-file-size", "1mb").Err(); err != nil {
+		t.Fatal(err)
+	}
+	if v := c.ConfigGet(ctx, "raft.log-max-file-size").Val()["raft.log-max-file-size"]; v != "1048576" {
+		t.Fatalf("log-max-file-size after SET 1mb: %q", v)
+	}
+	for name, val := range map[string]string{"raft.follower-proxy": "maybe", "raft.election-timeout": "100", "raft.request-timeout": "-1",
+		"raft.log-max-file-size": "0"} {
 		if err := c.ConfigSet(ctx, name, val).Err(); err == nil || !strings.HasPrefix(err.Error(), "ERR CONFIG SET failed (possibly related to argument '"+name+"')") {
 			t.Fatalf("CONFIG SET %s %s: %v", name, val, err)
+		}
+	}
+}
+
+// CONFIG SET raft.log-max-file-size changes when the member it is sent to snapshots,
+// at once, and only that member's.
+func TestClusterLogMaxFileSizeAtRunTime(t *testing.T) {
+	lns, peers := memberListeners(t, 3)
+	servers := map[uint64]*Server{}
+	for id := uint64(1); id <= 3; id++ {
+		s := startServer(t, Config{NodeID: id, Peers: peers, ClusterListener: lns[id], DataDir: t.TempDir(),
+			TickInterval: 5 * time.Millisecond})
+		servers[id] = s
+		t.Cleanup(func() { s.Close() })
+	}
+	ctx := context.Background()
+	leadID, lead := leaderOf(t, servers, 0)
+	c := client(t, lead)
+	snapshots := func(s *Server) string {
+		for line := range strings.Lines(client(t, s).Info(ctx, "raft").Val()) {
+			if v, ok := strings.CutPrefix(strings.TrimSpace(line), "raft_snapshots:"); ok {
+				return v
+			}
+		}
+		t.Fatal("INFO raft has no raft_snapshots")
+		return ""
+	}
+	write := func(from, to int) {
+		for i := from; i < to; i++ {
+			if err := c.Set(ctx, fmt.Sprintf("key:%d", i), strings.Repeat("v", 100), 0).Err(); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	write(0, 100) // 10 KB of log: far below the default
+	if n := snapshots(lead); n != "0" {
+		t.Fatalf("the leader snapshotted %s times with 64 MiB to go", n)
+	}
+	// The log has already grown past the new size: the member snapshots without waiting
+	// for more.
+	if err := c.ConfigSet(ctx, "raft.log-max-file-size", "4kb").Err(); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for snapshots(lead) == "0" {
+		if time.Now().After(deadline) {
+			t.Fatal("no snapshot after log-max-file-size fell below the log's size")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	write(100, 300)
+	for id, s := range servers {
+		if id != leadID {
+			if n := snapshots(s); n != "0" {
+				t.Fatalf("member %d snapshotted %s times: the setting is the leader's alone", id, n)
+			}
 		}
 	}
 }

@@ -134,6 +134,8 @@ type Server struct {
 	// what it waits with).
 	clusterP atomic.Pointer[cluster]
 	pending  *pendingCluster
+	// logMax is raft.log-max-file-size: how much the Raft log grows before a snapshot
+	logMax atomic.Int64
 	// mem is used memory against maxmemory, which every frontend consults
 	mem   *memlimit.Gauge
 	redis *resp.Server
@@ -206,6 +208,10 @@ func Start(cfg Config) (*Server, error) {
 		}
 	}
 	s := &Server{cfg: cfg, started: time.Now(), store: kvstore.New(), mem: &memlimit.Gauge{}, logf: cfg.Logger.Printf, stop: make(chan struct{}), shutdown: make(chan struct{})}
+	s.logMax.Store(defaultLogMax)
+	if cfg.SnapshotLogBytes > 0 {
+		s.logMax.Store(cfg.SnapshotLogBytes)
+	}
 	s.mem.SetPolicy(int(cfg.MaxMemoryPolicy))
 	s.store.SetEvictPolicy(cfg.MaxMemoryPolicy)
 	s.mem.SetLimit(cfg.MaxMemory)
@@ -606,15 +612,11 @@ func (s *Server) ConfigGet() map[string]string {
 	if ticks <= 0 {
 		ticks = consensus.DefaultElectionTicks
 	}
-	logMax := s.cfg.SnapshotLogBytes
-	if logMax <= 0 {
-		logMax = 64 << 20
-	}
 	out["raft.election-timeout"] = strconv.FormatInt((tick * time.Duration(ticks)).Milliseconds(), 10)
 	out["raft.follower-proxy"] = yesNo(c != nil && c.proxy.Load() || c == nil && s.cfg.FollowerProxy)
 	out["raft.quorum-reads"] = "yes" // lease and ReadIndex reads are both linearizable
 	out["raft.log-fsync"] = yesNo(s.cfg.Fsync == consensus.FsyncAlways)
-	out["raft.log-max-file-size"] = strconv.FormatInt(logMax, 10)
+	out["raft.log-max-file-size"] = strconv.FormatInt(s.logMax.Load(), 10)
 	out["raft.request-timeout"] = strconv.FormatInt(s.requestTimeout().Milliseconds(), 10)
 	if c != nil {
 		out["raft.id"] = strconv.FormatUint(c.nodeID, 10)
@@ -636,8 +638,12 @@ func (s *Server) requestTimeout() time.Duration {
 	return 2 * time.Second
 }
 
-// ConfigSet implements resp.Backend. raft.request-timeout changes at run time;
-// raft.follower-proxy too; stale reads are refused (not built); the rest is fixed at start.
+// defaultLogMax is raft.log-max-file-size when not set, as RedisRaft's (64 MiB).
+const defaultLogMax = 64 << 20
+
+// ConfigSet implements resp.Backend. raft.request-timeout, raft.follower-proxy and
+// raft.log-max-file-size change at run time; stale reads are refused (not built); the rest
+// is fixed at start.
 func (s *Server) ConfigSet(name, value string) (bool, error) {
 	c := s.cl()
 	switch name {
@@ -661,6 +667,18 @@ func (s *Server) ConfigSet(name, value string) (bool, error) {
 		}
 		c.proxy.Store(on)
 		return true, nil
+	case "raft.log-max-file-size":
+		b, ok := resp.ParseMemory(value)
+		if !ok || b <= 0 {
+			return true, errors.New("argument must be a positive memory value")
+		}
+		s.logMax.Store(b)
+		if c == nil {
+			return true, nil // the member starts with it
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), c.timeout())
+		defer cancel()
+		return true, c.raft.SetSnapshotLogBytes(ctx, b)
 	case "raft.quorum-reads":
 		if value == "yes" {
 			return true, nil

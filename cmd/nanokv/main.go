@@ -76,6 +76,7 @@ type options struct {
 	memoryOnly  bool
 	maxmemory   string
 	maxPolicy   string
+	logMax      string
 	readCons    string
 	requirepass string
 	aclfile     string
@@ -95,6 +96,7 @@ func newFlagSet(o *options, stderr io.Writer) *flag.FlagSet {
 	fs.StringVar(&o.redis, "redis", "127.0.0.1:6379", "Redis (RESP) listen address; empty disables")
 	fs.StringVar(&o.zk, "zk", defaultZK, "ZooKeeper listen address; empty disables")
 	fs.BoolVar(&o.proxy, "follower-proxy", false, "followers serve Redis clients through the leader instead of -MOVED (RedisRaft's follower-proxy; CONFIG SET raft.follower-proxy)")
+	fs.StringVar(&o.logMax, "log-max-file-size", "64mb", "how much a cluster member's Raft log grows before it snapshots and compacts it (bytes, or with kb/mb/gb; RedisRaft's log-max-file-size; CONFIG SET raft.log-max-file-size)")
 	fs.BoolVar(&o.zkTTL, "zk-extended-types", false, "allow ZooKeeper TTL nodes (ZooKeeper's zookeeper.extendedTypesEnabled)")
 	fs.StringVar(&o.zk4lw, "zk-4lw-whitelist", strings.Join(server.DefaultZKFourLetterWords, ","), "ZooKeeper four-letter words answered (4lw.commands.whitelist; * for all)")
 	fs.StringVar(&o.memcache, "memcache", defaultMemcache, "memcached listen address; empty disables")
@@ -196,6 +198,10 @@ func run(args []string, stdout, stderr io.Writer) error {
 	if !ok || maxmemory < 0 {
 		return fmt.Errorf("--maxmemory %q: want a memory value, as 100mb or 2gb", o.maxmemory)
 	}
+	logMax, ok := resp.ParseMemory(o.logMax)
+	if !ok || logMax <= 0 {
+		return fmt.Errorf("--log-max-file-size %q: want a positive memory value, as 64mb", o.logMax)
+	}
 	policy, ok := kvstore.ParseEvictPolicy(strings.ToLower(o.maxPolicy))
 	if !ok {
 		return fmt.Errorf("--maxmemory-policy %q: want one of Redis's maxmemory-policy values, as allkeys-lru or noeviction", o.maxPolicy)
@@ -286,6 +292,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 		JoinAddr:             o.join,
 		ReadConsistency:      o.readCons,
 		FollowerProxy:        o.proxy,
+		SnapshotLogBytes:     logMax,
 		Offload:              o.mode == "offload",
 		// GOMAXPROCS in the environment pins the number of Ps
 		AdaptiveProcs: os.Getenv("GOMAXPROCS") == "",

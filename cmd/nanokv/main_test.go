@@ -270,6 +270,8 @@ func TestConfigFileAndBadFlags(t *testing.T) {
 		{"--join", "127.0.0.1:6379"},
 		{"--join", "127.0.0.1:6379", "--cluster", "127.0.0.1:7999", "--peers", "1=127.0.0.1:7999"},
 		{"--join", "127.0.0.1:6379", "--cluster", "127.0.0.1:7999", "--memory-only"},
+		{"--log-max-file-size", "0"},
+		{"--log-max-file-size", "lots"},
 		{"local", "--nodes", "0"},
 		{"frobnicate"},
 	} {
