@@ -217,7 +217,8 @@ func (s *Store) Apply(e Entry, w ReplyWriter) error {
 		*c = Ctx{} // nor the writer
 	}()
 	var mark int64 // the end of the last timed command, while nothing else ran since
-	pf := prefetcher{d: decoder{b: e.Data}}
+	pf := prefetcher{d: decoder{b: e.Data}, ring: &s.prefetched}
+	defer pf.release()
 	for len(d.b) > 0 && d.err == nil {
 		pf.before(s)
 		kind := d.b[0]
@@ -227,14 +228,22 @@ func (s *Store) Apply(e Entry, w ReplyWriter) error {
 		}
 		switch kind {
 		case opCommand:
-			db, args := d.command()
-			if d.err != nil {
-				break
+			var args [][]byte
+			var spec *Spec
+			if pc := pf.next(); pc != nil {
+				c.DB, args, spec = pc.db, pc.args, pc.spec
+				c.hashed, c.hash = pc.hashed, pc.hash
+				d.b = e.Data[len(e.Data)-pc.rest:]
+			} else {
+				var db int
+				if db, args = d.command(); d.err != nil {
+					break
+				}
+				c.DB, spec = db, Lookup(args[0])
 			}
-			c.DB = db
-			spec := Lookup(args[0])
 			start := s.slowStart(spec, args, mark)
 			c.runSpec(spec, args, true)
+			c.hashed = nil
 			mark = s.slowEnd(start, args, w)
 		case opTx:
 			s.applyTx(c, &d)
@@ -352,7 +361,7 @@ func (s *Store) txShards(d decoder, n uint64) shardSet {
 		if spec == nil || !spec.CheckArity(args) {
 			continue // answered with an error, touches nothing
 		}
-		l := spec.lockSet(args, true)
+		l := spec.lockSet(args, true, nil)
 		if l.all {
 			return allShards()
 		}

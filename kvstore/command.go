@@ -248,7 +248,7 @@ func (s *Spec) Keys(dst [][]byte, args [][]byte) [][]byte {
 	return dst
 }
 
-func (s *Spec) lockSet(args [][]byte, write bool) lockSet {
+func (s *Spec) lockSet(args [][]byte, write bool, c *Ctx) lockSet {
 	l := lockSet{write: write}
 	if s.Flags&FlagAllKeys != 0 {
 		l.all = true
@@ -260,7 +260,7 @@ func (s *Spec) lockSet(args [][]byte, write bool) lockSet {
 			last = len(args) + last
 		}
 		for i := s.FirstKey; i <= last && i < len(args) && !l.all; i += s.Step {
-			l.add(shardOf(args[i]))
+			l.add(int(c.keyHash(args[i]) % numShards))
 		}
 	}
 	if s.MoreKeys != nil {
@@ -275,6 +275,12 @@ func (s *Spec) lockSet(args [][]byte, write bool) lockSet {
 type Ctx struct {
 	s  *Store
 	DB int
+	// hashed is a key of the command being applied that the prefetcher hashed (its
+	// first), and hash its hash: keyHash gives it without hashing the key again. The
+	// key is part of the entry, whose bytes never change, so the same bytes at the same
+	// address have the same hash; Apply clears it once the command is done.
+	hashed []byte
+	hash   uint64
 	// overMemory: the op being applied was proposed while the proposing node was over
 	// maxmemory; its scripts' first denyoom call fails (maxmemory.go)
 	overMemory bool
@@ -345,7 +351,7 @@ func (c *Ctx) runSpec(spec *Spec, args [][]byte, write bool) {
 		c.Error("ERR write command '" + spec.Name + "' on the read path")
 		return
 	}
-	l := spec.lockSet(args, write)
+	l := spec.lockSet(args, write, c)
 	c.s.lock(&l)
 	if write && spec.Flags&FlagScript != 0 {
 		held := l.shards()
@@ -354,6 +360,14 @@ func (c *Ctx) runSpec(spec *Spec, args [][]byte, write bool) {
 	}
 	c.call(spec, args)
 	c.s.unlock(&l)
+}
+
+// keyHash is hashKey(key), from hashed when key is that very key. A nil c hashes.
+func (c *Ctx) keyHash(key []byte) uint64 {
+	if c != nil && len(key) > 0 && len(key) == len(c.hashed) && &key[0] == &c.hashed[0] {
+		return c.hash
+	}
+	return hashKey(key)
 }
 
 // CheckSubcommand looks a container command's subcommand (args[1]) up in arity, whose
@@ -500,7 +514,7 @@ func (c *Ctx) store(key []byte, it item, keepTTL bool) {
 // storeAt is store with kv: "" or the key followed by the value it.str, in one string
 // that the table keeps for a key too long for its entry (putOver).
 func (c *Ctx) storeAt(key []byte, it item, kv string, keepTTL bool) {
-	h := hashKey(key)
+	h := c.keyHash(key)
 	d := &c.s.shards[h%numShards].dbs[c.DB] // c.db(key), hashing once
 	old, existed := tableGetH(&d.keys, h, key)
 	it.hasTTL = false
@@ -543,7 +557,7 @@ func (c *Ctx) setStringEnc(key []byte, v string, enc strEnc, keepTTL bool) {
 // putQuietly puts it at key as it is, without a new version: Redis changed the value's
 // representation, or the value without signalling the key, so a WATCH on it holds.
 func (c *Ctx) putQuietly(key []byte, it item) {
-	h := hashKey(key)
+	h := c.keyHash(key)
 	d := &c.s.shards[h%numShards].dbs[c.DB]
 	prev, existed := tableGetH(&d.keys, h, key)
 	d.putOver(h, key, prev, existed, it, "")

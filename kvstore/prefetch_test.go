@@ -1,6 +1,10 @@
 package kvstore
 
-import "testing"
+import (
+	"fmt"
+	"reflect"
+	"testing"
+)
 
 // TestPrefetcherLoadsWhereProbesStart checks that the prefetcher reads ahead the
 // entries the commands' lookups start at, in each command's database and at its first
@@ -39,18 +43,32 @@ func TestPrefetcherLoadsWhereProbesStart(t *testing.T) {
 	data = AppendCommand(data, 7, cmd("SET", "a", "1")) // an empty database
 	want := []*kent{home(0, "a"), home(3, "b"), nil, home(0, "c"), nil, home(3, "a-key-longer-than-sixteen-bytes"), nil}
 
-	p := prefetcher{d: decoder{b: data}}
+	p := prefetcher{d: decoder{b: data}, ring: new([prefetchRing]decodedCmd)}
+	p.before(s)
+	if p.n != len(want) || !p.done {
+		t.Fatalf("read ahead %d commands (done %v), want %d", p.n, p.done, len(want))
+	}
+	// Each command comes back decoded, with where the entry goes on after it.
+	next := data
+	ends := map[int]bool{} // where commands end
 	for i, w := range want {
-		if p.d.b[0] != opCommand {
-			t.Fatalf("op %d: kind %d", i, p.d.b[0])
+		c := p.next()
+		if c == nil {
+			t.Fatalf("op %d: not read ahead", i)
 		}
-		p.d.b = p.d.b[1:]
-		if got := p.keyEntry(s); got != w || p.d.err != nil {
-			t.Fatalf("op %d: entry %p (err %v), want %p", i, got, p.d.err, w)
+		d := decoder{b: next[1:]}
+		db, args := d.command()
+		if c.db != db || !reflect.DeepEqual(c.args, args) || c.spec != Lookup(args[0]) || c.rest != len(d.b) {
+			t.Fatalf("op %d: read ahead db %d %q spec %v rest %d, want db %d %q rest %d", i, c.db, c.args, c.spec, c.rest, db, args, len(d.b))
+		}
+		next = d.b
+		ends[len(data)-len(next)] = true
+		if got := s.probeStart(c); got != w {
+			t.Fatalf("op %d: entry %p, want %p", i, got, w)
 		}
 	}
-	if len(p.d.b) != 0 {
-		t.Fatalf("%d bytes left", len(p.d.b))
+	if p.next() != nil {
+		t.Fatal("more commands than the entry holds")
 	}
 
 	// Reading ahead stops before an op that is not a plain command...
@@ -58,19 +76,78 @@ func TestPrefetcherLoadsWhereProbesStart(t *testing.T) {
 	mixed = AppendCommand(mixed, 0, cmd("SET", "b", "1"))
 	mixed = AppendMCStore(mixed, MCSet, []byte("c"), []byte("1"), 0, 0, MCNoValue, MCNoValue)
 	mixed = AppendCommand(mixed, 0, cmd("SET", "c", "1"))
-	p = prefetcher{d: decoder{b: mixed}}
+	p = prefetcher{d: decoder{b: mixed}, ring: new([prefetchRing]decodedCmd)}
 	p.before(s)
-	if !p.done || p.ahead != 2 || p.d.b[0] == opCommand {
-		t.Fatalf("read ahead %d commands (done %v), stopped at kind %d", p.ahead, p.done, p.d.b[0])
+	if !p.done || p.n != 2 || p.d.b[0] == opCommand {
+		t.Fatalf("read ahead %d commands (done %v), stopped at kind %d", p.n, p.done, p.d.b[0])
 	}
-	// ...and at one that does not decode, as Apply does.
+	// ...and at one that does not decode, which it leaves to Apply.
 	for cut := 1; cut < len(data); cut++ {
-		p = prefetcher{d: decoder{b: data[:cut]}}
+		p = prefetcher{d: decoder{b: data[:cut]}, ring: new([prefetchRing]decodedCmd)}
 		for range 8 {
 			p.before(s)
 		}
 		if !p.done {
 			t.Fatalf("cut at %d: not done", cut)
+		}
+		// Apply runs what was read ahead, then decodes the cut command and fails.
+		if err := s.Apply(Entry{Index: uint64(10 + cut), Data: data[:cut]}, nil); (err == nil) != ends[cut] {
+			t.Fatalf("cut at %d (a command's end: %v): Apply: %v", cut, ends[cut], err)
+		}
+	}
+}
+
+// TestApplyRunsReadAheadCommandsInOrder applies entries longer than the ring of commands
+// read ahead, with ops the prefetcher stops at in between, and checks every reply and
+// the store against the same commands applied one per entry.
+func TestApplyRunsReadAheadCommandsInOrder(t *testing.T) {
+	var ops [][]string
+	for i := range 150 {
+		switch {
+		case i%37 == 36:
+			ops = append(ops, nil) // a memcached set of "mc"
+		case i%3 == 0:
+			ops = append(ops, []string{"RPUSH", "list", fmt.Sprint(i)})
+		case i%3 == 1:
+			ops = append(ops, []string{"INCRBY", fmt.Sprintf("n%d", i%5), fmt.Sprint(i)})
+		default:
+			ops = append(ops, []string{"SET", fmt.Sprintf("k%d", i%7), fmt.Sprint(i)})
+		}
+	}
+	appendOp := func(b []byte, op []string) []byte {
+		if op == nil {
+			return AppendMCStore(b, MCSet, []byte("mc"), []byte("v"), 0, 0, MCNoValue, MCNoValue)
+		}
+		return AppendCommand(b, 0, cmd(op...))
+	}
+	one, all := New(), New()
+	var wantReplies []any
+	for i, op := range ops {
+		w := &tree{}
+		if err := one.Apply(Entry{Index: uint64(i + 1), Time: 1e12, Data: appendOp(nil, op)}, w); err != nil {
+			t.Fatal(err)
+		}
+		wantReplies = append(wantReplies, w.out...)
+	}
+	var data []byte
+	for _, op := range ops {
+		data = appendOp(data, op)
+	}
+	w := &tree{}
+	if err := all.Apply(Entry{Index: 1, Time: 1e12, Data: data}, w); err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(w.out, wantReplies) {
+		t.Fatalf("replies differ:\n one entry: %v\n per op:    %v", w.out, wantReplies)
+	}
+	if one.Digest() != all.Digest() {
+		t.Fatal("the store differs from the same commands applied one per entry")
+	}
+	for i, c := range all.prefetched {
+		for _, a := range c.args[:cap(c.args)] {
+			if a != nil {
+				t.Fatalf("ring slot %d still refers to the entry", i)
+			}
 		}
 	}
 }

@@ -726,7 +726,7 @@ func (vm *scriptVM) call(raise bool) int {
 	}
 	c := vm.c
 	if c.held != nil {
-		vm.reach(spec.lockSet(args, true))
+		vm.reach(spec.lockSet(args, true, nil))
 	}
 	if m := c.s.scriptMonitor.Load(); m != nil && c.W != Discard {
 		(*m)(c.DB, args)

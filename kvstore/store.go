@@ -141,6 +141,9 @@ type Store struct {
 	txArgs [][]byte
 	// prefetchSink keeps what the prefetcher (prefetch.go) loaded, which nothing reads.
 	prefetchSink uint64
+	// prefetched is the applier's ring of commands read ahead (prefetch.go), kept
+	// between entries so that decoding them allocates nothing.
+	prefetched [prefetchRing]decodedCmd
 	// tracking switches the commands' latency histograms (latency-tracking).
 	tracking LatencyTracking
 	// scripts is the Lua script cache (script.go): replicated state, in snapshots.
