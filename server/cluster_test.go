@@ -34,6 +34,11 @@ func startCluster(t *testing.T, n int, opts ...func(*Config)) map[uint64]*Server
 	return servers
 }
 
+// withWAL gives each member of startCluster a WAL (and so snapshots) in a temp dir.
+func withWAL(t *testing.T) func(*Config) {
+	return func(cfg *Config) { cfg.DataDir = t.TempDir() }
+}
+
 // memberConfig makes cfg a one-member cluster's, whose connections the asynchronous event
 // loops serve; awaitLead waits for its election.
 func memberConfig(t *testing.T, cfg Config) Config {
@@ -683,25 +688,12 @@ func TestClusterConfig(t *testing.T) {
 // CONFIG SET raft.log-max-file-size changes when the member it is sent to snapshots,
 // at once, and only that member's.
 func TestClusterLogMaxFileSizeAtRunTime(t *testing.T) {
-	lns, peers := memberListeners(t, 3)
-	servers := map[uint64]*Server{}
-	for id := uint64(1); id <= 3; id++ {
-		s := startServer(t, Config{NodeID: id, Peers: peers, ClusterListener: lns[id], DataDir: t.TempDir(),
-			TickInterval: 5 * time.Millisecond})
-		servers[id] = s
-		t.Cleanup(func() { s.Close() })
-	}
+	servers := startCluster(t, 3, withWAL(t))
 	ctx := context.Background()
 	leadID, lead := leaderOf(t, servers, 0)
 	c := client(t, lead)
 	snapshots := func(s *Server) string {
-		for line := range strings.Lines(client(t, s).Info(ctx, "raft").Val()) {
-			if v, ok := strings.CutPrefix(strings.TrimSpace(line), "raft_snapshots:"); ok {
-				return v
-			}
-		}
-		t.Fatal("INFO raft has no raft_snapshots")
-		return ""
+		return infoField(client(t, s).Info(ctx, "raft").Val(), "raft_snapshots")
 	}
 	write := func(from, to int) {
 		for i := from; i < to; i++ {
@@ -830,14 +822,7 @@ func TestClusterFollowerProxy(t *testing.T) {
 // RAFT.DEBUG COMPACT snapshots and compacts now, on any member with a WAL, whatever the
 // log's size.
 func TestRaftDebugCompact(t *testing.T) {
-	lns, peers := memberListeners(t, 3)
-	servers := map[uint64]*Server{}
-	for id := uint64(1); id <= 3; id++ {
-		s := startServer(t, Config{NodeID: id, Peers: peers, ClusterListener: lns[id], DataDir: t.TempDir(),
-			TickInterval: 5 * time.Millisecond})
-		servers[id] = s
-		t.Cleanup(func() { s.Close() })
-	}
+	servers := startCluster(t, 3, withWAL(t))
 	ctx := context.Background()
 	_, lead := leaderOf(t, servers, 0)
 	c := client(t, lead)
