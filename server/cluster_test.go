@@ -728,6 +728,37 @@ func TestClusterLogMaxFileSizeAtRunTime(t *testing.T) {
 	}
 }
 
+// raft.log-max-file-size set on a node waiting for RAFT.CLUSTER INIT is the member's
+// once it is one.
+func TestLogMaxFileSizeSetBeforeInit(t *testing.T) {
+	ctx := context.Background()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := startServer(t, Config{ClusterListener: ln, DataDir: t.TempDir(), TickInterval: 5 * time.Millisecond})
+	t.Cleanup(func() { s.Close() })
+	c := client(t, s)
+	if err := c.ConfigSet(ctx, "raft.log-max-file-size", "4kb").Err(); err != nil {
+		t.Fatal(err)
+	}
+	if v := c.ConfigGet(ctx, "raft.log-max-file-size").Val()["raft.log-max-file-size"]; v != "4096" {
+		t.Fatalf("log-max-file-size before INIT: %q", v)
+	}
+	if err := c.Do(ctx, "RAFT.CLUSTER", "INIT").Err(); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for i := 0; infoField(c.Info(ctx, "raft").Val(), "raft_snapshots") == "0"; i++ {
+		if time.Now().After(deadline) {
+			t.Fatal("no snapshot: the member did not take the size set before INIT")
+		}
+		if err := c.Set(ctx, fmt.Sprintf("key:%d", i), strings.Repeat("v", 100), 0).Err(); err != nil {
+			time.Sleep(5 * time.Millisecond) // not leader yet
+		}
+	}
+}
+
 // A join whose answer is lost is retried without adding the node twice: the retry with
 // the same id hears "already used" and takes the membership it already has.
 func TestJoinRetryAfterALostAnswer(t *testing.T) {

@@ -672,13 +672,17 @@ func (s *Server) ConfigSet(name, value string) (bool, error) {
 		if !ok || b <= 0 {
 			return true, errors.New("argument must be a positive memory value")
 		}
-		s.logMax.Store(b)
 		if c == nil {
-			return true, nil // the member starts with it
+			s.logMax.Store(b) // the member starts with it
+			return true, nil
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), c.timeout())
 		defer cancel()
-		return true, c.raft.SetSnapshotLogBytes(ctx, b)
+		if err := c.raft.SetSnapshotLogBytes(ctx, b); err != nil {
+			return true, err
+		}
+		s.logMax.Store(b)
+		return true, nil
 	case "raft.quorum-reads":
 		if value == "yes" {
 			return true, nil
