@@ -931,7 +931,7 @@ func (n *RaftNode) installSnapshot(rd *raft.Ready) error {
 	if err != nil {
 		return err
 	}
-	if err := n.storage.save(&raft.Ready{Entries: rd.Entries}); err != nil {
+	if err := n.storage.save(&raft.Ready{Entries: rd.Entries, HardState: rd.HardState}); err != nil {
 		return err
 	}
 	n.cleanUp(useless, meta.Index)

@@ -167,6 +167,7 @@ func (s *raftStorage) compact(meta raft.SnapshotMeta, hs raft.HardState, dropAll
 	if err := s.w.write(s.encode(&rd), 0); err != nil {
 		return nil, err
 	}
+	s.saved = hs
 	if err := s.w.sync(); err != nil {
 		return nil, err
 	}

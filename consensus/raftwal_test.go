@@ -100,6 +100,59 @@ func TestRaftStorageRefusesGaps(t *testing.T) {
 	}
 }
 
+// A hard state that only advances the commit index is not written on its own: it rides
+// with the next entries. A new term or vote is written at once, and a Ready that carries
+// no hard state never overwrites the saved one.
+func TestCommitAloneWaitsForTheNextWrite(t *testing.T) {
+	dir := t.TempDir()
+	s, _, err := openRaftStorage(dir, FsyncNo, t.Logf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	size := func() int64 {
+		fi, err := os.Stat(filepath.Join(dir, segmentName("raft", 1)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return fi.Size()
+	}
+	save := func(rd raft.Ready) {
+		t.Helper()
+		if err := s.save(&rd); err != nil {
+			t.Fatal(err)
+		}
+	}
+	save(raft.Ready{Entries: ents(1, 1, 3), HardState: raft.HardState{Term: 1, Vote: 1, Commit: 1}, HardStateChanged: true})
+	before := size()
+	save(raft.Ready{HardState: raft.HardState{Term: 1, Vote: 1, Commit: 3}, HardStateChanged: true})
+	if size() != before {
+		t.Fatal("a commit-only hard state was written on its own")
+	}
+	save(raft.Ready{Entries: ents(1, 4, 4), HardState: raft.HardState{Term: 1, Vote: 1, Commit: 3}})
+	save(raft.Ready{Entries: ents(1, 5, 5)}) // no hard state: the saved one stands
+	s.close()
+	s, st, err := openRaftStorage(dir, FsyncNo, t.Logf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := (raft.HardState{Term: 1, Vote: 1, Commit: 3}); st.HardState != want || len(st.Entries) != 5 {
+		t.Fatalf("replayed %+v and %d entries, want %+v and 5", st.HardState, len(st.Entries), want)
+	}
+	grown := size()
+	save(raft.Ready{HardState: raft.HardState{Term: 2, Vote: 3, Commit: 3}, HardStateChanged: true})
+	if size() == grown {
+		t.Fatal("a new term and vote were not written")
+	}
+	s.close()
+	_, st, err = openRaftStorage(dir, FsyncNo, t.Logf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := (raft.HardState{Term: 2, Vote: 3, Commit: 3}); st.HardState != want || len(st.Entries) != 5 {
+		t.Fatalf("replayed %+v and %d entries, want %+v and 5", st.HardState, len(st.Entries), want)
+	}
+}
+
 func FuzzReadRaftWAL(f *testing.F) {
 	dir := f.TempDir()
 	s, _, err := openRaftStorage(dir, FsyncNo, f.Logf)
