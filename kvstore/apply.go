@@ -211,14 +211,14 @@ func (s *Store) Apply(e Entry, w ReplyWriter) error {
 	c := &s.applyCtx
 	*c = Ctx{s: s, Now: e.Time, W: w, writing: true, rnd: rng{state: e.Index*0x9e3779b97f4a7c15 ^ e.Term}}
 	d := decoder{b: e.Data, args: s.applyArgs}
+	pf := prefetcher{d: decoder{b: e.Data}, ring: &s.prefetched}
 	defer func() {
 		clear(d.args[:cap(d.args)]) // keep the scratch, not the entry it pointed into
 		s.applyArgs = d.args[:0]
-		*c = Ctx{} // nor the writer
+		pf.release() // the same for the commands read ahead
+		*c = Ctx{}   // nor the writer
 	}()
 	var mark int64 // the end of the last timed command, while nothing else ran since
-	pf := prefetcher{d: decoder{b: e.Data}, ring: &s.prefetched}
-	defer pf.release()
 	for len(d.b) > 0 && d.err == nil {
 		pf.before(s)
 		kind := d.b[0]

@@ -41,10 +41,10 @@ type prefetcher struct {
 	d    decoder                   // the entry from the first op not yet read ahead
 	ring *[prefetchRing]decodedCmd // the store's; head is the next command Apply runs
 	head int
-	n    int  // commands read ahead and not yet applied
-	read int  // commands read ahead in this entry: ring slots from 0 were filled in turn
-	done bool // nothing more to read ahead in this entry
-	sink uint64
+	n    int    // commands read ahead and not yet applied
+	read int    // commands read ahead in this entry: ring slots from 0 were filled in turn
+	done bool   // nothing more to read ahead in this entry
+	sink uint64 // what the loads read, kept so that they are not optimised away
 }
 
 // before is called before Apply runs each op: when few of the commands read ahead are

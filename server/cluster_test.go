@@ -7,6 +7,7 @@ import (
 	"log"
 	"net"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -360,9 +361,8 @@ func TestClusterSnapshotsTheStore(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	info := c.Info(ctx, "raft").Val()
-	if strings.Contains(info, "raft_snapshots:0") {
-		t.Fatalf("no snapshot after 500 writes:\n%s", info)
+	if raftSnapshots(t, c) == 0 {
+		t.Fatal("no snapshot after 500 writes")
 	}
 	// Restart every member on its directory: each loads its snapshot.
 	for id, s := range servers {
@@ -472,6 +472,17 @@ func infoField(info, name string) string {
 		}
 	}
 	return ""
+}
+
+// raftSnapshots is the member's count of snapshots written (INFO raft).
+func raftSnapshots(t *testing.T, c *redis.Client) int {
+	t.Helper()
+	v := infoField(c.Info(context.Background(), "raft").Val(), "raft_snapshots")
+	n, err := strconv.Atoi(v)
+	if err != nil {
+		t.Fatalf("INFO raft: raft_snapshots %q", v)
+	}
+	return n
 }
 
 // caughtUpBySnapshot fails the test unless the member installed a snapshot.
@@ -692,9 +703,7 @@ func TestClusterLogMaxFileSizeAtRunTime(t *testing.T) {
 	ctx := context.Background()
 	leadID, lead := leaderOf(t, servers, 0)
 	c := client(t, lead)
-	snapshots := func(s *Server) string {
-		return infoField(client(t, s).Info(ctx, "raft").Val(), "raft_snapshots")
-	}
+	snapshots := func(s *Server) int { return raftSnapshots(t, client(t, s)) }
 	write := func(from, to int) {
 		for i := from; i < to; i++ {
 			if err := c.Set(ctx, fmt.Sprintf("key:%d", i), strings.Repeat("v", 100), 0).Err(); err != nil {
@@ -703,8 +712,8 @@ func TestClusterLogMaxFileSizeAtRunTime(t *testing.T) {
 		}
 	}
 	write(0, 100) // 10 KB of log: far below the default
-	if n := snapshots(lead); n != "0" {
-		t.Fatalf("the leader snapshotted %s times with 64 MiB to go", n)
+	if n := snapshots(lead); n != 0 {
+		t.Fatalf("the leader snapshotted %d times with 64 MiB to go", n)
 	}
 	// The log has already grown past the new size: the member snapshots without waiting
 	// for more.
@@ -712,7 +721,7 @@ func TestClusterLogMaxFileSizeAtRunTime(t *testing.T) {
 		t.Fatal(err)
 	}
 	deadline := time.Now().Add(10 * time.Second)
-	for snapshots(lead) == "0" {
+	for snapshots(lead) == 0 {
 		if time.Now().After(deadline) {
 			t.Fatal("no snapshot after log-max-file-size fell below the log's size")
 		}
@@ -721,8 +730,8 @@ func TestClusterLogMaxFileSizeAtRunTime(t *testing.T) {
 	write(100, 300)
 	for id, s := range servers {
 		if id != leadID {
-			if n := snapshots(s); n != "0" {
-				t.Fatalf("member %d snapshotted %s times: the setting is the leader's alone", id, n)
+			if n := snapshots(s); n != 0 {
+				t.Fatalf("member %d snapshotted %d times: the setting is the leader's alone", id, n)
 			}
 		}
 	}
@@ -749,7 +758,7 @@ func TestLogMaxFileSizeSetBeforeInit(t *testing.T) {
 		t.Fatal(err)
 	}
 	deadline := time.Now().Add(10 * time.Second)
-	for i := 0; infoField(c.Info(ctx, "raft").Val(), "raft_snapshots") == "0"; i++ {
+	for i := 0; raftSnapshots(t, c) == 0; i++ {
 		if time.Now().After(deadline) {
 			t.Fatal("no snapshot: the member did not take the size set before INIT")
 		}
@@ -862,16 +871,16 @@ func TestRaftDebugCompact(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if !strings.Contains(c.Info(ctx, "raft").Val(), "raft_snapshots:0") {
-		t.Fatal("a snapshot before COMPACT: the log is far below the threshold")
+	if n := raftSnapshots(t, c); n != 0 {
+		t.Fatalf("%d snapshots before COMPACT: the log is far below the threshold", n)
 	}
 	for _, s := range servers {
 		sc := client(t, s)
 		if got, err := sc.Do(ctx, "RAFT.DEBUG", "COMPACT").Text(); err != nil || got != "OK" {
 			t.Fatalf("RAFT.DEBUG COMPACT: %q, %v", got, err)
 		}
-		if info := sc.Info(ctx, "raft").Val(); !strings.Contains(info, "raft_snapshots:1") {
-			t.Fatalf("after COMPACT:\n%s", info)
+		if n := raftSnapshots(t, sc); n != 1 {
+			t.Fatalf("%d snapshots after COMPACT, want 1", n)
 		}
 	}
 	mem := startServer(t, Config{MemoryOnly: true})
