@@ -302,8 +302,12 @@ func newScriptVM() *scriptVM {
 	boundStringBuilders(L)
 	boundPatterns(L) // budgeted matching (luapattern.go)
 	boundResults(L)
+	boundTables(L) // scripttable.go
 	g := L.Get(lua.GlobalsIndex).(*lua.LTable)
 	g.RawSetString(concatGuardName, L.NewFunction(concatGuard))
+	g.RawSetString(tableSetGuardName, L.NewFunction(tableSetGuard))
+	g.RawSetString(tableCtorGuardName, L.NewFunction(tableCtorGuard))
+	g.RawSetString(lenGuardName, L.NewFunction(lenGuard))
 	// Redis has collectgarbage and gcinfo, but what they answer differs from replica to
 	// replica.
 	for _, name := range []string{"dofile", "loadfile", "load", "print", "module", "require", "collectgarbage", "gcinfo", "newproxy", "setfenv", "getfenv", "_printregs"} {
@@ -432,6 +436,7 @@ func newScriptVM() *scriptVM {
 	}
 	g.RawSetString("rawset", L.NewFunction(func(L *lua.LState) int {
 		t := refuse(L)
+		chargePadding(L, t, L.CheckAny(2)) // scripttable.go
 		t.RawSet(L.CheckAny(2), L.CheckAny(3))
 		L.SetTop(1)
 		return 1

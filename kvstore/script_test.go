@@ -581,6 +581,9 @@ func BenchmarkApplyEVAL(b *testing.B) {
 		{"find", "local a, b, id, kind = string.find('user:12345:profile', '^user:(%d+):(%a+)$') return kind"},
 		{"gmatch", "local n = 0 for w in string.gmatch('alpha, beta,gamma , delta,epsilon,zeta, eta,theta', '[^,]+') do n = n + 1 end return n"},
 		{"split", "return (string.gsub('alpha, beta,gamma , delta,epsilon,zeta, eta,theta', '%s*,%s*', ';'))"},
+		// tables written by key and measured with # (scripttable.go)
+		{"table", "local t = {} for i = 1, 100 do t[i] = i end for i = 1, 100 do t[#t + 1] = i end return #t"},
+		{"stack", "local t = {} for i = 1, 100 do t[#t + 1] = i end while #t > 0 do t[#t] = nil end return #t"},
 	} {
 		b.Run(bc.name, func(b *testing.B) {
 			s := New()

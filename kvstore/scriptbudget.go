@@ -249,17 +249,23 @@ func boundResults(L *lua.LState) {
 		i, j = max(i, 1), min(j, len(s))
 		return j - i + 1
 	}, "stack overflow (string slice too long)")
+	// unpack is gopher-lua's, but its default end is `#` (border, scripttable.go):
+	// gopher-lua's scanned the nils at the end of the table's array part at every call.
 	g := L.Get(lua.GlobalsIndex).(*lua.LTable)
-	wrap(g, "unpack", func(L *lua.LState) int {
+	g.RawSetString("unpack", L.NewFunction(func(L *lua.LState) int {
 		t := L.CheckTable(1)
 		i := L.OptInt(2, 1)
-		e := L.OptInt(3, t.Len())
+		e := L.OptInt(3, border(t))
 		if i > e {
 			return 0
 		}
-		if n := e - i + 1; n > 0 {
-			return n
+		n := e - i + 1
+		if n <= 0 || n+L.GetTop() > luaMaxCStack { // n <= 0: the count overflowed
+			raiseAsC(L, "too many results to unpack")
 		}
-		return luaMaxCStack // the count overflowed
-	}, "too many results to unpack")
+		for k := i; k <= e; k++ {
+			L.Push(t.RawGetInt(k))
+		}
+		return n
+	}))
 }

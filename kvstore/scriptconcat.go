@@ -99,14 +99,14 @@ const scriptMaxSyntaxDepth = 10_000
 var scriptMaxSource = 4 << 20
 
 // compileChunk compiles a script's or a library's source: bounded in length and depth,
-// its concatenations guarded.
+// its concatenations, table assignments and lengths guarded (scripttable.go).
 func compileChunk(src, chunkName string) (*lua.FunctionProto, error) {
 	if len(src) > scriptMaxSource {
 		return nil, fmt.Errorf("%s:1: chunk too long (%d bytes; nanokv compiles %d at most)", chunkName, len(src), scriptMaxSource)
 	}
 	chunk, err := parse.Parse(strings.NewReader(src), chunkName)
 	if err == nil {
-		chunk, err = guardConcat(chunk, chunkName)
+		chunk, err = guardChunk(chunk, chunkName)
 	}
 	if err != nil {
 		return nil, err
@@ -114,11 +114,12 @@ func compileChunk(src, chunkName string) (*lua.FunctionProto, error) {
 	return lua.Compile(chunk, chunkName)
 }
 
-// guardConcat replaces every chain of concatenations in chunk with a call of the guard,
-// which a local the chunk declares first holds (a register or an upvalue is faster to
-// reach than a global). It refuses a chunk nested deeper than scriptMaxSyntaxDepth,
-// with Lua's error; chunkName names the chunk in it.
-func guardConcat(chunk []ast.Stmt, chunkName string) (_ []ast.Stmt, err error) {
+// guardChunk replaces every chain of concatenations in chunk with a call of the concat
+// guard, and the table assignments and lengths scripttable.go describes with calls of
+// theirs; each guard is held by a local the chunk declares first (a register or an
+// upvalue is faster to reach than a global). It refuses a chunk nested deeper than
+// scriptMaxSyntaxDepth, with Lua's error; chunkName names the chunk in it.
+func guardChunk(chunk []ast.Stmt, chunkName string) (_ []ast.Stmt, err error) {
 	g := &astGuard{}
 	defer func() {
 		if r := recover(); r != nil {
@@ -130,13 +131,19 @@ func guardConcat(chunk []ast.Stmt, chunkName string) (_ []ast.Stmt, err error) {
 		}
 	}()
 	g.stmts(chunk)
-	global := &ast.IdentExpr{Value: concatGuardName}
-	local := &ast.LocalAssignStmt{Names: []string{concatGuardName}, Exprs: []ast.Expr{global}}
+	names := []string{concatGuardName, tableSetGuardName, tableCtorGuardName, lenGuardName}
+	local := &ast.LocalAssignStmt{Names: names}
+	for _, name := range names {
+		local.Exprs = append(local.Exprs, &ast.IdentExpr{Value: name})
+	}
 	return append([]ast.Stmt{local}, chunk...), nil
 }
 
-// astGuard walks a chunk's tree, guarding its concatenations and counting its depth.
-type astGuard struct{ depth int }
+// astGuard walks a chunk's tree, guarding it and counting its depth.
+type astGuard struct {
+	depth int
+	temps int // locals made for multiple assignments (guardAssign)
+}
 
 // tooDeep is the line where the walk passed scriptMaxSyntaxDepth.
 type tooDeep int
@@ -148,18 +155,20 @@ func (g *astGuard) enter(line int) {
 }
 
 func (g *astGuard) stmts(stmts []ast.Stmt) {
-	for _, s := range stmts {
-		g.stmt(s)
+	for i, s := range stmts {
+		stmts[i] = g.stmt(s)
 	}
 }
 
-func (g *astGuard) stmt(s ast.Stmt) {
+// stmt returns s guarded: s changed in place, or what replaces it.
+func (g *astGuard) stmt(s ast.Stmt) ast.Stmt {
 	g.enter(s.Line())
 	defer func() { g.depth-- }()
 	switch s := s.(type) {
 	case *ast.AssignStmt:
 		g.exprs(s.Lhs)
 		g.exprs(s.Rhs)
+		return g.guardAssign(s)
 	case *ast.LocalAssignStmt:
 		g.exprs(s.Exprs)
 	case *ast.FuncCallStmt:
@@ -196,6 +205,115 @@ func (g *astGuard) stmt(s ast.Stmt) {
 	case *ast.ReturnStmt:
 		g.exprs(s.Exprs)
 	}
+	return s
+}
+
+// guardAssign returns the assignment s with every target whose key needs it
+// (guardedKey) assigned by tableSetGuard. A single `t[k] = v` becomes
+// `guard(t, k, v)`. A multiple assignment to a table field becomes a block that
+// evaluates every target's table (and a guarded one's key) into locals first, then the
+// values, then assigns them one by one, so that, as Lua requires, `i, a[i] = i + 1, 20`
+// sets a at the old i, and `t, t.x = {}, 1` sets x in the old t (gopher-lua's own
+// code set it in the new one).
+func (g *astGuard) guardAssign(s *ast.AssignStmt) ast.Stmt {
+	guarded, fields := false, false
+	for _, l := range s.Lhs {
+		if a, ok := l.(*ast.AttrGetExpr); ok {
+			fields = true
+			guarded = guarded || guardedKey(a.Key)
+		}
+	}
+	if !guarded && (!fields || len(s.Lhs) == 1) {
+		return s
+	}
+	if len(s.Lhs) == 1 && len(s.Rhs) == 1 {
+		a := s.Lhs[0].(*ast.AttrGetExpr) // guarded
+		return callStmt(s, tableSetGuardName, a.Object, a.Key, oneValue(s.Rhs[0]))
+	}
+	g.temps++
+	temp := func(what string, i int) string {
+		return fmt.Sprintf("assignment %d %s %d", g.temps, what, i) // not an identifier
+	}
+	targets := &ast.LocalAssignStmt{}
+	values := &ast.LocalAssignStmt{Exprs: s.Rhs}
+	var assigns []ast.Stmt
+	for i, l := range s.Lhs {
+		values.Names = append(values.Names, temp("value", i))
+		value := ident(s, temp("value", i))
+		a, ok := l.(*ast.AttrGetExpr)
+		if !ok {
+			assigns = append(assigns, assignStmt(s, l, value))
+			continue
+		}
+		targets.Names = append(targets.Names, temp("table", i))
+		targets.Exprs = append(targets.Exprs, a.Object)
+		table := ident(s, temp("table", i))
+		if !guardedKey(a.Key) {
+			field := &ast.AttrGetExpr{Object: table, Key: a.Key}
+			field.SetLine(a.Line())
+			field.SetLastLine(a.LastLine())
+			assigns = append(assigns, assignStmt(s, field, value))
+			continue
+		}
+		targets.Names = append(targets.Names, temp("key", i))
+		targets.Exprs = append(targets.Exprs, a.Key)
+		assigns = append(assigns, callStmt(s, tableSetGuardName, table, ident(s, temp("key", i)), value))
+	}
+	block := &ast.DoBlockStmt{}
+	if len(targets.Names) > 0 {
+		block.Stmts = append(block.Stmts, targets)
+	}
+	block.Stmts = append(append(block.Stmts, values), assigns...)
+	for _, st := range block.Stmts {
+		st.SetLine(s.Line())
+		st.SetLastLine(s.LastLine())
+	}
+	block.SetLine(s.Line())
+	block.SetLastLine(s.LastLine())
+	return block
+}
+
+// ident is a name, on at's lines.
+func ident(at ast.PositionHolder, name string) *ast.IdentExpr {
+	e := &ast.IdentExpr{Value: name}
+	e.SetLine(at.Line())
+	e.SetLastLine(at.LastLine())
+	return e
+}
+
+// guardCall is a call of the guard held by the local name, on at's lines, with one
+// result.
+func guardCall(at ast.PositionHolder, name string, args ...ast.Expr) *ast.FuncCallExpr {
+	call := &ast.FuncCallExpr{Func: ident(at, name), Args: args, AdjustRet: true}
+	call.SetLine(at.Line())
+	call.SetLastLine(at.LastLine())
+	return call
+}
+
+func callStmt(at ast.Stmt, name string, args ...ast.Expr) *ast.FuncCallStmt {
+	st := &ast.FuncCallStmt{Expr: guardCall(at, name, args...)}
+	st.SetLine(at.Line())
+	st.SetLastLine(at.LastLine())
+	return st
+}
+
+func assignStmt(at ast.Stmt, lhs, rhs ast.Expr) *ast.AssignStmt {
+	st := &ast.AssignStmt{Lhs: []ast.Expr{lhs}, Rhs: []ast.Expr{rhs}}
+	st.SetLine(at.Line())
+	st.SetLastLine(at.LastLine())
+	return st
+}
+
+// oneValue makes e, as an argument, pass one value: a call's or a vararg's extra values
+// are dropped, as where e stood.
+func oneValue(e ast.Expr) ast.Expr {
+	switch e := e.(type) {
+	case *ast.FuncCallExpr:
+		e.AdjustRet = true
+	case *ast.Comma3Expr:
+		e.AdjustRet = true
+	}
+	return e
 }
 
 func (g *astGuard) exprs(es []ast.Expr) {
@@ -223,32 +341,31 @@ func (g *astGuard) expr(e ast.Expr) ast.Expr {
 			cur = c.Rhs
 		}
 		for i, op := range operands {
-			op = g.expr(op)
-			// an operand is one value, as in the chain: a call's or a vararg's extra
-			// values are dropped
-			switch op := op.(type) {
-			case *ast.FuncCallExpr:
-				op.AdjustRet = true
-			case *ast.Comma3Expr:
-				op.AdjustRet = true
-			}
-			operands[i] = op
+			// an operand is one value, as in the chain
+			operands[i] = oneValue(g.expr(op))
 		}
-		guard := &ast.IdentExpr{Value: concatGuardName}
-		guard.SetLine(e.Line())
-		guard.SetLastLine(e.LastLine())
-		call := &ast.FuncCallExpr{Func: guard, Args: operands, AdjustRet: true}
-		call.SetLine(e.Line())
-		call.SetLastLine(e.LastLine())
-		return call
+		return guardCall(e, concatGuardName, operands...)
 	case *ast.AttrGetExpr:
 		e.Object, e.Key = g.expr(e.Object), g.expr(e.Key)
 	case *ast.TableExpr:
+		// Fields whose keys need a guard are set once the others have built the table
+		// (Lua leaves the order of a constructor's assignments undefined).
+		var kept []*ast.Field
+		var guarded []ast.Expr
 		for _, f := range e.Fields {
 			if f.Key != nil {
 				f.Key = g.expr(f.Key)
 			}
 			f.Value = g.expr(f.Value)
+			if f.Key != nil && guardedKey(f.Key) {
+				guarded = append(guarded, f.Key, oneValue(f.Value))
+			} else {
+				kept = append(kept, f)
+			}
+		}
+		if len(guarded) > 0 {
+			e.Fields = kept
+			return guardCall(e, tableCtorGuardName, append([]ast.Expr{e}, guarded...)...)
 		}
 	case *ast.FuncCallExpr:
 		if e.Func != nil {
@@ -269,7 +386,7 @@ func (g *astGuard) expr(e ast.Expr) ast.Expr {
 	case *ast.UnaryNotOpExpr:
 		e.Expr = g.expr(e.Expr)
 	case *ast.UnaryLenOpExpr:
-		e.Expr = g.expr(e.Expr)
+		return guardCall(e, lenGuardName, oneValue(g.expr(e.Expr)))
 	case *ast.FunctionExpr:
 		g.stmts(e.Stmts)
 	}
