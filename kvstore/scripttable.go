@@ -31,7 +31,8 @@ import (
 // two charge padding to the script's budget as memory it makes (chargeBytes, 16 bytes an
 // element) before they let gopher-lua pad; lenGuard answers with Lua 5.1's border
 // search. rawset (newScriptVM's), table.insert and table.remove, which pad or shift the
-// slice too, are charged the same way (boundTables), and table.getn is `#`.
+// slice too, are charged the same way (boundTables), table.concat and table.maxn for
+// their scans, and table.getn is `#`, as is unpack's default end.
 //
 // The guards read the slice's length, which gopher-lua does not export, through
 // reflection (arrayLen); TestTableGuardsKnowTheArrayPart fails if an upgrade of
@@ -215,6 +216,14 @@ func boundTables(L *lua.LState) {
 		L.Push(lua.LNumber(border(L.CheckTable(1))))
 		return 1
 	}))
+	// gopher-lua's concat and maxn scan back over the nils at the end of the array part
+	// (its Len, MaxN): an instruction for each, at most, as they cost about that much.
+	for _, name := range []string{"concat", "maxn"} {
+		wrap(tab, name, func(L *lua.LState) {
+			t := L.CheckTable(1)
+			chargeBytes(L, (arrayLen(t)-border(t))*scriptBytesPerInstruction)
+		})
+	}
 }
 
 // guardedKey reports whether assigning to a field under key needs tableSetGuard: unless

@@ -81,8 +81,9 @@ func TestTablePaddingIsCharged(t *testing.T) {
 }
 
 // TestTableShiftsAreCharged: table.insert and table.remove at the front of a large
-// array shift every element after the position, which the budget now sees: a loop of
-// them fails instead of running for hours.
+// array shift every element after the position, and table.concat and table.maxn scan
+// the nils at its end, which the budget now sees: a loop of them fails instead of
+// running for hours.
 func TestTableShiftsAreCharged(t *testing.T) {
 	defer func(n int64) { scriptMaxInstructions = n }(scriptMaxInstructions)
 	scriptMaxInstructions = 2_000_000
@@ -90,10 +91,14 @@ func TestTableShiftsAreCharged(t *testing.T) {
 	for _, script := range []string{
 		"local t = {} for i = 1, 100000 do t[i] = i end for i = 1, 1000 do table.insert(t, 1, i) end",
 		"local t = {} for i = 1, 100000 do t[i] = i end for i = 1, 1000 do table.remove(t, 1) end",
+		// 100,000 nils at the end of a table, scanned at every call
+		"local t = {} t[100000] = 1 t[100000] = nil for i = 1, 100 do table.concat(t) end",
+		"local t = {} t[100000] = 1 t[100000] = nil for i = 1, 100 do table.maxn(t) end",
 	} {
 		failsAfterWrite(t, script, "Script killed after", h)
 	}
 	h.expect(int64(3), "EVAL", "local t = {1, 2} table.insert(t, 1, 0) table.remove(t, 2) table.insert(t, 9) return #t", "0")
+	h.expect([]any{"ab", int64(2)}, "EVAL", "local t = {} t[100] = 1 t[100] = nil t[1], t[2] = 'a', 'b' return {table.concat(t), table.maxn(t)}", "0")
 }
 
 // TestLengthOfPoppedTables: `#` after the stack idiom `t[#t] = nil` answers the length
