@@ -308,6 +308,10 @@ func newScriptVM() *scriptVM {
 	g.RawSetString(tableSetGuardName, L.NewFunction(tableSetGuard))
 	g.RawSetString(tableCtorGuardName, L.NewFunction(tableCtorGuard))
 	g.RawSetString(lenGuardName, L.NewFunction(lenGuard))
+	for name, f := range map[string]lua.LGFunction{eqGuardName: eqGuard, ltGuardName: ltGuard,
+		leGuardName: leGuard, gtGuardName: gtGuard, geGuardName: geGuard} {
+		g.RawSetString(name, L.NewFunction(f)) // scriptcompare.go
+	}
 	// Redis has collectgarbage and gcinfo, but what they answer differs from replica to
 	// replica.
 	for _, name := range []string{"dofile", "loadfile", "load", "print", "module", "require", "collectgarbage", "gcinfo", "newproxy", "setfenv", "getfenv", "_printregs"} {

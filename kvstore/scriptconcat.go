@@ -99,7 +99,8 @@ const scriptMaxSyntaxDepth = 10_000
 var scriptMaxSource = 4 << 20
 
 // compileChunk compiles a script's or a library's source: bounded in length and depth,
-// its concatenations, table assignments and lengths guarded (scripttable.go).
+// its concatenations, table assignments, lengths and comparisons guarded
+// (scripttable.go, scriptcompare.go).
 func compileChunk(src, chunkName string) (*lua.FunctionProto, error) {
 	if len(src) > scriptMaxSource {
 		return nil, fmt.Errorf("%s:1: chunk too long (%d bytes; nanokv compiles %d at most)", chunkName, len(src), scriptMaxSource)
@@ -115,8 +116,8 @@ func compileChunk(src, chunkName string) (*lua.FunctionProto, error) {
 }
 
 // guardChunk replaces every chain of concatenations in chunk with a call of the concat
-// guard, and the table assignments and lengths scripttable.go describes with calls of
-// theirs; each guard is held by a local the chunk declares first (a register or an
+// guard, and the table assignments and lengths scripttable.go describes and the
+// comparisons scriptcompare.go does with calls of theirs; each guard is held by a local the chunk declares first (a register or an
 // upvalue is faster to reach than a global). It refuses a chunk nested deeper than
 // scriptMaxSyntaxDepth, with Lua's error; chunkName names the chunk in it.
 func guardChunk(chunk []ast.Stmt, chunkName string) (_ []ast.Stmt, err error) {
@@ -131,7 +132,8 @@ func guardChunk(chunk []ast.Stmt, chunkName string) (_ []ast.Stmt, err error) {
 		}
 	}()
 	g.stmts(chunk)
-	names := []string{concatGuardName, tableSetGuardName, tableCtorGuardName, lenGuardName}
+	names := []string{concatGuardName, tableSetGuardName, tableCtorGuardName, lenGuardName,
+		eqGuardName, ltGuardName, leGuardName, gtGuardName, geGuardName}
 	local := &ast.LocalAssignStmt{Names: names}
 	for _, name := range names {
 		local.Exprs = append(local.Exprs, &ast.IdentExpr{Value: name})
@@ -379,6 +381,7 @@ func (g *astGuard) expr(e ast.Expr) ast.Expr {
 		e.Lhs, e.Rhs = g.expr(e.Lhs), g.expr(e.Rhs)
 	case *ast.RelationalOpExpr:
 		e.Lhs, e.Rhs = g.expr(e.Lhs), g.expr(e.Rhs)
+		return guardCompare(e) // scriptcompare.go
 	case *ast.ArithmeticOpExpr:
 		e.Lhs, e.Rhs = g.expr(e.Lhs), g.expr(e.Rhs)
 	case *ast.UnaryMinusOpExpr:

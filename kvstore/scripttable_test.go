@@ -148,3 +148,25 @@ func TestGuardedAssignmentsMeanWhatTheyDid(t *testing.T) {
 		}
 	}
 }
+
+// TestLongStringComparisonsAreCharged: comparing two long strings reads their bytes in
+// one instruction, so a loop of them ran for days within the budget; every operator now
+// charges what it reads, and fails the script as out of instructions on every replica.
+// A comparison with a literal, which reads no more than the literal, is not charged.
+func TestLongStringComparisonsAreCharged(t *testing.T) {
+	defer func(n int64) { scriptMaxInstructions = n }(scriptMaxInstructions)
+	scriptMaxInstructions = 1_000_000
+	a, b := newHarness(t), newHarness(t)
+	// two distinct equal strings of 1 MB (their making costs 2 x 65,536 instructions)
+	const mk = "local s = string.rep('x', 2^20) local u = s .. '' local n = 0 "
+	for _, op := range []string{"==", "~=", "<", "<=", ">", ">="} {
+		failsAfterWrite(t, mk+"for i = 1, 100 do if s "+op+" u then n = n + 1 end end", "Script killed after", a, b)
+	}
+	for _, h := range []*harness{a, b} {
+		h.expect(int64(100), "EVAL", mk+"for i = 1, 100 do if s ~= 'x' then n = n + 1 end end return n", "0")
+		h.expect([]any{int64(1), nil, int64(1)}, "EVAL", "local s, u = 'ab', 'ac' return {s < u, s == u, s ~= u}", "0")
+	}
+	if a.s.Digest() != b.s.Digest() {
+		t.Fatal("replicas diverged")
+	}
+}

@@ -5,18 +5,19 @@ import (
 	"testing"
 )
 
-// TestLuaTablesAsRedis runs, on nanokv and on redis-server, scripts that write tables by
+// TestLuaGuardsAsRedis runs, on nanokv and on redis-server, scripts that write tables by
 // computed keys, in multiple assignments and constructors, through __newindex, with
-// table.insert, remove, getn and unpack, and measure them with `#` after pops: the forms
-// nanokv's compiler rewrites into guarded calls (kvstore/scripttable.go) must answer as
-// Lua 5.1 does. (Tables with holes are left out: for them Lua allows `#` any border,
-// and gopher-lua's array part is not Lua's.)
-func TestLuaTablesAsRedis(t *testing.T) {
+// table.insert, remove, getn and unpack, measure them with `#` after pops, and compare
+// values of every type with every operator, metamethods and errors included: the forms
+// nanokv's compiler rewrites into guarded calls (kvstore/scripttable.go,
+// scriptcompare.go) must answer as Lua 5.1 does. (Tables with holes are left out: for
+// them Lua allows `#` any border, and gopher-lua's array part is not Lua's.)
+func TestLuaGuardsAsRedis(t *testing.T) {
 	r := dialNew(t, startRedisServer(t))
 	s := startServer(t, Config{MemoryOnly: true})
 	defer s.Close()
 	n := dialNew(t, s.RedisAddr())
-	for _, expr := range []string{
+	exprs := []string{
 		`(function() local t = {} for i = 1, 10 do t[i] = i * i end return #t, t[10] end)()`,
 		`(function() local t = {} for i = 1, 10 do t[#t + 1] = i end for i = 1, 4 do t[#t] = nil end return #t, table.getn(t), t[6] end)()`,
 		`(function() local t = {} for i = 1, 5 do table.insert(t, i) end t[5] = nil t[4] = nil table.insert(t, 'x') return #t, t[4], t[5] end)()`,
@@ -36,7 +37,24 @@ func TestLuaTablesAsRedis(t *testing.T) {
 		`(function() local t = {1, 2, 3, 4, 5} t[5] = nil t[4] = nil return unpack(t) end)()`,
 		`(function() local t = {1, 2, 3} return unpack(t, 2) end)()`,
 		`#'hello'`, `#{}`, `#{1, 2, 3}`, `#KEYS`,
-	} {
+	}
+	values := []string{"1", "2.5", "'a'", "'ab'", "'b'", "''", "true", "false", "nil", "{}", "mt1", "mt2"}
+	for _, op := range []string{"==", "~=", "<", "<=", ">", ">="} {
+		for _, a := range values {
+			for _, b := range values {
+				// operands in variables: a comparison with a literal is not guarded
+				exprs = append(exprs, "(function() local mt = {__lt = function(x, y) return x.v < y.v end, __le = function(x, y) return x.v <= y.v end, __eq = function() return true end} "+
+					"local mt1, mt2 = setmetatable({v = 1}, mt), setmetatable({v = 2}, mt) local a, b = "+a+", "+b+" return a "+op+" b end)()")
+			}
+		}
+	}
+	exprs = append(exprs,
+		`(function() local lt = {__lt = function(x, y) return true end} local a, b = setmetatable({}, lt), setmetatable({}, lt) return a <= b, a >= b end)()`,
+		`(function() local a, b = setmetatable({}, {__lt = function() return true end}), setmetatable({}, {__lt = function() return true end}) return a < b end)()`,
+		`(function() local n, log = 0, {} local function f(x) log[#log + 1] = x return x end local r = f(1) > f(2) return r, table.concat(log, ',') end)()`,
+		`(function() local s, t = string.rep('x', 100), string.rep('x', 99) .. 'y' return s == t, s < t, t <= s, s ~= t end)()`,
+	)
+	for _, expr := range exprs {
 		script := showScript(expr)
 		want, err1 := r.do("EVAL", script, "0")
 		got, err2 := n.do("EVAL", script, "0")
