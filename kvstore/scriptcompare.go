@@ -86,12 +86,12 @@ func eqGuard(L *lua.LState) int {
 }
 
 func ltGuard(L *lua.LState) int {
-	L.Push(lua.LBool(lessThan(L, L.Get(1), L.Get(2))))
+	L.Push(lua.LBool(lessThan(L, L.Get(1), L.Get(2), false)))
 	return 1
 }
 
 func gtGuard(L *lua.LState) int {
-	L.Push(lua.LBool(lessThan(L, L.Get(2), L.Get(1))))
+	L.Push(lua.LBool(lessThan(L, L.Get(2), L.Get(1), false)))
 	return 1
 }
 
@@ -106,8 +106,9 @@ func geGuard(L *lua.LState) int {
 }
 
 // lessThan is a < b, as gopher-lua's OP_LT (numbers and strings by value, else __lt
-// when both operands have the same) with Lua 5.1's error (compareError).
-func lessThan(L *lua.LState, a, b lua.LValue) bool {
+// when both operands have the same) with Lua 5.1's error (compareError; inC: raised as
+// from a C function, table.sort).
+func lessThan(L *lua.LState, a, b lua.LValue, inC bool) bool {
 	if x, ok := a.(lua.LNumber); ok {
 		if y, ok := b.(lua.LNumber); ok {
 			return x < y
@@ -121,7 +122,7 @@ func lessThan(L *lua.LState, a, b lua.LValue) bool {
 	if r, ok := orderMeta(L, a, b, "__lt"); ok {
 		return r
 	}
-	compareError(L, a, b)
+	compareError(L, a, b, inC)
 	return false
 }
 
@@ -144,7 +145,7 @@ func lessEqual(L *lua.LState, a, b lua.LValue) bool {
 	if r, ok := orderMeta(L, b, a, "__lt"); ok {
 		return !r
 	}
-	compareError(L, a, b)
+	compareError(L, a, b, false)
 	return false
 }
 
@@ -170,11 +171,16 @@ func orderMeta(L *lua.LState, a, b lua.LValue, event string) (result, ok bool) {
 // compareError raises Lua 5.1's error for values that do not compare (luaG_ordererror,
 // which Redis scripts see; gopher-lua says "attempt to compare string with string"). Lua
 // tells "two" values from the third letters of their type names, so a string and a
-// thread are "two string values" there too.
-func compareError(L *lua.LState, a, b lua.LValue) {
+// thread are "two string values" there too. Raised in a C function (inC), the error
+// names no line.
+func compareError(L *lua.LState, a, b lua.LValue, inC bool) {
 	t1, t2 := a.Type().String(), b.Type().String()
+	msg := "attempt to compare " + t1 + " with " + t2
 	if t1[2] == t2[2] {
-		L.RaiseError("attempt to compare two %s values", t1)
+		msg = "attempt to compare two " + t1 + " values"
 	}
-	L.RaiseError("attempt to compare %s with %s", t1, t2)
+	if inC {
+		L.Error(lua.LString(msg), 0)
+	}
+	L.RaiseError("%s", msg)
 }

@@ -3,6 +3,7 @@ package kvstore
 import (
 	"math"
 	"reflect"
+	"sort"
 
 	lua "github.com/yuin/gopher-lua"
 	"github.com/yuin/gopher-lua/ast"
@@ -32,7 +33,8 @@ import (
 // element) before they let gopher-lua pad; lenGuard answers with Lua 5.1's border
 // search. rawset (newScriptVM's), table.insert and table.remove, which pad or shift the
 // slice too, are charged the same way (boundTables), table.concat and table.maxn for
-// their scans, and table.getn is `#`, as is unpack's default end.
+// their scans, table.sort for its comparisons, and table.getn is `#`, as is unpack's
+// default end and the end of what table.sort sorts.
 //
 // The guards read the slice's length, which gopher-lua does not export, through
 // reflection (arrayLen); TestTableGuardsKnowTheArrayPart fails if an upgrade of
@@ -216,6 +218,28 @@ func boundTables(L *lua.LState) {
 		L.Push(lua.LNumber(border(L.CheckTable(1))))
 		return 1
 	}))
+	// table.sort sorts t[1..#t] as Lua 5.1 does (gopher-lua sorted its whole array part,
+	// and failed comparing the nils at its end), by the function given or as `<` does
+	// (lessThan: the bytes of strings charged, Lua's errors), and charges every
+	// comparison as an instruction: sorting 1M numbers makes 20M of them in one call.
+	tab.RawSetString("sort", L.NewFunction(func(L *lua.LState) int {
+		t := L.CheckTable(1)
+		s := &luaSorter{L: L}
+		if L.GetTop() > 1 && L.Get(2) != lua.LNil {
+			s.fn = L.CheckFunction(2)
+		}
+		n := border(t)
+		chargeBytes(L, n*arraySlotBytes)
+		s.vals = make([]lua.LValue, n)
+		for i := range s.vals {
+			s.vals[i] = t.RawGetInt(i + 1)
+		}
+		sort.Sort(s)
+		for i, v := range s.vals {
+			t.RawSetInt(i+1, v)
+		}
+		return 0
+	}))
 	// gopher-lua's concat and maxn scan back over the nils at the end of the array part
 	// (its Len, MaxN): an instruction for each, at most, as they cost about that much.
 	for _, name := range []string{"concat", "maxn"} {
@@ -224,6 +248,30 @@ func boundTables(L *lua.LState) {
 			chargeBytes(L, (arrayLen(t)-border(t))*scriptBytesPerInstruction)
 		})
 	}
+}
+
+// luaSorter is table.sort's sort.Interface.
+type luaSorter struct {
+	L    *lua.LState
+	fn   *lua.LFunction // nil: by `<`
+	vals []lua.LValue
+}
+
+func (s *luaSorter) Len() int      { return len(s.vals) }
+func (s *luaSorter) Swap(i, j int) { s.vals[i], s.vals[j] = s.vals[j], s.vals[i] }
+
+func (s *luaSorter) Less(i, j int) bool {
+	chargeBytes(s.L, scriptBytesPerInstruction)
+	if s.fn == nil {
+		return lessThan(s.L, s.vals[i], s.vals[j], true)
+	}
+	s.L.Push(s.fn)
+	s.L.Push(s.vals[i])
+	s.L.Push(s.vals[j])
+	s.L.Call(2, 1)
+	less := lua.LVAsBool(s.L.Get(-1))
+	s.L.Pop(1)
+	return less
 }
 
 // guardedKey reports whether assigning to a field under key needs tableSetGuard: unless

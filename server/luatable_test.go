@@ -37,6 +37,13 @@ func TestLuaGuardsAsRedis(t *testing.T) {
 		`(function() local t = {1, 2, 3, 4, 5} t[5] = nil t[4] = nil return unpack(t) end)()`,
 		`(function() local t = {1, 2, 3} return unpack(t, 2) end)()`,
 		`#'hello'`, `#{}`, `#{1, 2, 3}`, `#KEYS`,
+		`(function() local t = {5, 3, 9, 1, 7} table.sort(t) return table.concat(t, ',') end)()`,
+		`(function() local t = {'b', 'ab', 'a', '', 'ba'} table.sort(t) return table.concat(t, ',') end)()`,
+		`(function() local t = {5, 3, 9, 1, 7} table.sort(t, function(a, b) return a > b end) return table.concat(t, ',') end)()`,
+		`(function() local t = {5, 3, 9, 1, 7} table.sort(t, nil) return table.concat(t, ',') end)()`,
+		`(function() local t = {4, 2, 8, 6, 1, 3} t[6] = nil t[5] = nil table.sort(t) return #t, table.concat(t, ',') end)()`,
+		`(function() local t = {3, 'a', 1} table.sort(t) return 'sorted' end)()`,
+		`(function() local t = {{}, {}} table.sort(t) return 'sorted' end)()`,
 	}
 	values := []string{"1", "2.5", "'a'", "'ab'", "'b'", "''", "true", "false", "nil", "{}", "mt1", "mt2"}
 	for _, op := range []string{"==", "~=", "<", "<=", ">", ">="} {
