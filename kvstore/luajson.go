@@ -90,6 +90,15 @@ func jsonEncode(L *lua.LState, b *strings.Builder, v lua.LValue, null lua.LValue
 		if depth > jsonMaxDepth {
 			L.RaiseError("Cannot serialise, excessive nesting (%d)", depth)
 		}
+		// A table that others share is encoded once for each: thirty levels of
+		// `t = {t, t}` are 2^30 tables, gigabytes of output from a few instructions
+		// (it took a member past 11 GB; redis-server too, but one, and not again at
+		// every replay). So each table costs an instruction, and the output is bounded
+		// as a string is.
+		chargeBytes(L, scriptBytesPerInstruction)
+		if b.Len() > scriptMaxString {
+			L.RaiseError("not enough memory")
+		}
 		n := jsonArrayLen(v)
 		if n == -2 {
 			fail(v, "excessively sparse array")

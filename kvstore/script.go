@@ -1023,12 +1023,51 @@ func (vm *scriptVM) exec(c *Ctx, readOnly bool, flags funcFlags, chunk, name str
 		return
 	}
 	v := L.Get(-1)
+	// The reply costs what the values of redis.call's replies cost (luaValueBytes, two
+	// instructions each): a table that others share is written once for each, and
+	// thirty levels of `t = {t, t}` are a billion values from a few instructions.
+	if n := replyValues(v, 0, vm.budget.left/2); 2*n > vm.budget.left {
+		c.errs++
+		c.Error("ERR " + scriptBudgetError().Error() + " (its reply) script: " + name + ", on @" + chunk + ".")
+		return
+	}
 	if t, ok := v.(*lua.LTable); ok {
 		if _, isErr := t.RawGetString("err").(lua.LString); isErr {
 			c.errs++ // the script replies an error: its call failed
 		}
 	}
-	replyLua(c.W, v)
+	replyLua(c.W, v, 0)
+}
+
+// luaReplyMaxDepth is how deeply a script's reply nests at most. Redis converts it with
+// lua_checkstack(4) at every level, which fails past Lua 5.1's 8000 stack slots: a
+// table nested deeper (a cycle: `t[1] = t`) replies 7995 arrays and the error "reached
+// lua stack limit" innermost. nanokv recursed until the Go stack overflowed, a fatal
+// error, on every member and again at every replay of the entry.
+const luaReplyMaxDepth = 7995
+
+// replyValues counts the values replyLua writes for v at depth, stopping once past
+// limit.
+func replyValues(v lua.LValue, depth int, limit int64) int64 {
+	t, ok := v.(*lua.LTable)
+	if !ok || depth >= luaReplyMaxDepth {
+		return 1
+	}
+	if _, isErr := t.RawGetString("err").(lua.LString); isErr {
+		return 1
+	}
+	if _, isOK := t.RawGetString("ok").(lua.LString); isOK {
+		return 1
+	}
+	n := int64(1)
+	for i := 1; n <= limit; i++ {
+		e := t.RawGetInt(i)
+		if e == lua.LNil {
+			break
+		}
+		n += replyValues(e, depth+1, limit-n)
+	}
+	return n
 }
 
 // luaError is the error reply a script's error makes (scriptErrorHandler's table), and
@@ -1063,10 +1102,15 @@ func luaStrings(L *lua.LState, bs [][]byte) *lua.LTable {
 	return t
 }
 
-// replyLua writes a script's return value as Redis converts it: a number is truncated to
-// an integer, a table with err or ok is an error or a status, other tables are arrays up
-// to their first nil, true is 1 and false or nil a null.
-func replyLua(w ReplyWriter, v lua.LValue) {
+// replyLua writes a script's return value, at depth, as Redis converts it: a number is
+// truncated to an integer, a table with err or ok is an error or a status, other tables
+// are arrays up to their first nil (down to luaReplyMaxDepth), true is 1 and false or
+// nil a null.
+func replyLua(w ReplyWriter, v lua.LValue, depth int) {
+	if depth >= luaReplyMaxDepth {
+		w.Error("ERR reached lua stack limit") // whatever v is, as Redis's check
+		return
+	}
 	switch v := v.(type) {
 	case lua.LNumber:
 		// (long long) of a double on x86-64: NaN and what does not fit are the "integer
@@ -1099,7 +1143,7 @@ func replyLua(w ReplyWriter, v lua.LValue) {
 		}
 		w.Array(n)
 		for i := 1; i <= n; i++ {
-			replyLua(w, v.RawGetInt(i))
+			replyLua(w, v.RawGetInt(i), depth+1)
 		}
 	default:
 		w.Null()

@@ -172,3 +172,40 @@ func TestLongStringComparisonsAreCharged(t *testing.T) {
 		t.Fatal("replicas diverged")
 	}
 }
+
+// TestScriptRepliesAreBounded: a reply that nests deeper than Lua's stack (a table that
+// holds itself) ends in Redis's "reached lua stack limit" instead of overflowing the Go
+// stack, a fatal error on every replica; one that shares tables so that it would write
+// a billion values costs its values against the budget and fails as out of
+// instructions, as cjson.encode of it does.
+func TestScriptRepliesAreBounded(t *testing.T) {
+	defer func(n int64) { scriptMaxInstructions = n }(scriptMaxInstructions)
+	scriptMaxInstructions = 2_000_000
+	a, b := newHarness(t), newHarness(t)
+	for _, h := range []*harness{a, b} {
+		got := h.do("EVAL", "local t = {} t[1] = t return t", "0")
+		depth := 0
+		for {
+			arr, ok := got.([]any)
+			if !ok {
+				break
+			}
+			if len(arr) != 1 {
+				t.Fatalf("level %d: %d elements", depth, len(arr))
+			}
+			got, depth = arr[0], depth+1
+		}
+		if depth != luaReplyMaxDepth || got != Err("ERR reached lua stack limit") {
+			t.Fatalf("a cycle replied %d arrays and then %v", depth, got)
+		}
+	}
+	for _, script := range []string{
+		"local t = {} for i = 1, 30 do t = {t, t} end return t",
+		"local t = {} for i = 1, 30 do t = {t, t} end return cjson.encode(t)",
+	} {
+		failsAfterWrite(t, script, "Script killed after", a, b)
+	}
+	if a.s.Digest() != b.s.Digest() {
+		t.Fatal("replicas diverged")
+	}
+}

@@ -10,7 +10,8 @@ import (
 // table.insert, remove, getn and unpack, measure them with `#` after pops, and compare
 // values of every type with every operator, metamethods and errors included: the forms
 // nanokv's compiler rewrites into guarded calls (kvstore/scripttable.go,
-// scriptcompare.go) must answer as Lua 5.1 does. (Tables with holes are left out: for
+// scriptcompare.go) must answer as Lua 5.1 does, and replies nested deeper than Lua's
+// stack (a cycle) must end as Redis ends them. (Tables with holes are left out: for
 // them Lua allows `#` any border, and gopher-lua's array part is not Lua's.)
 func TestLuaGuardsAsRedis(t *testing.T) {
 	r := dialNew(t, startRedisServer(t))
@@ -61,6 +62,23 @@ func TestLuaGuardsAsRedis(t *testing.T) {
 		`(function() local n, log = 0, {} local function f(x) log[#log + 1] = x return x end local r = f(1) > f(2) return r, table.concat(log, ',') end)()`,
 		`(function() local s, t = string.rep('x', 100), string.rep('x', 99) .. 'y' return s == t, s < t, t <= s, s ~= t end)()`,
 	)
+	// replies nested past Lua's stack, a cycle among them: raw, not through showScript
+	for _, script := range []string{
+		"local t = {} t[1] = t return t",
+		"local t = {} t[1] = {err = 'deep'} for i = 1, 8000 do t = {t} end return t",
+		"local t = 'leaf' for i = 1, 7994 do t = {t} end return t",
+		"local t = 'leaf' for i = 1, 7995 do t = {t} end return t",
+		"local t = {1, 'a'} for i = 1, 7993 do t = {t, i} end return t",
+	} {
+		want, err1 := r.do("EVAL", script, "0")
+		got, err2 := n.do("EVAL", script, "0")
+		if err1 != nil || err2 != nil {
+			t.Fatalf("%s: %v %v", script, err1, err2)
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("%s: nanokv and redis-server reply differently", script)
+		}
+	}
 	for _, expr := range exprs {
 		script := showScript(expr)
 		want, err1 := r.do("EVAL", script, "0")
