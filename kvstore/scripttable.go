@@ -149,8 +149,9 @@ func tableCtorGuard(L *lua.LState) int {
 	return 1
 }
 
-// lenGuard is `#x`, as gopher-lua's OP_LEN (a string's length, __len, its error), but a
-// table's is border's.
+// lenGuard is `#x`, as gopher-lua's OP_LEN (a string's length, __len), but a table's is
+// border's, and the error is Lua 5.1's for a value without a name (gopher-lua said
+// "__len undefined"; Lua names a local or a global where it can, which the guard cannot).
 func lenGuard(L *lua.LState) int {
 	v := L.Get(1)
 	if s, ok := v.(lua.LString); ok {
@@ -165,7 +166,7 @@ func lenGuard(L *lua.LState) int {
 	}
 	t, ok := v.(*lua.LTable)
 	if !ok {
-		L.RaiseError("__len undefined")
+		L.RaiseError("attempt to get length of a %s value", v.Type().String())
 	}
 	L.Push(lua.LNumber(border(t)))
 	return 1

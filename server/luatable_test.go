@@ -37,7 +37,7 @@ func TestLuaGuardsAsRedis(t *testing.T) {
 		`(function() local t = {} rawset(t, 1, 'a') rawset(t, 2, 'b') return #t end)()`,
 		`(function() local t = {1, 2, 3, 4, 5} t[5] = nil t[4] = nil return unpack(t) end)()`,
 		`(function() local t = {1, 2, 3} return unpack(t, 2) end)()`,
-		`#'hello'`, `#{}`, `#{1, 2, 3}`, `#KEYS`,
+		`#'hello'`, `#{}`, `#{1, 2, 3}`, `#KEYS`, `#(1 + 1)`, `#(function() return true end)()`,
 		`(function() local t = {5, 3, 9, 1, 7} table.sort(t) return table.concat(t, ',') end)()`,
 		`(function() local t = {'b', 'ab', 'a', '', 'ba'} table.sort(t) return table.concat(t, ',') end)()`,
 		`(function() local t = {5, 3, 9, 1, 7} table.sort(t, function(a, b) return a > b end) return table.concat(t, ',') end)()`,
