@@ -116,10 +116,11 @@ func compileChunk(src, chunkName string) (*lua.FunctionProto, error) {
 }
 
 // guardChunk replaces every chain of concatenations in chunk with a call of the concat
-// guard, and the table assignments and lengths scripttable.go describes and the
-// comparisons scriptcompare.go does with calls of theirs; each guard is held by a local the chunk declares first (a register or an
-// upvalue is faster to reach than a global). It refuses a chunk nested deeper than
-// scriptMaxSyntaxDepth, with Lua's error; chunkName names the chunk in it.
+// guard, and the table assignments and lengths of scripttable.go and the comparisons of
+// scriptcompare.go with calls of theirs; each guard is held by a local the chunk
+// declares first (a register or an upvalue is faster to reach than a global). It
+// refuses a chunk nested deeper than scriptMaxSyntaxDepth, with Lua's error; chunkName
+// names the chunk in it.
 func guardChunk(chunk []ast.Stmt, chunkName string) (_ []ast.Stmt, err error) {
 	g := &astGuard{}
 	defer func() {

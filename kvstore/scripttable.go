@@ -33,8 +33,8 @@ import (
 // element) before they let gopher-lua pad; lenGuard answers with Lua 5.1's border
 // search. rawset (newScriptVM's), table.insert and table.remove, which pad or shift the
 // slice too, are charged the same way (boundTables), table.concat and table.maxn for
-// their scans, table.sort for its comparisons, and table.getn is `#`, as is unpack's
-// default end and the end of what table.sort sorts.
+// their scans, table.sort for its comparisons; table.getn is `#`, and so is the end
+// that unpack, table.sort, table.insert and table.remove (Lua 5.1's, now) take.
 //
 // The guards read the slice's length, which gopher-lua does not export, through
 // reflection (arrayLen); TestTableGuardsKnowTheArrayPart fails if an upgrade of
@@ -186,35 +186,41 @@ func boundTables(L *lua.LState) {
 	tab := L.GetGlobal(lua.TabLibName).(*lua.LTable)
 	// Elements shifted cost as their bytes do: a memmove of 16 of them is about an
 	// instruction's time.
+	// insert and remove are Lua 5.1's (tinsert, tremove) over `#`: gopher-lua's appended
+	// after scanning back over the nils at the end of the array part, removed such a nil
+	// instead of t[#t], and took any number of arguments.
 	insert := tab.RawGetString("insert").(*lua.LFunction).GFunction
 	tab.RawSetString("insert", L.NewFunction(func(L *lua.LState) int {
 		t := L.CheckTable(1)
-		if L.GetTop() == 2 {
-			// Lua 5.1's tinsert: at #t + 1. gopher-lua's scanned back over the nils at
-			// the end of the array part, as its `#` does.
+		switch L.GetTop() {
+		case 2:
 			if v := L.Get(2); v != lua.LNil {
 				t.RawSetInt(border(t)+1, v)
 			}
 			return 0
-		}
-		if L.GetTop() > 2 {
+		case 3:
 			pos, n := L.CheckInt(2), arrayLen(t)
 			if pos > n {
 				chargePadding(L, t, lua.LNumber(pos))
 			} else if pos >= 1 {
 				chargeBytes(L, n-pos+1)
 			}
+			return insert(L)
 		}
-		return insert(L)
+		raiseAsC(L, "wrong number of arguments to 'insert'")
+		return 0
 	}))
-	wrap(tab, "remove", func(L *lua.LState) {
+	tab.RawSetString("remove", L.NewFunction(func(L *lua.LState) int {
 		t := L.CheckTable(1)
-		if L.GetTop() >= 2 {
-			if pos, n := L.CheckInt(2), arrayLen(t); pos >= 1 && pos < n {
-				chargeBytes(L, n-pos)
-			}
+		e := border(t)
+		pos := L.OptInt(2, e)
+		if pos < 1 || pos > e {
+			return 0 // nothing to remove
 		}
-	})
+		chargeBytes(L, arrayLen(t)-pos)
+		L.Push(t.Remove(pos)) // shifts t[pos+1..] down: t[e] becomes nil
+		return 1
+	}))
 	tab.RawSetString("getn", L.NewFunction(func(L *lua.LState) int {
 		L.Push(lua.LNumber(border(L.CheckTable(1))))
 		return 1
