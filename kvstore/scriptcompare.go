@@ -31,9 +31,9 @@ var compareGuardNames = map[string]string{"==": eqGuardName, "~=": eqGuardName,
 	"<": ltGuardName, "<=": leGuardName, ">": gtGuardName, ">=": geGuardName}
 
 // unguarded reports whether a comparison by op with the operand e is left to the VM: e
-// is a string or a number literal, or nil, true or false compared for equality (which
-// cannot fail; an order comparison with them fails, with gopher-lua's error instead of
-// Lua's, compareError).
+// is a string or a number literal, or nil, true or false compared for equality, which
+// cannot fail. (An order comparison with nil, true or false always fails: guarded, it
+// fails with Lua's words, compareError.)
 func unguarded(op string, e ast.Expr) bool {
 	switch e.(type) {
 	case *ast.StringExpr, *ast.NumberExpr:

@@ -172,9 +172,9 @@ func lenGuard(L *lua.LState) int {
 	return 1
 }
 
-// boundTables makes the table library's functions that pad or shift a table's array
-// part charge for it, and table.getn answer as `#`. Called before the library tables
-// are made read-only.
+// boundTables makes the table library's functions that pad, shift, scan or sort a
+// table's array part charge for it, and those that take `#` take border. Called before
+// the library tables are made read-only.
 func boundTables(L *lua.LState) {
 	wrap := func(lib *lua.LTable, name string, charge func(L *lua.LState)) {
 		orig := lib.RawGetString(name).(*lua.LFunction).GFunction
@@ -184,11 +184,10 @@ func boundTables(L *lua.LState) {
 		}))
 	}
 	tab := L.GetGlobal(lua.TabLibName).(*lua.LTable)
-	// Elements shifted cost as their bytes do: a memmove of 16 of them is about an
-	// instruction's time.
 	// insert and remove are Lua 5.1's (tinsert, tremove) over `#`: gopher-lua's appended
 	// after scanning back over the nils at the end of the array part, removed such a nil
-	// instead of t[#t], and took any number of arguments.
+	// instead of t[#t], and took any number of arguments. The elements they shift cost
+	// as their bytes do: a memmove of 16 of them takes about an instruction's time.
 	insert := tab.RawGetString("insert").(*lua.LFunction).GFunction
 	tab.RawSetString("insert", L.NewFunction(func(L *lua.LState) int {
 		t := L.CheckTable(1)
