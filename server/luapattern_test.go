@@ -2,7 +2,6 @@ package server
 
 import (
 	"math/rand/v2"
-	"reflect"
 	"strconv"
 	"strings"
 	"testing"
@@ -144,13 +143,7 @@ func TestLuaPatternsAsRedis(t *testing.T) {
 		}
 	}
 	for _, call := range calls {
-		script := showScript(call)
-		want, err1 := r.do("EVAL", script, "0")
-		got, err2 := n.do("EVAL", script, "0")
-		if err1 != nil || err2 != nil {
-			t.Fatalf("%s: %v %v", call, err1, err2)
-		}
-		if !reflect.DeepEqual(got, want) {
+		if got, want, same := evalBoth(t, r, n, showScript(call)); !same {
 			t.Errorf("%s:\n nanokv       %s\n redis-server %s", call, render(got), render(want))
 		}
 	}

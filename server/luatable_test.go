@@ -75,24 +75,25 @@ func TestLuaGuardsAsRedis(t *testing.T) {
 		"local t = 'leaf' for i = 1, 7995 do t = {t} end return t",
 		"local t = {1, 'a'} for i = 1, 7993 do t = {t, i} end return t",
 	} {
-		want, err1 := r.do("EVAL", script, "0")
-		got, err2 := n.do("EVAL", script, "0")
-		if err1 != nil || err2 != nil {
-			t.Fatalf("%s: %v %v", script, err1, err2)
-		}
-		if !reflect.DeepEqual(got, want) {
-			t.Errorf("%s: nanokv and redis-server reply differently", script)
+		if got, want, same := evalBoth(t, r, n, script); !same {
+			t.Errorf("%s: nanokv and redis-server reply differently (%d and %d bytes rendered)", script, len(render(got)), len(render(want)))
 		}
 	}
 	for _, expr := range exprs {
-		script := showScript(expr)
-		want, err1 := r.do("EVAL", script, "0")
-		got, err2 := n.do("EVAL", script, "0")
-		if err1 != nil || err2 != nil {
-			t.Fatalf("%s: %v %v", expr, err1, err2)
-		}
-		if !reflect.DeepEqual(got, want) {
+		if got, want, same := evalBoth(t, r, n, showScript(expr)); !same {
 			t.Errorf("%s:\n nanokv       %s\n redis-server %s", expr, render(got), render(want))
 		}
 	}
+}
+
+// evalBoth runs script with EVAL on redis-server (r) and on nanokv (n), and returns both
+// replies and whether they are the same.
+func evalBoth(t *testing.T, r, n *rconn, script string) (got, want rval, same bool) {
+	t.Helper()
+	want, err1 := r.do("EVAL", script, "0")
+	got, err2 := n.do("EVAL", script, "0")
+	if err1 != nil || err2 != nil {
+		t.Fatalf("%.200s: %v %v", script, err1, err2)
+	}
+	return got, want, reflect.DeepEqual(got, want)
 }
