@@ -209,3 +209,27 @@ func TestScriptRepliesAreBounded(t *testing.T) {
 		t.Fatal("replicas diverged")
 	}
 }
+
+// TestMsgpackIsBounded: cmsgpack.pack of tables shared at every level (4^16 of them)
+// and cmsgpack.unpack of a map whose key would pad a table to 2^26 fail as out of
+// instructions on every replica instead of exhausting the machine, and an array nested
+// past Lua's stack fails with lua-cmsgpack's error instead of overflowing Go's.
+func TestMsgpackIsBounded(t *testing.T) {
+	defer func(n int64) { scriptMaxInstructions = n }(scriptMaxInstructions)
+	scriptMaxInstructions = 2_000_000
+	a, b := newHarness(t), newHarness(t)
+	for _, script := range []string{
+		"local t = {} for i = 1, 16 do t = {t, t, t, t} end return #cmsgpack.pack(t)",
+		"return cmsgpack.unpack(string.char(0x81, 0xce, 0x03, 0xff, 0xff, 0xff, 1))",
+	} {
+		failsAfterWrite(t, script, "Script killed after", a, b)
+	}
+	failsAfterWrite(t, "return cmsgpack.unpack(string.rep(string.char(0x91), 100000) .. string.char(1))",
+		"stack overflow (in function mp_decode_to_lua_array)", a, b)
+	for _, h := range []*harness{a, b} {
+		h.expect([]any{int64(1), "x", int64(3)}, "EVAL", "local t = cmsgpack.unpack(cmsgpack.pack({1, 'x', {3}})) return {t[1], t[2], t[3][1]}", "0")
+	}
+	if a.s.Digest() != b.s.Digest() {
+		t.Fatal("replicas diverged")
+	}
+}
