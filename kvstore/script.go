@@ -30,9 +30,9 @@ import (
 // is in snapshots and in the digest, so an EVALSHA finds the same script everywhere.
 //
 // The Lua is gopher-lua (a Lua 5.1 in Go, as Redis embeds Lua 5.1) with the base, table,
-// string, math and coroutine libraries, LuaBitOp's bit, lua-cjson's cjson (luajson.go) and
-// lua-cmsgpack's cmsgpack (luamsgpack.go); Redis's struct is not there. A compile error's
-// text is gopher-lua's, not Lua's.
+// string, math and coroutine libraries, LuaBitOp's bit, lua-cjson's cjson (luajson.go),
+// lua-cmsgpack's cmsgpack (luamsgpack.go) and lua_struct's struct (luastruct.go). A compile
+// error's text is gopher-lua's, not Lua's.
 
 func init() {
 	register(
@@ -405,12 +405,13 @@ func newScriptVM() *scriptVM {
 	g.RawSetString("bit", openBit(L))
 	g.RawSetString("cjson", openCJSON(L))
 	g.RawSetString("cmsgpack", openCMsgpack(L)) // luamsgpack.go
+	g.RawSetString("struct", openStruct(L))     // luastruct.go
 
 	// Redis's global protection: a script may not create globals nor read missing ones,
 	// nor change a library.
 	vm.ro = map[*lua.LTable]bool{g: true}
 	vm.proxies = map[*lua.LTable]*lua.LTable{}
-	for _, name := range []string{"string", "table", "math", "coroutine", "redis", "bit", "cjson", "cmsgpack"} {
+	for _, name := range []string{"string", "table", "math", "coroutine", "redis", "bit", "cjson", "cmsgpack", "struct"} {
 		g.RawSetString(name, vm.readOnlyView(g.RawGetString(name).(*lua.LTable)))
 	}
 	strMT := L.GetMetatable(lua.LString("")).(*lua.LTable)

@@ -210,17 +210,19 @@ func TestScriptRepliesAreBounded(t *testing.T) {
 	}
 }
 
-// TestMsgpackIsBounded: cmsgpack.pack of tables shared at every level (4^16 of them)
-// and cmsgpack.unpack of a map whose key would pad a table to 2^26 fail as out of
-// instructions on every replica instead of exhausting the machine, and an array nested
-// past Lua's stack fails with lua-cmsgpack's error instead of overflowing Go's.
-func TestMsgpackIsBounded(t *testing.T) {
+// TestPackLibrariesAreBounded: cmsgpack.pack of tables shared at every level (4^16 of
+// them), cmsgpack.unpack of a map whose key would pad a table to 2^26, and a loop of
+// struct.pack making a MB each fail as out of instructions on every replica instead of
+// exhausting the machine, and an array nested past Lua's stack fails with
+// lua-cmsgpack's error instead of overflowing Go's.
+func TestPackLibrariesAreBounded(t *testing.T) {
 	defer func(n int64) { scriptMaxInstructions = n }(scriptMaxInstructions)
 	scriptMaxInstructions = 2_000_000
 	a, b := newHarness(t), newHarness(t)
 	for _, script := range []string{
 		"local t = {} for i = 1, 16 do t = {t, t, t, t} end return #cmsgpack.pack(t)",
 		"return cmsgpack.unpack(string.char(0x81, 0xce, 0x03, 0xff, 0xff, 0xff, 1))",
+		"local f = string.rep('x', 2^20) for i = 1, 100 do struct.pack(f) end",
 	} {
 		failsAfterWrite(t, script, "Script killed after", a, b)
 	}
