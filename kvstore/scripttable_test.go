@@ -51,9 +51,7 @@ func TestTableGuardsKnowTheArrayPart(t *testing.T) {
 // padding to the budget, so that one that would allocate past it fails as out of
 // instructions on every replica, before it allocates; small paddings work as before.
 func TestTablePaddingIsCharged(t *testing.T) {
-	defer func(n int64) { scriptMaxInstructions = n }(scriptMaxInstructions)
-	scriptMaxInstructions = 1_000_000 // 16 MB of padding
-	a, b := newHarness(t), newHarness(t)
+	a, b := replicasWithBudget(t, 1_000_000) // 16 MB of padding
 	for _, script := range []string{
 		"local t = {} t[4e6] = 1",
 		"local t = {} t[4000000] = 1",
@@ -75,9 +73,7 @@ func TestTablePaddingIsCharged(t *testing.T) {
 		h.expect(int64(64), "EVAL", "local t = {[64] = 'x'} return #t", "0")
 		h.expect(int64(3), "EVAL", "local t = {} rawset(t, 3, 1) table.insert(t, 5, 2) return t[3] + t[5]", "0")
 	}
-	if a.s.Digest() != b.s.Digest() {
-		t.Fatal("replicas diverged")
-	}
+	sameDigests(t, a, b)
 }
 
 // TestTableShiftsAreCharged: table.insert and table.remove at the front of a large
@@ -85,9 +81,7 @@ func TestTablePaddingIsCharged(t *testing.T) {
 // n times, and table.concat and table.maxn scan the nils at its end, which the budget
 // now sees: a loop of them fails instead of running for hours.
 func TestTableShiftsAreCharged(t *testing.T) {
-	defer func(n int64) { scriptMaxInstructions = n }(scriptMaxInstructions)
-	scriptMaxInstructions = 2_000_000
-	h := newHarness(t)
+	h, _ := replicasWithBudget(t, 2_000_000)
 	for _, script := range []string{
 		"local t = {} for i = 1, 100000 do t[i] = i end for i = 1, 1000 do table.insert(t, 1, i) end",
 		"local t = {} for i = 1, 100000 do t[i] = i end for i = 1, 1000 do table.remove(t, 1) end",
@@ -156,9 +150,7 @@ func TestGuardedAssignmentsMeanWhatTheyDid(t *testing.T) {
 // charges what it reads, and fails the script as out of instructions on every replica.
 // A comparison with a literal, which reads no more than the literal, is not charged.
 func TestLongStringComparisonsAreCharged(t *testing.T) {
-	defer func(n int64) { scriptMaxInstructions = n }(scriptMaxInstructions)
-	scriptMaxInstructions = 1_000_000
-	a, b := newHarness(t), newHarness(t)
+	a, b := replicasWithBudget(t, 1_000_000)
 	// two distinct equal strings of 1 MB (their making costs 2 x 65,536 instructions)
 	const mk = "local s = string.rep('x', 2^20) local u = s .. '' local n = 0 "
 	for _, op := range []string{"==", "~=", "<", "<=", ">", ">="} {
@@ -168,9 +160,7 @@ func TestLongStringComparisonsAreCharged(t *testing.T) {
 		h.expect(int64(100), "EVAL", mk+"for i = 1, 100 do if s ~= 'x' then n = n + 1 end end return n", "0")
 		h.expect([]any{int64(1), nil, int64(1)}, "EVAL", "local s, u = 'ab', 'ac' return {s < u, s == u, s ~= u}", "0")
 	}
-	if a.s.Digest() != b.s.Digest() {
-		t.Fatal("replicas diverged")
-	}
+	sameDigests(t, a, b)
 }
 
 // TestScriptRepliesAreBounded: a reply that nests deeper than Lua's stack (a table that
@@ -179,9 +169,7 @@ func TestLongStringComparisonsAreCharged(t *testing.T) {
 // a billion values costs its values against the budget and fails as out of
 // instructions, as cjson.encode of it does.
 func TestScriptRepliesAreBounded(t *testing.T) {
-	defer func(n int64) { scriptMaxInstructions = n }(scriptMaxInstructions)
-	scriptMaxInstructions = 2_000_000
-	a, b := newHarness(t), newHarness(t)
+	a, b := replicasWithBudget(t, 2_000_000)
 	for _, h := range []*harness{a, b} {
 		got := h.do("EVAL", "local t = {} t[1] = t return t", "0")
 		depth := 0
@@ -205,9 +193,7 @@ func TestScriptRepliesAreBounded(t *testing.T) {
 	} {
 		failsAfterWrite(t, script, "Script killed after", a, b)
 	}
-	if a.s.Digest() != b.s.Digest() {
-		t.Fatal("replicas diverged")
-	}
+	sameDigests(t, a, b)
 }
 
 // TestPackLibrariesAreBounded: cmsgpack.pack of tables shared at every level (4^16 of
@@ -216,9 +202,7 @@ func TestScriptRepliesAreBounded(t *testing.T) {
 // exhausting the machine, and an array nested past Lua's stack fails with
 // lua-cmsgpack's error instead of overflowing Go's.
 func TestPackLibrariesAreBounded(t *testing.T) {
-	defer func(n int64) { scriptMaxInstructions = n }(scriptMaxInstructions)
-	scriptMaxInstructions = 2_000_000
-	a, b := newHarness(t), newHarness(t)
+	a, b := replicasWithBudget(t, 2_000_000)
 	for _, script := range []string{
 		"local t = {} for i = 1, 16 do t = {t, t, t, t} end return #cmsgpack.pack(t)",
 		"return cmsgpack.unpack(string.char(0x81, 0xce, 0x03, 0xff, 0xff, 0xff, 1))",
@@ -231,6 +215,21 @@ func TestPackLibrariesAreBounded(t *testing.T) {
 	for _, h := range []*harness{a, b} {
 		h.expect([]any{int64(1), "x", int64(3)}, "EVAL", "local t = cmsgpack.unpack(cmsgpack.pack({1, 'x', {3}})) return {t[1], t[2], t[3][1]}", "0")
 	}
+	sameDigests(t, a, b)
+}
+
+// replicasWithBudget returns two replicas whose scripts run out of instructions after
+// budget (restored when t ends).
+func replicasWithBudget(t *testing.T, budget int64) (*harness, *harness) {
+	saved := scriptMaxInstructions
+	t.Cleanup(func() { scriptMaxInstructions = saved })
+	scriptMaxInstructions = budget
+	return newHarness(t), newHarness(t)
+}
+
+// sameDigests fails t unless the replicas hold the same state.
+func sameDigests(t *testing.T, a, b *harness) {
+	t.Helper()
 	if a.s.Digest() != b.s.Digest() {
 		t.Fatal("replicas diverged")
 	}

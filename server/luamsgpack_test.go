@@ -10,10 +10,7 @@ import (
 // length class, arrays, maps and tables nested past 16 (a cycle); what unpack,
 // unpack_one and unpack_limit return; their errors, and where Lua's stack stops them.
 func TestLuaMsgpackAsRedis(t *testing.T) {
-	r := dialNew(t, startRedisServer(t))
-	s := startServer(t, Config{MemoryOnly: true})
-	defer s.Close()
-	n := dialNew(t, s.RedisAddr())
+	r, n := redisAndNanokv(t)
 	const hex = "local function hex(s) return (s:gsub('.', function(c) return string.format('%02x', c:byte()) end)) end "
 	scripts := []string{
 		hex + "return hex(cmsgpack.pack(0, 1, -1, 127, 128, 255, 256, 65535, 65536, -32, -33, -128, -129, -32768, -32769, 2^31, -2^31, -2^31-1, 2^32, 2^53, -2^53, 2^63, -2^63))",

@@ -112,10 +112,7 @@ var patternCalls = []string{
 // same answers, errors included: nanokv's matcher (kvstore/luapattern.go) must mean
 // what Redis's Lua 5.1 means.
 func TestLuaPatternsAsRedis(t *testing.T) {
-	r := dialNew(t, startRedisServer(t))
-	s := startServer(t, Config{MemoryOnly: true})
-	defer s.Close()
-	n := dialNew(t, s.RedisAddr())
+	r, n := redisAndNanokv(t)
 	calls := append([]string(nil), patternCalls...)
 	rng := rand.New(rand.NewPCG(7, 7))
 	items := []string{"a", "b", ".", "%a", "%d", "%s", "%w", "%p", "%A", "[ab]", "[^a]", "[a-c]", "[%d.]",

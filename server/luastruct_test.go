@@ -6,10 +6,7 @@ import "testing"
 // and requires the same replies: every integer option and size (past 8 bytes too), both
 // byte orders, alignment, floats, strings (c, c0, s), positions, and the errors.
 func TestLuaStructAsRedis(t *testing.T) {
-	r := dialNew(t, startRedisServer(t))
-	s := startServer(t, Config{MemoryOnly: true})
-	defer s.Close()
-	n := dialNew(t, s.RedisAddr())
+	r, n := redisAndNanokv(t)
 	const hex = "local function hex(s) return (s:gsub('.', function(c) return string.format('%02x', c:byte()) end)) end "
 	for _, script := range []string{
 		"return hex(struct.pack('bBhHlLTiI', -1, 255, -2, 65535, -3, 4, 5, -6, 7))",

@@ -14,10 +14,7 @@ import (
 // stack (a cycle) must end as Redis ends them. (Tables with holes are left out: for
 // them Lua allows `#` any border, and gopher-lua's array part is not Lua's.)
 func TestLuaGuardsAsRedis(t *testing.T) {
-	r := dialNew(t, startRedisServer(t))
-	s := startServer(t, Config{MemoryOnly: true})
-	defer s.Close()
-	n := dialNew(t, s.RedisAddr())
+	r, n := redisAndNanokv(t)
 	exprs := []string{
 		`(function() local t = {} for i = 1, 10 do t[i] = i * i end return #t, t[10] end)()`,
 		`(function() local t = {} for i = 1, 10 do t[#t + 1] = i end for i = 1, 4 do t[#t] = nil end return #t, table.getn(t), t[6] end)()`,
@@ -84,6 +81,15 @@ func TestLuaGuardsAsRedis(t *testing.T) {
 			t.Errorf("%s:\n nanokv       %s\n redis-server %s", expr, render(got), render(want))
 		}
 	}
+}
+
+// redisAndNanokv starts a redis-server and a nanokv node (stopped when t ends) and
+// returns a connection to each.
+func redisAndNanokv(t *testing.T) (r, n *rconn) {
+	r = dialNew(t, startRedisServer(t))
+	s := startServer(t, Config{MemoryOnly: true})
+	t.Cleanup(func() { s.Close() })
+	return r, dialNew(t, s.RedisAddr())
 }
 
 // evalBoth runs script with EVAL on redis-server (r) and on nanokv (n), and returns both
