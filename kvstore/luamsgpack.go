@@ -3,7 +3,6 @@ package kvstore
 import (
 	"encoding/binary"
 	"math"
-	"strings"
 
 	lua "github.com/yuin/gopher-lua"
 )
@@ -261,7 +260,6 @@ func (d *msgpackDecoder) value() lua.LValue {
 	chargeBytes(d.L, luaValueBytes)
 	c := p[0]
 	be := binary.BigEndian
-	num := func(n int) []byte { return d.take(n) }
 	switch {
 	case c <= 0x7f:
 		return lua.LNumber(c)
@@ -282,71 +280,71 @@ func (d *msgpackDecoder) value() lua.LValue {
 	case 0xc3:
 		return lua.LTrue
 	case 0xcc:
-		if p := num(1); p != nil {
+		if p := d.take(1); p != nil {
 			return lua.LNumber(p[0])
 		}
 	case 0xd0:
-		if p := num(1); p != nil {
+		if p := d.take(1); p != nil {
 			return lua.LNumber(int8(p[0]))
 		}
 	case 0xcd:
-		if p := num(2); p != nil {
+		if p := d.take(2); p != nil {
 			return lua.LNumber(be.Uint16(p))
 		}
 	case 0xd1:
-		if p := num(2); p != nil {
+		if p := d.take(2); p != nil {
 			return lua.LNumber(int16(be.Uint16(p)))
 		}
 	case 0xce:
-		if p := num(4); p != nil {
+		if p := d.take(4); p != nil {
 			return lua.LNumber(be.Uint32(p))
 		}
 	case 0xd2:
-		if p := num(4); p != nil {
+		if p := d.take(4); p != nil {
 			return lua.LNumber(int32(be.Uint32(p)))
 		}
 	case 0xcf:
-		if p := num(8); p != nil {
+		if p := d.take(8); p != nil {
 			return lua.LNumber(be.Uint64(p))
 		}
 	case 0xd3:
-		if p := num(8); p != nil {
+		if p := d.take(8); p != nil {
 			return lua.LNumber(int64(be.Uint64(p)))
 		}
 	case 0xca:
-		if p := num(4); p != nil {
+		if p := d.take(4); p != nil {
 			return lua.LNumber(math.Float32frombits(be.Uint32(p)))
 		}
 	case 0xcb:
-		if p := num(8); p != nil {
+		if p := d.take(8); p != nil {
 			return lua.LNumber(math.Float64frombits(be.Uint64(p)))
 		}
 	case 0xd9:
-		if p := num(1); p != nil {
+		if p := d.take(1); p != nil {
 			return d.str(int(p[0]))
 		}
 	case 0xda:
-		if p := num(2); p != nil {
+		if p := d.take(2); p != nil {
 			return d.str(int(be.Uint16(p)))
 		}
 	case 0xdb:
-		if p := num(4); p != nil {
+		if p := d.take(4); p != nil {
 			return d.str(int(be.Uint32(p)))
 		}
 	case 0xdc:
-		if p := num(2); p != nil {
+		if p := d.take(2); p != nil {
 			return d.array(int(be.Uint16(p)))
 		}
 	case 0xdd:
-		if p := num(4); p != nil {
+		if p := d.take(4); p != nil {
 			return d.array(int(be.Uint32(p)))
 		}
 	case 0xde:
-		if p := num(2); p != nil {
+		if p := d.take(2); p != nil {
 			return d.hash(int(be.Uint16(p)))
 		}
 	case 0xdf:
-		if p := num(4); p != nil {
+		if p := d.take(4); p != nil {
 			return d.hash(int(be.Uint32(p)))
 		}
 	default:
@@ -361,7 +359,7 @@ func (d *msgpackDecoder) str(n int) lua.LValue {
 		return lua.LNil
 	}
 	chargeBytes(d.L, n)
-	return lua.LString(strings.Clone(string(p)))
+	return lua.LString(p) // a copy: b is the decoder's own
 }
 
 // array fills a table with n values at 1..n, as lua-cmsgpack sets them (a nil value
