@@ -229,7 +229,8 @@ type scriptVM struct {
 	c        *Ctx
 	readOnly bool
 	rand     rand48
-	budget   scriptBudget // the running script's instructions (scriptbudget.go)
+	budget   scriptBudget       // the running script's instructions (scriptbudget.go)
+	names    map[lua.LValue]int // tostring's names of the running script's tables (scriptnames.go)
 	// onError is scriptErrorHandler, made once.
 	onError *lua.LFunction
 	// reached is the shards the running script took as its calls reached them, beyond
@@ -303,7 +304,8 @@ func newScriptVM() *scriptVM {
 	boundStringBuilders(L)
 	boundPatterns(L) // budgeted matching (luapattern.go)
 	boundResults(L)
-	boundTables(L) // scripttable.go
+	boundTables(L)    // scripttable.go
+	vm.nameObjects(L) // scriptnames.go
 	g := L.Get(lua.GlobalsIndex).(*lua.LTable)
 	g.RawSetString(concatGuardName, L.NewFunction(concatGuard))
 	g.RawSetString(tableSetGuardName, L.NewFunction(tableSetGuard))
@@ -1012,6 +1014,7 @@ func (vm *scriptVM) exec(c *Ctx, readOnly bool, flags funcFlags, chunk, name str
 	// from the entry's randomness: different at every call, the same on every replica.
 	vm.rand.x = c.rnd.next() & (1<<48 - 1)
 	vm.budget.left = scriptMaxInstructions
+	vm.names = nil // tostring's names start again (scriptnames.go)
 	L.SetContext(&vm.budget)
 	defer func() { vm.c = nil; L.SetTop(0); L.RemoveContext() }()
 	g := L.Get(lua.GlobalsIndex).(*lua.LTable)

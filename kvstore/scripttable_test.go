@@ -234,3 +234,26 @@ func sameDigests(t *testing.T, a, b *harness) {
 		t.Fatal("replicas diverged")
 	}
 }
+
+// TestScriptsSeeNoAddresses: tostring of a table, function or coroutine was its Go
+// address, different on every replica, so a script that stored one made the replicas
+// diverge. Names now follow the order a script first asks for them; string.format's %s
+// and %q refuse what is not a string or a number and extra arguments are ignored, as in
+// Lua 5.1 (gopher-lua printed addresses for all three), and %q quotes as Lua's, bounded.
+func TestScriptsSeeNoAddresses(t *testing.T) {
+	a, b := newHarness(t), newHarness(t)
+	for _, h := range []*harness{a, b} {
+		h.expect(Status("OK"), "EVAL", "local t = {} return redis.call('set', KEYS[1], tostring(t) .. ' ' .. tostring(function() end) .. ' ' .. tostring(coroutine.create(function() end)) .. ' ' .. tostring(t))", "1", "k")
+		h.expect("table: 0x00000001 function: 0x00000002 thread: 0x00000003 table: 0x00000001", "GET", "k")
+		h.expect("table: 0x00000001", "EVAL", "return tostring({})", "0") // anew for every run
+		h.expect("named", "EVAL", "return tostring(setmetatable({}, {__tostring = function() return 'named' end}))", "0")
+		h.expect("1 x 2.5 %s", "EVAL", "return string.format('%d %s %s %%s', 1, 'x', 2.5, {})", "0")
+		h.expectErr("ERR user_script:1: bad argument #3 to 'format' (string expected, got table)", "EVAL", "return string.format('%5.2f%-3s', 1, {})", "0")
+		h.expect(`"a\"\\\0002"`, "EVAL", "return string.format('%q', 'a\"\\\\\\0' .. 2)", "0")
+	}
+	// %q of a long string of NULs quotes to four times its length: bounded
+	defer func(n int) { scriptMaxString = n }(scriptMaxString)
+	scriptMaxString = 1 << 14
+	failsAfterWrite(t, "return string.format('%q', string.rep('\\0', 2^13))", "not enough memory", a, b)
+	sameDigests(t, a, b)
+}

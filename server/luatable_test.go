@@ -103,3 +103,26 @@ func evalBoth(t *testing.T, r, n *rconn, script string) (got, want rval, same bo
 	}
 	return got, want, reflect.DeepEqual(got, want)
 }
+
+// TestLuaFormatAsRedis: string.format answers as Lua 5.1's in Redis where gopher-lua's
+// printed Go's complaints, zeros or a table's address: invalid options, missing and
+// extra arguments, a %d of a non-number, a %s or %q of a table, %q's quoting.
+func TestLuaFormatAsRedis(t *testing.T) {
+	r, n := redisAndNanokv(t)
+	for _, script := range []string{
+		"return string.format('%d')", "return string.format('%s %d', 'a')",
+		"return string.format('%y', 1)", "return string.format('%5', 1)",
+		"return string.format('%d', 'x')", "return string.format('%d', '12')",
+		"return string.format('%q', {})", "return string.format('%s', nil)",
+		"return string.format('%s', true)", "return string.format('%d %s', 1, {})",
+		"return string.format('%c%c', 72, 105)", "return string.format('x', 1, 2, 3)",
+		"return string.format('%5.1f|%-5d|%05d', 3.14159, 42, 7)",
+		"return string.format('%q', 'a\\nb\\r\\0\"\\\\')", "return string.format('%10q|', 'ab')",
+		"return string.format('%10s|%.2s|%5.2s%%|%g', 'ab', 'abc', 'xyz', 1e20)",
+		"return string.format('%x %X %o %e', 255, 255, 8, 12345.678)",
+	} {
+		if got, want, same := evalBoth(t, r, n, script); !same {
+			t.Errorf("%s:\n nanokv       %s\n redis-server %s", script, render(got), render(want))
+		}
+	}
+}

@@ -1,0 +1,162 @@
+package kvstore
+
+import (
+	"fmt"
+	"strings"
+
+	lua "github.com/yuin/gopher-lua"
+)
+
+// A script runs on every member, so whatever it can observe must be the same on every
+// member. gopher-lua names a table, a function, a coroutine or a userdata by its Go
+// address ("table: 0xc000123450"), which differs from member to member: a script that
+// ran `redis.call('set', KEYS[1], tostring({}))` stored another value on each, and
+// their states diverged for good. (Redis replicates a script's effects, so there the
+// address is harmless.) So tostring names such a value by the order in which the
+// script first asked for a name, from 1, in an address's form ("table: 0x00000001"),
+// the same on every member and the same for one value throughout a run; and
+// string.format's %s takes strings and numbers only, as Lua 5.1's does, where
+// gopher-lua printed the address.
+
+// objectName is tostring's name for v, a table, function, coroutine or userdata.
+func (vm *scriptVM) objectName(v lua.LValue) string {
+	if vm.names == nil {
+		vm.names = map[lua.LValue]int{}
+	}
+	id, ok := vm.names[v]
+	if !ok {
+		id = len(vm.names) + 1
+		vm.names[v] = id
+	}
+	return fmt.Sprintf("%s: 0x%08x", v.Type().String(), id)
+}
+
+// nameObjects installs tostring and string.format's check of %s. Called before the
+// library tables are made read-only.
+func (vm *scriptVM) nameObjects(L *lua.LState) {
+	g := L.Get(lua.GlobalsIndex).(*lua.LTable)
+	tostring := g.RawGetString("tostring").(*lua.LFunction).GFunction
+	g.RawSetString("tostring", L.NewFunction(func(L *lua.LState) int {
+		v := L.CheckAny(1)
+		if L.GetMetaField(v, "__tostring") == lua.LNil {
+			switch v.(type) {
+			case *lua.LTable, *lua.LFunction, *lua.LState, *lua.LUserData:
+				L.Push(lua.LString(vm.objectName(v)))
+				return 1
+			}
+		}
+		return tostring(L)
+	}))
+	str := L.GetGlobal(lua.StringLibName).(*lua.LTable)
+	format := str.RawGetString("format").(*lua.LFunction).GFunction
+	str.RawSetString("format", L.NewFunction(func(L *lua.LState) int {
+		f, last := checkFormat(L, L.CheckString(1))
+		L.SetTop(last) // Lua ignores the rest; Go's Sprintf printed them, addresses too
+		L.Replace(1, lua.LString(f))
+		return format(L)
+	}))
+}
+
+// checkFormat walks string.format's format as Lua 5.1's str_format does (%% is a
+// percent; every other conversion takes the next argument) and fails as it fails: an
+// invalid conversion, a missing argument, a %d (or any numeric conversion) of what is
+// not a number or a numeric string, a %s or %q of what is not a string or a number.
+// gopher-lua printed Go's complaints into the result ("%!y(int64=1)"), 0 for a %d of
+// "x", and a table's address for its %s and %q. It returns the format to give
+// gopher-lua, whose %q of each argument it has quoted as Lua does (a newline as a
+// backslash and the newline) and turned into a %s, and the last argument a conversion
+// takes.
+func checkFormat(L *lua.LState, f string) (string, int) {
+	out := make([]byte, 0, len(f))
+	arg := 1
+	for i := 0; i < len(f); i++ {
+		out = append(out, f[i])
+		if f[i] != '%' {
+			continue
+		}
+		if i+1 < len(f) && f[i+1] == '%' {
+			out = append(out, '%')
+			i++
+			continue
+		}
+		spec := i
+		for i+1 < len(f) && (f[i+1] == '-' || f[i+1] == '+' || f[i+1] == ' ' || f[i+1] == '#' ||
+			f[i+1] == '0' || f[i+1] == '.' || f[i+1] >= '1' && f[i+1] <= '9') {
+			i++
+		}
+		var c byte
+		if i+1 < len(f) {
+			i++
+			c = f[i]
+		}
+		arg++
+		if c == 0 { // the format ends in the conversion: Lua prints its NUL
+			raiseAsC(L, "invalid option '%' to 'format'")
+		}
+		if strings.IndexByte("cdiouxXeEfgGqs", c) < 0 {
+			raiseAsC(L, fmt.Sprintf("invalid option '%%%c' to 'format'", c))
+		}
+		if arg > L.GetTop() {
+			raiseAsC(L, fmt.Sprintf("bad argument #%d to 'format' (no value)", arg))
+		}
+		v := L.Get(arg)
+		switch c {
+		case 's', 'q':
+			switch v.(type) {
+			case lua.LString, lua.LNumber:
+			default:
+				raiseAsC(L, fmt.Sprintf("bad argument #%d to 'format' (string expected, got %s)", arg, v.Type().String()))
+			}
+			if c == 'q' {
+				s := lua.LVAsString(v)
+				// a NUL quotes to four bytes: bounded and charged as every string made
+				if n := quotedLen(s); n > scriptMaxString {
+					L.RaiseError("not enough memory")
+				} else {
+					chargeBytes(L, n)
+				}
+				L.Replace(arg, lua.LString(luaQuoted(s)))
+				out = append(out, 's') // flags and width are dropped: Lua's %q ignores them
+				continue
+			}
+		default:
+			if _, ok := luaToNumber(v); !ok {
+				raiseAsC(L, fmt.Sprintf("bad argument #%d to 'format' (number expected, got %s)", arg, v.Type().String()))
+			}
+		}
+		out = append(out, f[spec+1:i+1]...)
+	}
+	return string(out), arg
+}
+
+// quotedLen is the length of luaQuoted(s).
+func quotedLen(s string) int {
+	n := len(s) + 2
+	for i := 0; i < len(s); i++ {
+		switch s[i] {
+		case '"', '\\', '\n', '\r':
+			n++
+		case 0:
+			n += 3
+		}
+	}
+	return n
+}
+
+// luaQuoted is Lua 5.1's %q of s (addquoted).
+func luaQuoted(s string) string {
+	b := []byte{'"'}
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; c {
+		case '"', '\\', '\n':
+			b = append(b, '\\', c)
+		case '\r':
+			b = append(b, '\\', 'r')
+		case 0:
+			b = append(b, '\\', '0', '0', '0')
+		default:
+			b = append(b, c)
+		}
+	}
+	return string(append(b, '"'))
+}
