@@ -424,7 +424,7 @@ func (vm *scriptVM) registerFunction(L *lua.LState) int {
 			fail("calling redis.register_function with a single argument is only applicable to Lua table (representing named arguments).")
 		}
 		var problem string
-		args.ForEach(func(k, v lua.LValue) {
+		forEachInOrder(args, func(k, v lua.LValue) {
 			if problem != "" {
 				return
 			}
@@ -451,7 +451,7 @@ func (vm *scriptVM) registerFunction(L *lua.LState) int {
 					problem = "flags argument to redis.register_function must be a table representing function flags"
 					return
 				}
-				flags.ForEach(func(_, f lua.LValue) {
+				forEachInOrder(flags, func(_, f lua.LValue) {
 					i := slices.Index(funcFlagNames, lua.LVAsString(f))
 					if !luaIsString(f) || i < 0 {
 						problem = "unknown flag given"

@@ -116,7 +116,7 @@ func jsonEncode(L *lua.LState, b *strings.Builder, v lua.LValue, null lua.LValue
 		}
 		b.WriteByte('{')
 		first := true
-		v.ForEach(func(k, val lua.LValue) {
+		forEachInOrder(v, func(k, val lua.LValue) {
 			if !first {
 				b.WriteByte(',')
 			}
@@ -148,7 +148,7 @@ func jsonEncode(L *lua.LState, b *strings.Builder, v lua.LValue, null lua.LValue
 // positive integer, -1 when the table is an object, -2 when it is an array too sparse.
 func jsonArrayLen(t *lua.LTable) int {
 	max, items, object := 0, 0, false
-	t.ForEach(func(k, _ lua.LValue) {
+	forEachInOrder(t, func(k, _ lua.LValue) {
 		n, ok := k.(lua.LNumber)
 		if object || !ok || n == 0 || math.Floor(float64(n)) != float64(n) || n < 1 {
 			object = true

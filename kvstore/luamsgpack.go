@@ -113,9 +113,9 @@ func msgpackEncode(L *lua.LState, b []byte, v lua.LValue, level int) []byte {
 			return b
 		}
 		n := 0
-		v.ForEach(func(lua.LValue, lua.LValue) { n++ })
+		forEachInOrder(v, func(lua.LValue, lua.LValue) { n++ })
 		b = msgpackHeader(b, n, 0x80, 0xde, 0xdf)
-		v.ForEach(func(k, val lua.LValue) {
+		forEachInOrder(v, func(k, val lua.LValue) {
 			b = msgpackEncode(L, b, k, level+1)
 			b = msgpackEncode(L, b, val, level+1)
 		})
@@ -128,7 +128,7 @@ func msgpackEncode(L *lua.LState, b []byte, v lua.LValue, level int) []byte {
 // (one that fits a C int), as many keys as the largest. n is the array's length.
 func msgpackArrayLen(t *lua.LTable) (n int, ok bool) {
 	count, maxKey, ok := 0, 0.0, true
-	t.ForEach(func(k, _ lua.LValue) {
+	forEachInOrder(t, func(k, _ lua.LValue) {
 		f, isNum := k.(lua.LNumber)
 		if !ok || !isNum || f <= 0 || float64(f) != math.Trunc(float64(f)) || f > math.MaxInt32 {
 			ok = false

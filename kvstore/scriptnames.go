@@ -18,6 +18,17 @@ import (
 // string.format's %s takes strings and numbers only, as Lua 5.1's does, where
 // gopher-lua printed the address.
 
+// forEachInOrder calls f with each key and value of t, as pairs (LTable.Next) gives
+// them: the array part, then the other keys in the order they were first set. gopher-lua's
+// ForEach ranges over Go maps, whose order is drawn at random at every range: with it,
+// cjson.encode of an object listed its members in another order on every member and at
+// every call, and a script that stored one made the members' states diverge.
+func forEachInOrder(t *lua.LTable, f func(k, v lua.LValue)) {
+	for k, v := t.Next(lua.LNil); k != lua.LNil; k, v = t.Next(k) {
+		f(k, v)
+	}
+}
+
 // objectName is tostring's name for v, a table, function, coroutine or userdata.
 func (vm *scriptVM) objectName(v lua.LValue) string {
 	if vm.names == nil {
