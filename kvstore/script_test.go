@@ -584,6 +584,7 @@ func BenchmarkApplyEVAL(b *testing.B) {
 		// tables written by key and measured with # (scripttable.go)
 		{"table", "local t = {} for i = 1, 100 do t[i] = i end for i = 1, 100 do t[#t + 1] = i end return #t"},
 		{"stack", "local t = {} for i = 1, 100 do t[#t + 1] = i end while #t > 0 do t[#t] = nil end return #t"},
+		{"format", "return string.format('%s:%d:%.2f', KEYS[1], 42, 1.5)"},
 		{"sort", "local t = {} for i = 1, 100 do t[i] = (i * 37) % 101 end table.sort(t) return t[1]"},
 		// comparisons of two variables (scriptcompare.go)
 		{"compare", "local n, s = 0, ARGV[1] for i = 1, 100 do if s == KEYS[1] or i <= n then n = n + 1 end end return n"},

@@ -46,12 +46,12 @@ func unguarded(op string, e ast.Expr) bool {
 
 // guardCompare returns the comparison e as a call of its guard, unless an operand is a
 // literal that bounds its cost (unguarded).
-func guardCompare(e *ast.RelationalOpExpr) ast.Expr {
+func (g *astGuard) guardCompare(e *ast.RelationalOpExpr) ast.Expr {
 	name, ok := compareGuardNames[e.Operator]
 	if !ok || unguarded(e.Operator, e.Lhs) || unguarded(e.Operator, e.Rhs) {
 		return e
 	}
-	call := guardCall(e, name, oneValue(e.Lhs), oneValue(e.Rhs))
+	call := g.call(e, name, oneValue(e.Lhs), oneValue(e.Rhs))
 	if e.Operator != "~=" {
 		return call
 	}

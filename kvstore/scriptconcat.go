@@ -2,6 +2,7 @@ package kvstore
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	lua "github.com/yuin/gopher-lua"
@@ -117,8 +118,8 @@ func compileChunk(src, chunkName string) (*lua.FunctionProto, error) {
 
 // guardChunk replaces every chain of concatenations in chunk with a call of the concat
 // guard, and the table assignments and lengths of scripttable.go and the comparisons of
-// scriptcompare.go with calls of theirs; each guard is held by a local the chunk
-// declares first (a register or an upvalue is faster to reach than a global). It
+// scriptcompare.go with calls of theirs; each guard the chunk calls is held by a local
+// it declares first (a register or an upvalue is faster to reach than a global). It
 // refuses a chunk nested deeper than scriptMaxSyntaxDepth, with Lua's error; chunkName
 // names the chunk in it.
 func guardChunk(chunk []ast.Stmt, chunkName string) (_ []ast.Stmt, err error) {
@@ -133,10 +134,11 @@ func guardChunk(chunk []ast.Stmt, chunkName string) (_ []ast.Stmt, err error) {
 		}
 	}()
 	g.stmts(chunk)
-	names := []string{concatGuardName, tableSetGuardName, tableCtorGuardName, lenGuardName,
-		eqGuardName, ltGuardName, leGuardName, gtGuardName, geGuardName}
-	local := &ast.LocalAssignStmt{Names: names}
-	for _, name := range names {
+	if len(g.used) == 0 {
+		return chunk, nil // a chunk that needs no guard does not pay for their locals
+	}
+	local := &ast.LocalAssignStmt{Names: g.used}
+	for _, name := range g.used {
 		local.Exprs = append(local.Exprs, &ast.IdentExpr{Value: name})
 	}
 	return append([]ast.Stmt{local}, chunk...), nil
@@ -145,7 +147,8 @@ func guardChunk(chunk []ast.Stmt, chunkName string) (_ []ast.Stmt, err error) {
 // astGuard walks a chunk's tree, guarding it and counting its depth.
 type astGuard struct {
 	depth int
-	temps int // locals made for multiple assignments (guardAssign)
+	temps int      // locals made for multiple assignments (guardAssign)
+	used  []string // the guards the chunk calls, which it declares as locals first
 }
 
 // tooDeep is the line where the walk passed scriptMaxSyntaxDepth.
@@ -231,7 +234,7 @@ func (g *astGuard) guardAssign(s *ast.AssignStmt) ast.Stmt {
 	}
 	if len(s.Lhs) == 1 && len(s.Rhs) == 1 {
 		a := s.Lhs[0].(*ast.AttrGetExpr) // guarded
-		return callStmt(s, tableSetGuardName, a.Object, a.Key, oneValue(s.Rhs[0]))
+		return g.callStmt(s, tableSetGuardName, a.Object, a.Key, oneValue(s.Rhs[0]))
 	}
 	g.temps++
 	temp := func(what string, i int) string {
@@ -260,7 +263,7 @@ func (g *astGuard) guardAssign(s *ast.AssignStmt) ast.Stmt {
 		}
 		targets.Names = append(targets.Names, temp("key", i))
 		targets.Exprs = append(targets.Exprs, a.Key)
-		assigns = append(assigns, callStmt(s, tableSetGuardName, table, ident(s, temp("key", i)), value))
+		assigns = append(assigns, g.callStmt(s, tableSetGuardName, table, ident(s, temp("key", i)), value))
 	}
 	block := &ast.DoBlockStmt{}
 	if len(targets.Names) > 0 {
@@ -284,17 +287,19 @@ func ident(at ast.PositionHolder, name string) *ast.IdentExpr {
 	return e
 }
 
-// guardCall is a call of the guard held by the local name, on at's lines, with one
-// result.
-func guardCall(at ast.PositionHolder, name string, args ...ast.Expr) *ast.FuncCallExpr {
+// call is a call of the guard held by the local name, on at's lines, with one result.
+func (g *astGuard) call(at ast.PositionHolder, name string, args ...ast.Expr) *ast.FuncCallExpr {
+	if !slices.Contains(g.used, name) {
+		g.used = append(g.used, name)
+	}
 	call := &ast.FuncCallExpr{Func: ident(at, name), Args: args, AdjustRet: true}
 	call.SetLine(at.Line())
 	call.SetLastLine(at.LastLine())
 	return call
 }
 
-func callStmt(at ast.Stmt, name string, args ...ast.Expr) *ast.FuncCallStmt {
-	st := &ast.FuncCallStmt{Expr: guardCall(at, name, args...)}
+func (g *astGuard) callStmt(at ast.Stmt, name string, args ...ast.Expr) *ast.FuncCallStmt {
+	st := &ast.FuncCallStmt{Expr: g.call(at, name, args...)}
 	st.SetLine(at.Line())
 	st.SetLastLine(at.LastLine())
 	return st
@@ -347,7 +352,7 @@ func (g *astGuard) expr(e ast.Expr) ast.Expr {
 			// an operand is one value, as in the chain
 			operands[i] = oneValue(g.expr(op))
 		}
-		return guardCall(e, concatGuardName, operands...)
+		return g.call(e, concatGuardName, operands...)
 	case *ast.AttrGetExpr:
 		e.Object, e.Key = g.expr(e.Object), g.expr(e.Key)
 	case *ast.TableExpr:
@@ -368,7 +373,7 @@ func (g *astGuard) expr(e ast.Expr) ast.Expr {
 		}
 		if len(guarded) > 0 {
 			e.Fields = kept
-			return guardCall(e, tableCtorGuardName, append([]ast.Expr{e}, guarded...)...)
+			return g.call(e, tableCtorGuardName, append([]ast.Expr{e}, guarded...)...)
 		}
 	case *ast.FuncCallExpr:
 		if e.Func != nil {
@@ -382,7 +387,7 @@ func (g *astGuard) expr(e ast.Expr) ast.Expr {
 		e.Lhs, e.Rhs = g.expr(e.Lhs), g.expr(e.Rhs)
 	case *ast.RelationalOpExpr:
 		e.Lhs, e.Rhs = g.expr(e.Lhs), g.expr(e.Rhs)
-		return guardCompare(e) // scriptcompare.go
+		return g.guardCompare(e) // scriptcompare.go
 	case *ast.ArithmeticOpExpr:
 		e.Lhs, e.Rhs = g.expr(e.Lhs), g.expr(e.Rhs)
 	case *ast.UnaryMinusOpExpr:
@@ -390,7 +395,7 @@ func (g *astGuard) expr(e ast.Expr) ast.Expr {
 	case *ast.UnaryNotOpExpr:
 		e.Expr = g.expr(e.Expr)
 	case *ast.UnaryLenOpExpr:
-		return guardCall(e, lenGuardName, oneValue(g.expr(e.Expr)))
+		return g.call(e, lenGuardName, oneValue(g.expr(e.Expr)))
 	case *ast.FunctionExpr:
 		g.stmts(e.Stmts)
 	}

@@ -110,16 +110,14 @@ func checkFormat(L *lua.LState, f string) (string, int) {
 		if arg > L.GetTop() {
 			raiseAsC(L, fmt.Sprintf("bad argument #%d to 'format' (no value)", arg))
 		}
-		v := L.Get(arg)
 		switch c {
 		case 's', 'q':
-			switch v.(type) {
-			case lua.LString, lua.LNumber:
-			default:
-				raiseAsC(L, fmt.Sprintf("bad argument #%d to 'format' (string expected, got %s)", arg, v.Type().String()))
-			}
-			if c == 'q' {
-				s := lua.LVAsString(v)
+			// a number as Lua prints it, %.14g (luastruct.go): gopher-lua gave Sprintf
+			// the number, which printed 2^60 in full
+			s := luaCheckString(L, "format", arg)
+			if c == 's' {
+				L.Replace(arg, lua.LString(s))
+			} else {
 				// a NUL quotes to four bytes: bounded and charged as every string made
 				if n := quotedLen(s); n > scriptMaxString {
 					L.RaiseError("not enough memory")
@@ -131,9 +129,7 @@ func checkFormat(L *lua.LState, f string) (string, int) {
 				continue
 			}
 		default:
-			if _, ok := luaToNumber(v); !ok {
-				raiseAsC(L, fmt.Sprintf("bad argument #%d to 'format' (number expected, got %s)", arg, v.Type().String()))
-			}
+			luaCheckNumber(L, "format", arg)
 		}
 		out = append(out, f[spec+1:i+1]...)
 	}

@@ -120,6 +120,7 @@ func TestLuaFormatAsRedis(t *testing.T) {
 		"return string.format('%q', 'a\\nb\\r\\0\"\\\\')", "return string.format('%10q|', 'ab')",
 		"return string.format('%10s|%.2s|%5.2s%%|%g', 'ab', 'abc', 'xyz', 1e20)",
 		"return string.format('%x %X %o %e', 255, 255, 8, 12345.678)",
+		"return string.format('%q|%s', 1/3, 2^60)",
 	} {
 		if got, want, same := evalBoth(t, r, n, script); !same {
 			t.Errorf("%s:\n nanokv       %s\n redis-server %s", script, render(got), render(want))
