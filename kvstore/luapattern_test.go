@@ -9,7 +9,9 @@ import (
 // does from every start: the matcher may refuse a pattern or run out of steps (a
 // patError), but must not fail otherwise (an index out of range would end the applier
 // of every member), and a match must lie within the subject, with its captures inside
-// it.
+// it. Every search runs under a budget, as a script's does: without one (the matcher's
+// unbounded mode) a backtracking pattern such as "a?a?a?...a" takes exponential time
+// and the fuzzer reports the worker as hung.
 func FuzzLuaPattern(f *testing.F) {
 	for _, c := range [][2]string{
 		{"hello world", "(%w+) (%w+)"}, {"x(a(b)c)y", "%b()"}, {"THE (quick) fox", "%f[%a]%a+"},
@@ -19,7 +21,8 @@ func FuzzLuaPattern(f *testing.F) {
 		f.Add(c[0], c[1])
 	}
 	f.Fuzz(func(t *testing.T, src, pat string) {
-		ms := &patState{src: src, pat: pat, left: 100_000}
+		budget := &scriptBudget{left: 100_000}
+		ms := &patState{src: src, pat: pat, budget: budget, left: budget.left}
 		defer func() {
 			if r := recover(); r != nil {
 				if _, ok := r.(patError); !ok {
