@@ -374,21 +374,35 @@ func newScriptVM() *scriptVM {
 	redis := L.NewTable()
 	redis.RawSetString("call", L.NewFunction(func(L *lua.LState) int { return vm.call(true) }))
 	redis.RawSetString("pcall", L.NewFunction(func(L *lua.LState) int { return vm.call(false) }))
-	redis.RawSetString("error_reply", L.NewFunction(func(L *lua.LState) int {
+	// Redis's checks of its own functions' arguments: error_reply and status_reply
+	// return an error reply when not given one string (a number is not one), and
+	// sha1hex raises one.
+	errorTable := func(msg string) *lua.LTable {
 		t := L.NewTable()
-		t.RawSetString("err", lua.LString(L.CheckString(1)))
-		L.Push(t)
-		return 1
-	}))
-	redis.RawSetString("status_reply", L.NewFunction(func(L *lua.LState) int {
-		t := L.NewTable()
-		t.RawSetString("ok", lua.LString(L.CheckString(1)))
-		L.Push(t)
-		return 1
-	}))
+		t.RawSetString("err", lua.LString(msg))
+		return t
+	}
+	reply := func(field string) lua.LGFunction {
+		return func(L *lua.LState) int {
+			s, ok := L.Get(1).(lua.LString)
+			if L.GetTop() != 1 || !ok {
+				L.Push(errorTable("ERR wrong number or type of arguments"))
+				return 1
+			}
+			if field == "err" {
+				s = lua.LString(errorReplyText(string(s)))
+			}
+			t := L.NewTable()
+			t.RawSetString(field, s)
+			L.Push(t)
+			return 1
+		}
+	}
+	redis.RawSetString("error_reply", L.NewFunction(reply("err")))
+	redis.RawSetString("status_reply", L.NewFunction(reply("ok")))
 	redis.RawSetString("sha1hex", L.NewFunction(func(L *lua.LState) int {
 		if L.GetTop() != 1 {
-			L.RaiseError("wrong number of arguments")
+			L.Error(errorTable("ERR wrong number of arguments"), 0)
 		}
 		L.Push(lua.LString(sha1hex(L.ToString(1))))
 		return 1
@@ -408,6 +422,8 @@ func newScriptVM() *scriptVM {
 	g.RawSetString("cjson", openCJSON(L))
 	g.RawSetString("cmsgpack", openCMsgpack(L)) // luamsgpack.go
 	g.RawSetString("struct", openStruct(L))     // luastruct.go
+
+	asLuaArguments(L, g) // luaargs.go
 
 	// Redis's global protection: a script may not create globals nor read missing ones,
 	// nor change a library.
@@ -453,10 +469,9 @@ func newScriptVM() *scriptVM {
 	setmt := g.RawGetString("setmetatable").(*lua.LFunction)
 	g.RawSetString("setmetatable", L.NewFunction(func(L *lua.LState) int {
 		refuse(L)
-		L.Insert(setmt, 1)
-		L.Call(L.GetTop()-1, 1)
-		return 1
+		return setmt.GFunction(L)
 	}))
+	wrapLuaLibrary(L, g, "") // luaargs.go
 	mt := L.NewTable()
 	mt.RawSetString("__newindex", L.NewFunction(func(L *lua.LState) int {
 		L.RaiseError("Attempt to modify a readonly table")
@@ -571,7 +586,7 @@ func scriptErrorHandler(L *lua.LState) int {
 	t, ok := err.(*lua.LTable)
 	if !ok {
 		t = L.NewTable()
-		t.RawSetString("err", lua.LString("ERR "+lua.LVAsString(err)))
+		t.RawSetString("err", lua.LString("ERR "+errorValueText(err)))
 	}
 	// the line of the script where it failed: the innermost frame of the script
 	for level := 0; ; level++ {
@@ -586,6 +601,18 @@ func scriptErrorHandler(L *lua.LState) int {
 	}
 	L.Push(t)
 	return 1
+}
+
+// errorValueText is how Redis writes an error value that is not a table: error(nil)
+// (or error()) is "ERR nil", error(true) "ERR true".
+func errorValueText(v lua.LValue) string {
+	switch v := v.(type) {
+	case lua.LNumber:
+		return formatG(float64(v))
+	case *lua.LNilType, lua.LBool:
+		return v.String()
+	}
+	return lua.LVAsString(v)
 }
 
 // rand48 is the 48-bit generator of POSIX drand48, as Redis's rand.c implements it for
@@ -1074,6 +1101,19 @@ func replyValues(v lua.LValue, depth int, limit int64) int64 {
 		n += replyValues(e, depth+1, limit-n)
 	}
 	return n
+}
+
+// errorReplyText is the err field of redis.error_reply(s), as Redis 7 makes it
+// (luaPushErrorBuff): s's first word is the error code when s starts with '-', else the
+// code is ERR ("x" is "ERR x", "-MY err" is "MY err"), and the message loses the CRs and
+// LFs at its ends.
+func errorReplyText(s string) string {
+	s = strings.TrimPrefix(s, "-")
+	code, msg, ok := strings.Cut(s, " ")
+	if !ok {
+		code, msg = "ERR", s
+	}
+	return code + " " + strings.Trim(msg, "\r\n")
 }
 
 // luaError is the error reply a script's error makes (scriptErrorHandler's table), and

@@ -3,6 +3,7 @@ package kvstore
 import (
 	"errors"
 	"strconv"
+	"strings"
 	"time"
 
 	lua "github.com/yuin/gopher-lua"
@@ -158,22 +159,61 @@ func boundStringBuilders(L *lua.LState) {
 		wrap(str, name, func(L *lua.LState) int { return len(L.CheckString(1)) })
 	}
 	tab := L.GetGlobal(lua.TabLibName).(*lua.LTable)
-	wrap(tab, "concat", func(L *lua.LState) int {
-		t := L.CheckTable(1)
-		sep := L.OptString(2, "")
-		i, j := L.OptInt(3, 1), L.OptInt(4, t.Len())
-		size := 0
-		for k := i; k <= j && size <= scriptMaxString; k++ {
-			v := t.RawGetInt(k)
-			if !lua.LVCanConvToString(v) {
-				return 0 // table.concat refuses it, with its own error
-			}
-			if size += len(lua.LVAsString(v)); k < j {
-				size += len(sep)
-			}
+	tab.RawSetString("concat", L.NewFunction(tableConcat))
+}
+
+// tableConcat is Lua 5.1's table.concat (tconcat): the separator is checked before the
+// table, a number is written as Lua prints it (%.14g; gopher-lua wrote 0.1+0.2 in full),
+// and a nil or other value in the range fails, where gopher-lua's skipped the nils
+// between i and j. It knows the result's length before it builds it: past
+// scriptMaxString it fails as a failed allocation, and it charges what it makes.
+func tableConcat(L *lua.LState) int {
+	sep := ""
+	if L.Get(2) != lua.LNil {
+		sep = luaCheckString(L, "concat", 2)
+	}
+	t := L.CheckTable(1)
+	i := L.OptInt(3, 1)
+	j := border(t)
+	if L.Get(4) != lua.LNil {
+		j = L.CheckInt(4)
+	}
+	field := func(k int) string {
+		var v lua.LValue
+		if k >= 1 {
+			v = t.RawGetInt(k)
+		} else {
+			v = t.RawGet(lua.LNumber(k))
 		}
-		return size
-	})
+		switch v := v.(type) {
+		case lua.LString:
+			return string(v)
+		case lua.LNumber:
+			return formatG(float64(v))
+		default:
+			L.RaiseError("invalid value (%s) at index %d in table for 'concat'", v.Type().String(), k)
+			return ""
+		}
+	}
+	size := 0
+	for k := i; k <= j && size <= scriptMaxString; k++ {
+		if size += len(field(k)); k < j {
+			size += len(sep)
+		}
+	}
+	if size > scriptMaxString {
+		L.RaiseError("not enough memory")
+	}
+	chargeBytes(L, size)
+	var b strings.Builder
+	b.Grow(size)
+	for k := i; k <= j; k++ {
+		if b.WriteString(field(k)); k < j {
+			b.WriteString(sep)
+		}
+	}
+	L.Push(lua.LString(b.String()))
+	return 1
 }
 
 // formatNumberMax bounds what string.format makes of an argument that is not a string.
@@ -194,11 +234,13 @@ const coroutineBytes = 64 << 10
 func watchCoroutines(L *lua.LState) {
 	co := L.GetGlobal(lua.CoroutineLibName).(*lua.LTable)
 	for _, name := range []string{"create", "wrap"} {
-		orig := co.RawGetString(name).(*lua.LFunction)
+		orig := co.RawGetString(name).(*lua.LFunction).GFunction
 		co.RawSetString(name, L.NewFunction(func(L *lua.LState) int {
+			if fn, ok := L.Get(1).(*lua.LFunction); ok && fn.IsG {
+				L.ArgError(1, "Lua function expected")
+			}
 			chargeBytes(L, coroutineBytes)
-			L.Insert(orig, 1)
-			L.Call(L.GetTop()-1, 1)
+			orig(L) // in this call's frame, so that its argument error is this function's
 			var th *lua.LState
 			switch v := L.Get(-1).(type) {
 			case *lua.LState: // create

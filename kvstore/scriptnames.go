@@ -129,7 +129,8 @@ func checkFormat(L *lua.LState, f string) (string, int) {
 				continue
 			}
 		default:
-			luaCheckNumber(L, "format", arg)
+			// a numeric string as the number it spells ("0x10" is 16), as Lua reads it
+			L.Replace(arg, lua.LNumber(luaCheckNumber(L, "format", arg)))
 		}
 		out = append(out, f[spec+1:i+1]...)
 	}

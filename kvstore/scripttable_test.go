@@ -4,6 +4,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"unsafe"
 
 	lua "github.com/yuin/gopher-lua"
 )
@@ -280,4 +281,33 @@ func TestTableOrderIsTheSameEverywhere(t *testing.T) {
 		}
 	}
 	sameDigests(t, a, b)
+}
+
+// TestArgErrorsKnowTheCallFrame: the argument errors are reworded only in the frame of
+// the function that raised them (luaargs.go), which they find through a field of
+// LState that gopher-lua does not export. If an upgrade moves it, this fails (and the
+// errors keep gopher-lua's words).
+func TestArgErrorsKnowTheCallFrame(t *testing.T) {
+	if lstateFrame == ^uintptr(0) {
+		t.Fatal("LState has no currentFrame pointer")
+	}
+	L := lua.NewState()
+	defer L.Close()
+	var inner, outer unsafe.Pointer
+	L.SetGlobal("f", L.NewFunction(func(L *lua.LState) int { inner = callFrame(L); return 0 }))
+	L.SetGlobal("g", L.NewFunction(func(L *lua.LState) int {
+		outer = callFrame(L)
+		L.Push(L.GetGlobal("f"))
+		L.Call(0, 0)
+		if callFrame(L) != outer {
+			t.Error("the frame changed after a call returned")
+		}
+		return 0
+	}))
+	if err := L.DoString("g()"); err != nil {
+		t.Fatal(err)
+	}
+	if inner == nil || outer == nil || inner == outer {
+		t.Fatalf("frames: inner %p, outer %p", inner, outer)
+	}
 }

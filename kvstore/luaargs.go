@@ -1,0 +1,313 @@
+package kvstore
+
+import (
+	"reflect"
+	"strconv"
+	"strings"
+	"unsafe"
+
+	lua "github.com/yuin/gopher-lua"
+)
+
+// The arguments of the libraries' functions, taken and refused as Lua 5.1's in Redis.
+//
+// Two things differed in gopher-lua, and scripts meet both:
+//
+//   - A numeric string where a function wants an integer. Lua's luaL_checkint converts
+//     "3" (and " 0x10 ") as arithmetic does, so string.sub(v, 1, ARGV[1]) and
+//     string.rep('-', ARGV[1]) work in Redis, where every ARGV is a string; gopher-lua's
+//     CheckInt and OptInt took only numbers and failed the script. Each function's
+//     integer arguments are converted before it runs (luaIntArgs), and a number given
+//     where an optional string goes (table.concat's separator) becomes its %.14g.
+//   - The wording of an argument error, which a script sees from pcall and a client in
+//     the reply: Lua 5.1 quotes the function's name and says "got no value" for a
+//     missing argument ("bad argument #1 to 'sub' (string expected, got no value)");
+//     gopher-lua wrote "to sub (string expected, got nil)". A function called by another
+//     Go function (pcall(string.rep)) is '?' in Lua, without the script's position,
+//     where gopher-lua gave "(anonymous)" and the position of the nearest Lua code.
+//
+// asLuaArguments wraps every function of the base library and of string, table, math,
+// coroutine, bit, cjson, cmsgpack and struct for both. An error is reworded only when
+// the wrapped function raised it itself, in its own call frame: an error from Lua code
+// it called (a table.sort comparator) passes through untouched, whatever its text.
+// Not done: a method call's argument numbers ('x':rep() is "bad argument #1" in Lua,
+// which does not count the receiver, and "#2" here).
+
+// luaIntArgs are the arguments a library function converts with luaL_checkint or
+// luaL_optint: a numeric string there is the number it spells. table.insert's second
+// argument is an integer only when a third follows (else it is the value to append).
+var luaIntArgs = map[string][]int{
+	"string.byte": {2, 3}, "string.find": {3}, "string.gsub": {4}, "string.match": {3},
+	"string.rep": {2}, "string.sub": {2, 3},
+	"table.concat": {3, 4}, "table.remove": {2},
+	"math.random": {1, 2}, "math.randomseed": {1}, "math.ldexp": {2},
+	"unpack": {2, 3}, "tonumber": {2},
+	"cmsgpack.unpack_one": {2}, "cmsgpack.unpack_limit": {2, 3},
+}
+
+// luaOwnRaises are the functions that raise what the script hands them, which is not
+// to be reworded whatever it says: error's value, and assert's message (assert words
+// its own argument error itself, below).
+var luaOwnRaises = map[string]bool{"error": true, "assert": true}
+
+// lstateFrame is the offset of LState's current call frame, which gopher-lua does not
+// export; -1 if an upgrade moved it (TestArgErrorsKnowTheCallFrame fails then, and
+// errors keep gopher-lua's wording).
+var lstateFrame = func() uintptr {
+	f, ok := reflect.TypeOf(lua.LState{}).FieldByName("currentFrame")
+	if !ok || f.Type.Kind() != reflect.Pointer {
+		return ^uintptr(0)
+	}
+	return f.Offset
+}()
+
+// callFrame identifies the call running on L.
+func callFrame(L *lua.LState) unsafe.Pointer {
+	if lstateFrame == ^uintptr(0) {
+		return nil
+	}
+	return *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(L), lstateFrame))
+}
+
+// asLuaArguments wraps the functions of the libraries reachable from the globals, g (see
+// the comment at the top). Called once the libraries are complete, before they are made
+// read-only; the globals' own functions are wrapped by wrapLuaLibrary(L, g, "") once the
+// last of them is set.
+func asLuaArguments(L *lua.LState, g *lua.LTable) {
+	libFunctions(L, g)
+	for _, lib := range []string{"string", "table", "math", "coroutine", "bit", "cjson", "cmsgpack", "struct"} {
+		wrapLuaLibrary(L, g.RawGetString(lib).(*lua.LTable), lib+".")
+	}
+}
+
+// wrapLuaLibrary wraps the Go functions of t, whose names are prefix and their key.
+func wrapLuaLibrary(L *lua.LState, t *lua.LTable, prefix string) {
+	wrapped := map[string]*lua.LFunction{}
+	t.ForEach(func(k, v lua.LValue) {
+		name, ok := k.(lua.LString)
+		fn, isFn := v.(*lua.LFunction)
+		if !ok || !isFn || !fn.IsG || luaOwnRaises[prefix+string(name)] || !isLuaName(string(name)) {
+			return // the compiler's guards have names no script can write
+		}
+		wrapped[string(name)] = fn
+	})
+	for name, fn := range wrapped {
+		// the same upvalues (pairs returns its upvalue, next)
+		up := make([]lua.LValue, len(fn.Upvalues))
+		for i, u := range fn.Upvalues {
+			up[i] = u.Value()
+		}
+		t.RawSetString(name, L.NewClosure(luaArgs(prefix+name, fn.GFunction), up...))
+	}
+}
+
+func isLuaName(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; !(c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || i > 0 && c >= '0' && c <= '9') {
+			return false
+		}
+	}
+	return s != ""
+}
+
+// luaArgs wraps the library function f, known as name ("string.sub").
+func luaArgs(name string, f lua.LGFunction) lua.LGFunction {
+	ints := luaIntArgs[name]
+	short := name[strings.LastIndexByte(name, '.')+1:]
+	return func(L *lua.LState) int {
+		top := L.GetTop()
+		for _, i := range ints {
+			if i <= top {
+				if s, ok := L.Get(i).(lua.LString); ok {
+					if n, ok := luaStringNumber(string(s)).(lua.LNumber); ok {
+						L.Replace(i, n)
+					}
+				}
+			}
+		}
+		if name == "table.concat" && top >= 2 {
+			if n, ok := L.Get(2).(lua.LNumber); ok {
+				L.Replace(2, lua.LString(formatG(float64(n))))
+			}
+		}
+		frame := callFrame(L)
+		defer func() {
+			if r := recover(); r != nil {
+				if e, ok := r.(*lua.ApiError); ok && frame != nil && callFrame(L) == frame {
+					if s, ok := e.Object.(lua.LString); ok {
+						e.Object = lua.LString(asLuaArgError(L, string(s), name, short, top))
+					}
+				}
+				panic(r)
+			}
+		}()
+		return f(L)
+	}
+}
+
+// asLuaArgError rewords gopher-lua's "<where> bad argument #n to f (detail)", raised by
+// the function name (its last part short) called with top arguments, as Lua 5.1's
+// luaL_argerror words it. Any other message is returned as it is.
+func asLuaArgError(L *lua.LState, msg, name, short string, top int) string {
+	const bad = "bad argument #"
+	i := strings.Index(msg, bad)
+	if i < 0 || i > 0 && !strings.HasSuffix(msg[:i], ": ") || !strings.HasSuffix(msg, ")") {
+		return msg
+	}
+	prefix, rest := msg[:i], msg[i+len(bad):]
+	sp := strings.Index(rest, " to ")
+	if sp < 0 {
+		return msg
+	}
+	n, err := strconv.Atoi(rest[:sp])
+	rest = rest[sp+len(" to "):]
+	op := strings.Index(rest, " (")
+	if err != nil || op < 0 || strings.HasPrefix(rest, "'") {
+		return msg // not gopher-lua's, or worded already
+	}
+	fn, detail := rest[:op], rest[op+2:len(rest)-1]
+	if strings.HasPrefix(L.Where(1), "[G]") {
+		// called by a Go function: Lua knows no name for it, nor a position (luaL_where
+		// of a C caller is empty)
+		prefix, fn = "", "?"
+	} else if fn == "(anonymous)" {
+		fn = short // a wrapper called the function gopher-lua raised in
+	}
+	if base, ok := strings.CutSuffix(detail, ", got nil"); ok && n > top {
+		detail = base + ", got no value"
+	}
+	switch name {
+	case "coroutine.resume", "coroutine.status":
+		if strings.HasPrefix(detail, "thread expected") {
+			detail = "coroutine expected"
+		}
+	case "coroutine.create", "coroutine.wrap":
+		if strings.HasPrefix(detail, "function expected") {
+			detail = "Lua function expected"
+		}
+	case "setmetatable":
+		if strings.HasPrefix(detail, "nil or table expected") {
+			detail = "nil or table expected"
+		}
+	}
+	return prefix + bad + strconv.Itoa(n) + " to '" + fn + "' (" + detail + ")"
+}
+
+// luaArgError raises Lua's argument error for argument n of fn, which is '?' when a Go
+// function called it.
+func luaArgError(L *lua.LState, n int, fn, detail string) {
+	if strings.HasPrefix(L.Where(1), "[G]") {
+		fn = "?"
+	}
+	raiseAsC(L, "bad argument #"+strconv.Itoa(n)+" to '"+fn+"' ("+detail+")")
+}
+
+// libFunctions replaces the functions whose checks differ from Lua 5.1's beyond the
+// wording: what they accept, or what they check first.
+func libFunctions(L *lua.LState, g *lua.LTable) {
+	str := g.RawGetString("string").(*lua.LTable)
+	// string.char: each code must be a byte (gopher-lua kept its low 8 bits)
+	char := str.RawGetString("char").(*lua.LFunction).GFunction
+	str.RawSetString("char", L.NewFunction(func(L *lua.LState) int {
+		for i := 1; i <= L.GetTop(); i++ {
+			v, ok := luaToNumber(L.Get(i))
+			if !ok {
+				L.TypeError(i, lua.LTNumber)
+			}
+			c := luaInt(v)
+			if c < 0 || c > 255 {
+				L.ArgError(i, "invalid value")
+			}
+			L.Replace(i, lua.LNumber(c))
+		}
+		return char(L)
+	}))
+	// select: luaL_checkint of the index, which a numeric string passes, and Lua's
+	// bounds (an index past 2^31 wraps as C's int does)
+	g.RawSetString("select", L.NewFunction(func(L *lua.LState) int {
+		n := L.GetTop()
+		if s, ok := L.Get(1).(lua.LString); ok && strings.HasPrefix(string(s), "#") {
+			L.Push(lua.LNumber(n - 1))
+			return 1
+		}
+		v, ok := luaToNumber(L.Get(1))
+		if !ok {
+			L.TypeError(1, lua.LTNumber)
+		}
+		i := luaInt(v)
+		if i < 0 {
+			i += n
+		} else if i > n {
+			i = n
+		}
+		if i < 1 {
+			L.ArgError(1, "index out of range")
+		}
+		return n - i
+	}))
+	// math.max and math.min of nothing: the first argument is missing (gopher-lua:
+	// "wrong number of arguments")
+	mathLib := g.RawGetString("math").(*lua.LTable)
+	for _, name := range []string{"max", "min"} {
+		f := mathLib.RawGetString(name).(*lua.LFunction).GFunction
+		mathLib.RawSetString(name, L.NewFunction(func(L *lua.LState) int {
+			L.CheckNumber(1)
+			return f(L)
+		}))
+	}
+	// assert: a value is required; the message may be a number; the arguments are
+	// returned
+	g.RawSetString("assert", L.NewFunction(func(L *lua.LState) int {
+		if L.GetTop() == 0 {
+			luaArgError(L, 1, "assert", "value expected")
+		}
+		if !lua.LVAsBool(L.Get(1)) {
+			msg := "assertion failed!"
+			if L.Get(2) != lua.LNil {
+				msg = luaCheckString(L, "assert", 2)
+			}
+			raiseAsC(L, msg) // luaL_error: the position of a Lua caller only
+		}
+		return L.GetTop()
+	}))
+	// error() raises nil, as error(nil) does (gopher-lua required a value)
+	errorFn := g.RawGetString("error").(*lua.LFunction).GFunction
+	g.RawSetString("error", L.NewFunction(func(L *lua.LState) int {
+		switch v := L.Get(1).(type) {
+		case *lua.LNilType:
+			L.SetTop(max(L.GetTop(), 1))
+		case lua.LNumber: // a number gets the position a string gets
+			L.Replace(1, lua.LString(formatG(float64(v))))
+		}
+		return errorFn(L)
+	}))
+	// xpcall checks its handler first
+	xpcall := g.RawGetString("xpcall").(*lua.LFunction).GFunction
+	g.RawSetString("xpcall", L.NewFunction(func(L *lua.LState) int {
+		L.CheckAny(2)
+		return xpcall(L)
+	}))
+	// tonumber's base: 2 to 36, checked after the string
+	tonumber := g.RawGetString("tonumber").(*lua.LFunction).GFunction
+	g.RawSetString("tonumber", L.NewFunction(func(L *lua.LState) int {
+		if L.GetTop() >= 2 && L.Get(2) != lua.LNil {
+			if base := L.CheckInt(2); base != 10 {
+				L.CheckString(1)
+				if base < 2 || base > 36 {
+					L.ArgError(2, "base out of range")
+				}
+			}
+		}
+		return tonumber(L)
+	}))
+}
+
+// luaInt is C's (int) of a lua_Number, as luaL_checkint takes it on x86-64: truncated
+// toward zero to 64 bits (a value past them is the "integer indefinite", the lowest),
+// then its low 32 bits.
+func luaInt(f float64) int {
+	if f != f || f >= 1<<63 || f < -(1<<63) {
+		return 0 // int32 of math.MinInt64
+	}
+	return int(int32(int64(f)))
+}

@@ -1,0 +1,69 @@
+package server
+
+import "testing"
+
+// TestLuaArgumentsAsRedis: the library functions take and refuse their arguments as Lua
+// 5.1's in Redis (kvstore/luaargs.go). A numeric string is an integer where one is
+// wanted (scripts pass ARGV, all strings, to string.sub and string.rep); an argument
+// error quotes the function's name, says "got no value" for a missing argument, and is
+// '?' without a position when a Go function (pcall) called it; an error from Lua code
+// a function called keeps its words; string.char, select, tonumber, assert, xpcall,
+// math.max, table.concat, error, coroutine.create/wrap and redis.error_reply,
+// status_reply and sha1hex check what Lua's and Redis's check. Before the change about
+// 90 of these answered otherwise.
+func TestLuaArgumentsAsRedis(t *testing.T) {
+	r, n := redisAndNanokv(t)
+	for _, script := range []string{
+		// numeric strings where integers go
+		"return string.sub('abcdef', '2', ' 4 ')", "return string.rep('x', '3')", "return string.char('65', 66)",
+		"return select('2', 'a', 'b')", "return string.byte('abc', ' 2 ')", "return table.concat({1, 2}, 3)",
+		"return table.concat({1, 2, 3}, '-', '1', '2')", "return string.format('%d|%x', '0x10', '255')",
+		"return ('abcdef'):sub('2', '3')", "return string.find('abcabc', 'b', '3')",
+		"return string.gsub('aaa', 'a', 'b', '2')", "return unpack({1, 2, 3}, '2')",
+		"return tonumber('ff', '16')", "return string.sub('abc', 'x')", "return string.rep('x', '3x')",
+		// wording: quoted names, no value, Go callers
+		"return string.sub()", "return string.sub('abc')", "return string.sub('abc', {})",
+		"return math.floor()", "return math.floor('a')", "return string.upper()", "return string.len(nil)",
+		"return string.rep()", "return string.find()", "return string.gsub('a', 'a')",
+		"return string.format()", "return table.concat()", "return table.insert()", "return table.remove()",
+		"return table.sort()", "return table.sort({3, 1}, 1)", "return table.getn()", "return unpack()",
+		"return setmetatable()", "return setmetatable({}, 1)", "return getmetatable()", "return rawget()",
+		"return rawget({})", "return rawset({}, 1)", "return rawequal(1)", "return type()", "return next()",
+		"return ipairs()", "return pairs()", "return tostring()", "return tonumber()", "return math.sqrt()",
+		"return math.fmod(1)", "return math.random(2, 1)", "return math.random(0)", "return math.randomseed()",
+		"return math.ldexp(1)", "return math.min(1, 'x')", "return bit.band('x')", "return bit.tohex()",
+		"return coroutine.resume()", "return coroutine.status()", "return loadstring()", "return xpcall()",
+		"local f = string.sub; return f()", "local t = {}; t.f = string.sub; return t.f()",
+		"return select(2, pcall(string.rep))", "return select(2, pcall(string.sub, 'x', {}))",
+		// errors that pass through a library function keep their words
+		"return {pcall(function() table.sort({3, 2, 1}, function(a, b) error('bad argument #1 to q (r)') end) end)}",
+		"return {pcall(function() table.sort({3, 2, 1}, function(a, b) return string.rep() end) end)}",
+		"return {pcall(assert, false, 'bad argument #1 to x (y)')}",
+		"return {pcall(function() assert(false, 'bad argument #1 to x (y)') end)}",
+		// what the functions check
+		"return string.char(256)", "return string.char(-1)", "return string.char(65.9, 66)", "return string.char()",
+		"return {pcall(string.char, 300)}", "return tonumber('10', 99)", "return tonumber('10', 1)",
+		"return tonumber({}, 16)", "return tonumber('z', 36)", "return select(2^31, 1, 2)",
+		"return select(2^32 + 1, 'a', 'b')", "return select(-1, 1, 2)", "return select(-5, 1, 2)",
+		"return select(0, 1)", "return select('#', 1, 2)", "return select('#x', 1, 2)", "return select('x', 1)",
+		"return math.max()", "return math.min()", "return math.max(3, '7', 5)",
+		"return assert()", "return assert(false)", "return assert(nil, 'm')", "return assert(false, 42)",
+		"return assert(false, {})", "return assert(1, 2, 3)", "return {pcall(assert)}",
+		"return xpcall(function() return 1 end)", "return error()", "return error(nil)", "return error(1)",
+		"return error(true)", "return error('x', 0)", "return {pcall(error)}",
+		"return coroutine.create(1)", "return coroutine.wrap()", "return coroutine.wrap(string.rep)",
+		"return table.concat({1, 2.5, 0.1 + 0.2, 'x'}, ', ')", "return table.concat({1, 2, 3}, '-', 2)",
+		"return table.concat({1, 2, 3}, '-', 3, 2)", "return table.concat({1, nil, 3}, '-', 1, 3)",
+		"return table.concat({}, 1, 2, 3, 4)", "return table.concat({{}})", "return table.concat({}, {})",
+		"return table.concat({[0] = 'a', 'b'}, '', 0)",
+		"return redis.sha1hex()", "return {pcall(redis.sha1hex)}", "return redis.error_reply()",
+		"return redis.status_reply({})", "return redis.error_reply(1)", "return redis.status_reply(1)",
+		"return type(redis.status_reply(1))", "return redis.error_reply('x')", "return redis.error_reply('x').err",
+		"return redis.error_reply('-x')", "return redis.error_reply('-MY err')", "return redis.error_reply('My Error').err",
+		"return redis.error_reply('')", "return redis.status_reply('OK')", "return {err = 'x'}",
+	} {
+		if got, want, same := evalBoth(t, r, n, script); !same {
+			t.Errorf("%s:\n nanokv       %s\n redis-server %s", script, render(got), render(want))
+		}
+	}
+}
