@@ -30,8 +30,8 @@ import (
 // coroutine, bit, cjson, cmsgpack and struct for both. An error is reworded only when
 // the wrapped function raised it itself, in its own call frame: an error from Lua code
 // it called (a table.sort comparator) passes through untouched, whatever its text.
-// Not done: a method call's argument numbers ('x':rep() is "bad argument #1" in Lua,
-// which does not count the receiver, and "#2" here).
+// In a method call ('x':rep()) Lua does not count the receiver: "bad argument #1 to
+// 'rep'", and "calling 'rep' on bad self" for the receiver itself (calledAsMethod).
 
 // luaIntArgs are the arguments a library function converts with luaL_checkint or
 // luaL_optint: a numeric string there is the number it spells. table.insert's second
@@ -67,6 +67,59 @@ func callFrame(L *lua.LState) unsafe.Pointer {
 		return nil
 	}
 	return *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(L), lstateFrame))
+}
+
+// frameFields are the offsets of a call frame's caller, function and next instruction
+// (gopher-lua's callFrame.Parent, Fn and Pc); ok is false if an upgrade changed them.
+var frameFields = func() (f struct {
+	parent, fn, pc uintptr
+	ok             bool
+}) {
+	cf, ok := reflect.TypeOf(lua.LState{}).FieldByName("currentFrame")
+	if !ok || cf.Type.Kind() != reflect.Pointer || cf.Type.Elem().Kind() != reflect.Struct {
+		return f
+	}
+	t := cf.Type.Elem()
+	parent, ok1 := t.FieldByName("Parent")
+	fn, ok2 := t.FieldByName("Fn")
+	pc, ok3 := t.FieldByName("Pc")
+	if !ok1 || !ok2 || !ok3 || parent.Type != cf.Type || fn.Type != reflect.TypeOf((*lua.LFunction)(nil)) || pc.Type.Kind() != reflect.Int {
+		return f
+	}
+	f.parent, f.fn, f.pc, f.ok = parent.Offset, fn.Offset, pc.Offset, true
+	return f
+}()
+
+// calledAsMethod reports whether the Go function running on L was called as a method
+// (`s:rep(3)`), which Lua 5.1 tells from the instruction that loaded the function: a
+// SELF into the register the CALL calls. The arguments' code between them writes only
+// the registers above it.
+func calledAsMethod(L *lua.LState) bool {
+	f := callFrame(L)
+	if f == nil || !frameFields.ok {
+		return false
+	}
+	caller := *(*unsafe.Pointer)(unsafe.Add(f, frameFields.parent))
+	if caller == nil {
+		return false
+	}
+	fn := *(**lua.LFunction)(unsafe.Add(caller, frameFields.fn))
+	pc := *(*int)(unsafe.Add(caller, frameFields.pc))
+	if fn == nil || fn.IsG || fn.Proto == nil || pc < 1 || pc > len(fn.Proto.Code) {
+		return false
+	}
+	code := fn.Proto.Code
+	call := code[pc-1]
+	if op := int(call >> 26); op != lua.OP_CALL && op != lua.OP_TAILCALL {
+		return false
+	}
+	a := call >> 18 & 0xff
+	for j := pc - 2; j >= 0; j-- {
+		if code[j]>>18&0xff == a {
+			return int(code[j]>>26) == lua.OP_SELF
+		}
+	}
+	return false
 }
 
 // asLuaArguments wraps the functions of the libraries reachable from the globals, g (see
@@ -176,6 +229,7 @@ func asLuaArgError(L *lua.LState, msg, name, short string, top int) string {
 	if base, ok := strings.CutSuffix(detail, ", got nil"); ok && n > top {
 		detail = base + ", got no value"
 	}
+	method := prefix != "" && calledAsMethod(L)
 	switch name {
 	case "coroutine.resume", "coroutine.status":
 		if strings.HasPrefix(detail, "thread expected") {
@@ -190,14 +244,25 @@ func asLuaArgError(L *lua.LState, msg, name, short string, top int) string {
 			detail = "nil or table expected"
 		}
 	}
+	if method { // Lua does not count the receiver
+		if n--; n == 0 {
+			return prefix + "calling '" + fn + "' on bad self (" + detail + ")"
+		}
+	}
 	return prefix + bad + strconv.Itoa(n) + " to '" + fn + "' (" + detail + ")"
 }
 
-// luaArgError raises Lua's argument error for argument n of fn, which is '?' when a Go
-// function called it.
-func luaArgError(L *lua.LState, n int, fn, detail string) {
-	if strings.HasPrefix(L.Where(1), "[G]") {
+// raiseArgError raises Lua 5.1's luaL_argerror for argument n of the Go function fn
+// running on L: fn is '?', without a position, when a Go function called it, and a
+// method call does not count its receiver.
+func raiseArgError(L *lua.LState, n int, fn, detail string) {
+	switch {
+	case strings.HasPrefix(L.Where(1), "[G]"):
 		fn = "?"
+	case calledAsMethod(L):
+		if n--; n == 0 {
+			raiseAsC(L, "calling '"+fn+"' on bad self ("+detail+")")
+		}
 	}
 	raiseAsC(L, "bad argument #"+strconv.Itoa(n)+" to '"+fn+"' ("+detail+")")
 }
@@ -259,7 +324,7 @@ func libFunctions(L *lua.LState, g *lua.LTable) {
 	// returned
 	g.RawSetString("assert", L.NewFunction(func(L *lua.LState) int {
 		if L.GetTop() == 0 {
-			luaArgError(L, 1, "assert", "value expected")
+			raiseArgError(L, 1, "assert", "value expected")
 		}
 		if !lua.LVAsBool(L.Get(1)) {
 			msg := "assertion failed!"
@@ -281,6 +346,16 @@ func libFunctions(L *lua.LState, g *lua.LTable) {
 		}
 		return errorFn(L)
 	}))
+	// next: a key the table never held is an error (gopher-lua went on from its first
+	// key); one set to nil during the traversal is not
+	next := g.RawGetString("next").(*lua.LFunction).GFunction
+	g.RawSetString("next", L.NewFunction(func(L *lua.LState) int {
+		t := L.CheckTable(1)
+		if k := L.Get(2); k != lua.LNil && !tableHeldKey(t, k) {
+			L.Error(lua.LString("invalid key to 'next'"), 0)
+		}
+		return next(L)
+	}))
 	// xpcall checks its handler first
 	xpcall := g.RawGetString("xpcall").(*lua.LFunction).GFunction
 	g.RawSetString("xpcall", L.NewFunction(func(L *lua.LState) int {
@@ -300,6 +375,32 @@ func libFunctions(L *lua.LState, g *lua.LTable) {
 		}
 		return tonumber(L)
 	}))
+}
+
+// ltableKeys is the index of LTable's k2i among its fields: the position of every key
+// its hash part ever held, which gopher-lua's Next walks (-1 if an upgrade moved it).
+var ltableKeys = func() int {
+	f, ok := reflect.TypeOf(lua.LTable{}).FieldByName("k2i")
+	if !ok || f.Type != reflect.TypeOf(map[lua.LValue]int(nil)) {
+		return -1
+	}
+	return f.Index[0]
+}()
+
+// tableHeldKey reports whether next(t, k) may go on from k: k is set, or is in the
+// array part, or the hash part held it (a key set to nil during a traversal).
+func tableHeldKey(t *lua.LTable, k lua.LValue) bool {
+	if t.RawGet(k) != lua.LNil {
+		return true
+	}
+	if n, ok := k.(lua.LNumber); ok && float64(n) == float64(int(n)) && n >= 1 && int(n) <= arrayLen(t) {
+		return true
+	}
+	if ltableKeys < 0 {
+		return true // not known: as gopher-lua did
+	}
+	m := reflect.ValueOf(t).Elem().Field(ltableKeys)
+	return !m.IsNil() && m.MapIndex(reflect.ValueOf(&k).Elem()).IsValid()
 }
 
 // luaInt is C's (int) of a lua_Number, as luaL_checkint takes it on x86-64: truncated

@@ -60,7 +60,7 @@ func (f *structFormat) number(n int) float64 {
 }
 
 func (f *structFormat) argError(n int, msg string) {
-	raiseAsC(f.L, fmt.Sprintf("bad argument #%d to '%s' (%s)", n, f.fn, msg))
+	raiseArgError(f.L, n, f.fn, msg)
 }
 
 // num reads the number after an option, or returns df (getnum).
@@ -343,13 +343,13 @@ func structSize(L *lua.LState) int {
 // Lua's argument error.
 func luaCheckNumber(L *lua.LState, fn string, n int) float64 {
 	if n > L.GetTop() {
-		raiseAsC(L, fmt.Sprintf("bad argument #%d to '%s' (number expected, got no value)", n, fn))
+		raiseArgError(L, n, fn, "number expected, got no value")
 	}
 	v := L.Get(n)
 	if f, ok := luaToNumber(v); ok {
 		return f
 	}
-	raiseAsC(L, fmt.Sprintf("bad argument #%d to '%s' (number expected, got %s)", n, fn, v.Type().String()))
+	raiseArgError(L, n, fn, "number expected, got "+v.Type().String())
 	return 0
 }
 
@@ -370,7 +370,7 @@ func luaToNumber(v lua.LValue) (float64, bool) {
 // else Lua's argument error.
 func luaCheckString(L *lua.LState, fn string, n int) string {
 	if n > L.GetTop() {
-		raiseAsC(L, fmt.Sprintf("bad argument #%d to '%s' (string expected, got no value)", n, fn))
+		raiseArgError(L, n, fn, "string expected, got no value")
 	}
 	switch v := L.Get(n).(type) {
 	case lua.LString:
@@ -378,7 +378,7 @@ func luaCheckString(L *lua.LState, fn string, n int) string {
 	case lua.LNumber:
 		return formatG(float64(v))
 	default:
-		raiseAsC(L, fmt.Sprintf("bad argument #%d to '%s' (string expected, got %s)", n, fn, v.Type().String()))
+		raiseArgError(L, n, fn, "string expected, got "+v.Type().String())
 	}
 	return ""
 }

@@ -108,7 +108,7 @@ func checkFormat(L *lua.LState, f string) (string, int) {
 			raiseAsC(L, fmt.Sprintf("invalid option '%%%c' to 'format'", c))
 		}
 		if arg > L.GetTop() {
-			raiseAsC(L, fmt.Sprintf("bad argument #%d to 'format' (no value)", arg))
+			raiseArgError(L, arg, "format", "no value")
 		}
 		switch c {
 		case 's', 'q':

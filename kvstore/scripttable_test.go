@@ -284,12 +284,16 @@ func TestTableOrderIsTheSameEverywhere(t *testing.T) {
 }
 
 // TestArgErrorsKnowTheCallFrame: the argument errors are reworded only in the frame of
-// the function that raised them (luaargs.go), which they find through a field of
-// LState that gopher-lua does not export. If an upgrade moves it, this fails (and the
-// errors keep gopher-lua's words).
+// the function that raised them, and a method call is told by its caller's code
+// (luaargs.go), through fields of LState and its frames that gopher-lua does not
+// export; next reads a table's key index. If an upgrade moves them, this fails (and
+// the errors keep gopher-lua's words).
 func TestArgErrorsKnowTheCallFrame(t *testing.T) {
-	if lstateFrame == ^uintptr(0) {
-		t.Fatal("LState has no currentFrame pointer")
+	if lstateFrame == ^uintptr(0) || !frameFields.ok {
+		t.Fatal("LState has no currentFrame pointer, or its frames no Parent, Fn and Pc")
+	}
+	if ltableKeys < 0 {
+		t.Fatal("LTable has no k2i map: next cannot tell a key it never held")
 	}
 	L := lua.NewState()
 	defer L.Close()

@@ -7,8 +7,8 @@ import "testing"
 // wanted (scripts pass ARGV, all strings, to string.sub and string.rep); an argument
 // error quotes the function's name, says "got no value" for a missing argument, and is
 // '?' without a position when a Go function (pcall) called it; an error from Lua code
-// a function called keeps its words; string.char, select, tonumber, assert, xpcall,
-// math.max, table.concat, error, coroutine.create/wrap and redis.error_reply,
+// a function called keeps its words; a method call does not count its receiver; string.char, select, tonumber, assert, xpcall,
+// math.max, table.concat, error, next, coroutine.create/wrap and redis.error_reply,
 // status_reply and sha1hex check what Lua's and Redis's check. Before the change about
 // 90 of these answered otherwise.
 func TestLuaArgumentsAsRedis(t *testing.T) {
@@ -61,6 +61,18 @@ func TestLuaArgumentsAsRedis(t *testing.T) {
 		"return type(redis.status_reply(1))", "return redis.error_reply('x')", "return redis.error_reply('x').err",
 		"return redis.error_reply('-x')", "return redis.error_reply('-MY err')", "return redis.error_reply('My Error').err",
 		"return redis.error_reply('')", "return redis.status_reply('OK')", "return {err = 'x'}",
+		// methods: Lua does not count the receiver
+		"return ('x'):rep()", "return ('x'):sub({})", "local s = 'abc' return s:sub(1, {})",
+		"return ('x'):rep(2, 3, {})", "return string.rep(('x'):upper(), {})",
+		"local t = {f = string.rep} return t:f()", "local s = 'ab' return s:rep(s:len(), 1):sub({})",
+		"return select(2, pcall(function() return ('x'):format({}) end))",
+		"return ('%d'):format('x')", "return ('%d %d'):format(1)", "return ('x'):gsub()",
+		"return struct.pack('i', {})",
+		// next from a key the table never held, and from keys cleared while traversing
+		"return next({}, 'nokey')", "return next({a = 1, b = 2}, 'zz')", "return next({1, 2}, 3)",
+		"return next({1, 2}, 1.5)", "return {next({1, 2}, 1)}", "return {next({10, 20, 30}, 2)}",
+		"local t = {a = 1, b = 2, c = 3} local n, k = 0, next(t) while k do t[k] = nil n = n + 1 k = next(t, k) end return n",
+		"local t = {1, 2, 3, x = 1} local n, k = 0, next(t) while k do t[k] = nil n = n + 1 k = next(t, k) end return n",
 	} {
 		if got, want, same := evalBoth(t, r, n, script); !same {
 			t.Errorf("%s:\n nanokv       %s\n redis-server %s", script, render(got), render(want))
