@@ -360,6 +360,17 @@ func libFunctions(L *lua.LState, g *lua.LTable) {
 	xpcall := g.RawGetString("xpcall").(*lua.LFunction).GFunction
 	g.RawSetString("xpcall", L.NewFunction(func(L *lua.LState) int {
 		L.CheckAny(2)
+		if h, ok := L.Get(2).(*lua.LFunction); ok {
+			// the handler is given the VM's messages in Lua's words (luaerrors.go)
+			L.Replace(2, L.NewFunction(func(L *lua.LState) int {
+				v := rewordError(L, L.Get(1))
+				L.SetTop(0)
+				L.Push(h)
+				L.Push(v)
+				L.Call(1, 1)
+				return 1
+			}))
+		}
 		return xpcall(L)
 	}))
 	// tonumber's base: 2 to 36, checked after the string

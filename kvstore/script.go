@@ -339,13 +339,18 @@ func newScriptVM() *scriptVM {
 		}
 		return 1
 	}))
-	// Redis's pcall hands a script the message of an error reply, not the table.
+	// Redis's pcall hands a script the message of an error reply, not the table; a
+	// message of the VM's is worded as Lua's before the stack unwinds (luaerrors.go).
+	reword := L.NewFunction(func(L *lua.LState) int {
+		L.Push(rewordError(L, L.Get(1)))
+		return 1
+	})
 	g.RawSetString("pcall", L.NewFunction(func(L *lua.LState) int {
 		n := L.GetTop()
 		if n == 0 {
 			L.ArgError(1, "value expected")
 		}
-		if err := L.PCall(n-1, lua.MultRet, nil); err != nil {
+		if err := L.PCall(n-1, lua.MultRet, reword); err != nil {
 			var v lua.LValue = lua.LString(err.Error())
 			if ae, ok := err.(*lua.ApiError); ok {
 				v = ae.Object
@@ -582,7 +587,7 @@ func openBit(L *lua.LState) *lua.LTable {
 // scriptErrorHandler turns the error a script raised into Rediss error table, with the
 // script line where it was raised (as Rediss __redis__err__handler does).
 func scriptErrorHandler(L *lua.LState) int {
-	err := L.Get(1)
+	err := rewordError(L, L.Get(1)) // Lua 5.1's words (luaerrors.go)
 	t, ok := err.(*lua.LTable)
 	if !ok {
 		t = L.NewTable()

@@ -395,8 +395,8 @@ func TestScriptConcatIsBounded(t *testing.T) {
 		{"local t = {'a' .. 'b', k = 'c' .. 'd'} return t[1] .. t.k", "abcd"},
 		{"local s = '' for i = 1, 100 do s = s .. i end return #s", int64(192)},
 		{"local function f() return 'p' .. 'q', 'r' end local x, y = f() return x .. y", "pqr"},
-		{"local a = 1\nlocal b = 2\nreturn 'x' ..\n nil", Err("ERR user_script:3: cannot perform concat operation between string and nil script: 52f089c514c2fa964f3ee0519507d52f0f5b04b7, on @user_script:3.")},
-		{"return {} .. 'x'", Err("ERR user_script:1: cannot perform concat operation between table and string script: bd7fed2b307ec6d6b2ab70b695be1da1b8c86eca, on @user_script:1.")},
+		{"local a = 1\nlocal b = 2\nreturn 'x' ..\n nil", Err("ERR user_script:3: attempt to concatenate a nil value script: 52f089c514c2fa964f3ee0519507d52f0f5b04b7, on @user_script:3.")},
+		{"return {} .. 'x'", Err("ERR user_script:1: attempt to concatenate a table value script: bd7fed2b307ec6d6b2ab70b695be1da1b8c86eca, on @user_script:1.")},
 	} {
 		a.expect(c.want, "EVAL", c.script, "0")
 	}

@@ -37,7 +37,7 @@ const concatGuardName = "concat guard"
 // returned.
 func concatGuard(L *lua.LState) int {
 	n := L.GetTop()
-	rhs := L.Get(n)
+	rhs, rhsArg := L.Get(n), n // rhsArg: the argument rhs is, 0 once it is a result
 	for i := n - 1; i >= 1; {
 		lhs := L.Get(i)
 		if !lua.LVCanConvToString(lhs) || !lua.LVCanConvToString(rhs) {
@@ -46,13 +46,17 @@ func concatGuard(L *lua.LState) int {
 				op = L.GetMetaField(rhs, "__concat")
 			}
 			if op.Type() != lua.LTFunction {
-				L.RaiseError("cannot perform concat operation between %v and %v", lhs.Type().String(), rhs.Type().String())
+				// luaG_concaterror: the left operand, unless it is a string or number
+				if lua.LVCanConvToString(lhs) {
+					L.RaiseError("%s", guardTypeError(L, "concatenate", rhsArg, rhs))
+				}
+				L.RaiseError("%s", guardTypeError(L, "concatenate", i, lhs))
 			}
 			L.Push(op)
 			L.Push(lhs)
 			L.Push(rhs)
 			L.Call(2, 1)
-			rhs = L.Get(-1)
+			rhs, rhsArg = L.Get(-1), 0
 			L.Pop(1)
 			i--
 			continue
@@ -74,7 +78,7 @@ func concatGuard(L *lua.LState) int {
 			L.RaiseError("not enough memory")
 		}
 		chargeBytes(L, size)
-		rhs = lua.LString(strings.Join(append(parts, last), ""))
+		rhs, rhsArg = lua.LString(strings.Join(append(parts, last), "")), 0
 		i = first - 1
 	}
 	L.Push(rhs)

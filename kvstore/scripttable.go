@@ -107,7 +107,7 @@ func chargePadding(L *lua.LState, t *lua.LTable, key lua.LValue) {
 // charges the padding of the table that stores the value.
 func tableSetGuard(L *lua.LState) int {
 	obj, key, val := L.Get(1), L.Get(2), L.Get(3)
-	for range lua.MaxTableGetLoop {
+	for loop := range lua.MaxTableGetLoop {
 		t, isTable := obj.(*lua.LTable)
 		if isTable && t.RawGet(key) != lua.LNil {
 			L.RawSet(t, key, val)
@@ -116,7 +116,11 @@ func tableSetGuard(L *lua.LState) int {
 		meta := L.GetMetaField(obj, "__newindex")
 		if meta == lua.LNil {
 			if !isTable {
-				L.RaiseError("attempt to index a non-table object(%v) with key '%s'", obj.Type().String(), key.String())
+				arg := 1 // the table operand, named as the script names it (luaerrors.go)
+				if loop > 0 {
+					arg = 0 // a __newindex of it
+				}
+				L.RaiseError("%s", guardTypeError(L, "index", arg, obj))
 			}
 			chargePadding(L, t, key)
 			L.RawSet(t, key, val)
@@ -150,8 +154,8 @@ func tableCtorGuard(L *lua.LState) int {
 }
 
 // lenGuard is `#x`, as gopher-lua's OP_LEN (a string's length, __len), but a table's is
-// border's, and the error is Lua 5.1's for a value without a name (gopher-lua said
-// "__len undefined"; Lua names a local or a global where it can, which the guard cannot).
+// border's, and the error is Lua 5.1's, naming x as the script does (gopher-lua said
+// "__len undefined").
 func lenGuard(L *lua.LState) int {
 	v := L.Get(1)
 	if s, ok := v.(lua.LString); ok {
@@ -166,7 +170,7 @@ func lenGuard(L *lua.LState) int {
 	}
 	t, ok := v.(*lua.LTable)
 	if !ok {
-		L.RaiseError("attempt to get length of a %s value", v.Type().String())
+		L.RaiseError("%s", guardTypeError(L, "get length of", 1, v))
 	}
 	L.Push(lua.LNumber(border(t)))
 	return 1

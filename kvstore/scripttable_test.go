@@ -135,7 +135,7 @@ func TestGuardedAssignmentsMeanWhatTheyDid(t *testing.T) {
 		h.expect(c.want, "EVAL", c.script, "0")
 	}
 	for _, c := range []struct{ script, want string }{
-		{"local x\nlocal k = 1\nx[k] = 2", "ERR user_script:3: attempt to index a non-table object(nil) with key '1'"},
+		{"local x\nlocal k = 1\nx[k] = 2", "ERR user_script:3: attempt to index local 'x' (a nil value)"},
 		{"local t, k = {}, nil\n\nt[k] = 1", "ERR user_script:3: table index is nil"},
 		{"local t, k = {}, 0/0\nt[k] = 1", "ERR user_script:2: table index is NaN"},
 		{"local k = nil\nlocal t = {[k] = 1}", "ERR user_script:2: table index is nil"},
@@ -291,6 +291,9 @@ func TestTableOrderIsTheSameEverywhere(t *testing.T) {
 func TestArgErrorsKnowTheCallFrame(t *testing.T) {
 	if lstateFrame == ^uintptr(0) || !frameFields.ok {
 		t.Fatal("LState has no currentFrame pointer, or its frames no Parent, Fn and Pc")
+	}
+	if !vmLayout.ok {
+		t.Fatal("LState has no registers or its frames no LocalBase: runtime errors cannot name values")
 	}
 	if ltableKeys < 0 {
 		t.Fatal("LTable has no k2i map: next cannot tell a key it never held")
