@@ -17,8 +17,10 @@ import (
 //     "3" (and " 0x10 ") as arithmetic does, so string.sub(v, 1, ARGV[1]) and
 //     string.rep('-', ARGV[1]) work in Redis, where every ARGV is a string; gopher-lua's
 //     CheckInt and OptInt took only numbers and failed the script. Each function's
-//     integer arguments are converted before it runs (luaIntArgs), and a number given
-//     where an optional string goes (table.concat's separator) becomes its %.14g.
+//     integer arguments are converted before it runs (luaIntArgs), to C's int as
+//     luaL_checkint makes it (luaInt: string.rep('x', 2^32 + 2) is "xx" in Redis), and
+//     a number given where an optional string goes (table.concat's separator) becomes
+//     its %.14g.
 //   - The wording of an argument error, which a script sees from pcall and a client in
 //     the reply: Lua 5.1 quotes the function's name and says "got no value" for a
 //     missing argument ("bad argument #1 to 'sub' (string expected, got no value)");
@@ -34,15 +36,22 @@ import (
 // 'rep'", and "calling 'rep' on bad self" for the receiver itself (calledAsMethod).
 
 // luaIntArgs are the arguments a library function converts with luaL_checkint or
-// luaL_optint: a numeric string there is the number it spells. table.insert's second
-// argument is an integer only when a third follows (else it is the value to append).
+// luaL_optint, to C's int: a numeric string there is the number it spells, and a
+// number is cut to 32 bits (luaInt). (table.insert's second argument is one only when
+// a third follows; else it is the value to append.)
 var luaIntArgs = map[string][]int{
-	"string.byte": {2, 3}, "string.find": {3}, "string.gsub": {4}, "string.match": {3},
-	"string.rep": {2}, "string.sub": {2, 3},
+	"string.gsub": {4}, "string.rep": {2},
 	"table.concat": {3, 4}, "table.remove": {2},
 	"math.random": {1, 2}, "math.randomseed": {1}, "math.ldexp": {2},
 	"unpack": {2, 3}, "tonumber": {2},
 	"cmsgpack.unpack_one": {2}, "cmsgpack.unpack_limit": {2, 3},
+}
+
+// luaIntegerArgs are those converted with luaL_checkinteger or luaL_optinteger, to a
+// 64-bit ptrdiff_t, which gopher-lua's int holds: a numeric string becomes its number,
+// and one past 64 bits C's (the lowest).
+var luaIntegerArgs = map[string][]int{
+	"string.byte": {2, 3}, "string.find": {3}, "string.match": {3}, "string.sub": {2, 3},
 }
 
 // luaOwnRaises are the functions that raise what the script hands them, which is not
@@ -165,17 +174,42 @@ func isLuaName(s string) bool {
 
 // luaArgs wraps the library function f, known as name ("string.sub").
 func luaArgs(name string, f lua.LGFunction) lua.LGFunction {
-	ints := luaIntArgs[name]
+	ints, integers := luaIntArgs[name], luaIntegerArgs[name]
 	short := name[strings.LastIndexByte(name, '.')+1:]
 	return func(L *lua.LState) int {
 		top := L.GetTop()
 		for _, i := range ints {
 			if i <= top {
-				if s, ok := L.Get(i).(lua.LString); ok {
-					if n, ok := luaStringNumber(string(s)).(lua.LNumber); ok {
+				switch v := L.Get(i).(type) {
+				case lua.LString:
+					if n, ok := luaStringNumber(string(v)).(lua.LNumber); ok {
+						L.Replace(i, lua.LNumber(luaInt(float64(n))))
+					}
+				case lua.LNumber:
+					if n := lua.LNumber(luaInt(float64(v))); n != v {
 						L.Replace(i, n)
 					}
 				}
+			}
+		}
+		for _, i := range integers {
+			if i <= top {
+				if n, ok := luaToNumber(L.Get(i)); ok {
+					if n != n || n >= 1<<63 || n < -(1<<63) {
+						// C's (ptrdiff_t) of it is the lowest integer: a position
+						// before any string's start; -2^62 means that without
+						// overflowing gopher-lua's arithmetic on it
+						n = -(1 << 62)
+					}
+					if lua.LNumber(n) != L.Get(i) {
+						L.Replace(i, lua.LNumber(n))
+					}
+				}
+			}
+		}
+		if name == "table.insert" && top == 3 { // insert(t, pos, v)
+			if n, ok := luaToNumber(L.Get(2)); ok {
+				L.Replace(2, lua.LNumber(luaInt(n)))
 			}
 		}
 		if name == "table.concat" && top >= 2 {

@@ -61,6 +61,14 @@ func TestLuaArgumentsAsRedis(t *testing.T) {
 		"return type(redis.status_reply(1))", "return redis.error_reply('x')", "return redis.error_reply('x').err",
 		"return redis.error_reply('-x')", "return redis.error_reply('-MY err')", "return redis.error_reply('My Error').err",
 		"return redis.error_reply('')", "return redis.status_reply('OK')", "return {err = 'x'}",
+		// integers as C's int of them (luaL_checkint)
+		"return string.sub('abc', 1, 2^31)", "return string.sub('abc', 2^32 + 2)", "return string.rep('x', 2^32 + 2)",
+		"return unpack({1, 2, 3}, 1, 2^31)", "return unpack({1, 2, 3}, 2^32 + 2)", "return string.byte('abc', 2^32 + 1)",
+		"return table.concat({1, 2, 3}, ',', 2^32 + 1, 2^32 + 2)", "return math.random(2^32 + 1)",
+		"return string.find('abc', 'c', 2^32 + 2)", "return string.sub('abc', -2^31 - 1)", "return string.sub('abc', 1e300)",
+		"return table.remove({1, 2, 3}, 2^32 + 1)", "return string.char(2^32 + 65)", "return select(-2^32 + 1, 'a', 'b')",
+		"return string.sub('abcdef', 2.9, 4.1)", "return string.sub('abcdef', -2.5)",
+		"local t = {1, 2, 3} table.insert(t, 2^32 + 2, 'x') return t", "local t = {1, 2} table.insert(t, '1', 'x') return t",
 		// methods: Lua does not count the receiver
 		"return ('x'):rep()", "return ('x'):sub({})", "local s = 'abc' return s:sub(1, {})",
 		"return ('x'):rep(2, 3, {})", "return string.rep(('x'):upper(), {})",
