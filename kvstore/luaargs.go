@@ -54,6 +54,14 @@ var luaIntegerArgs = map[string][]int{
 	"string.byte": {2, 3}, "string.find": {3}, "string.match": {3}, "string.sub": {2, 3},
 }
 
+// luaStringArgs are the string functions' string arguments: a number there is the
+// string Lua writes for it (%.14g, luaToString), not gopher-lua's.
+var luaStringArgs = map[string][]int{
+	"string.byte": {1}, "string.find": {1, 2}, "string.gmatch": {1, 2}, "string.gsub": {1, 2, 3},
+	"string.len": {1}, "string.lower": {1}, "string.match": {1, 2}, "string.rep": {1},
+	"string.reverse": {1}, "string.sub": {1}, "string.upper": {1},
+}
+
 // luaOwnRaises are the functions that raise what the script hands them, which is not
 // to be reworded whatever it says: error's value, and assert's message (assert words
 // its own argument error itself, below).
@@ -174,7 +182,7 @@ func isLuaName(s string) bool {
 
 // luaArgs wraps the library function f, known as name ("string.sub").
 func luaArgs(name string, f lua.LGFunction) lua.LGFunction {
-	ints, integers := luaIntArgs[name], luaIntegerArgs[name]
+	ints, integers, strs := luaIntArgs[name], luaIntegerArgs[name], luaStringArgs[name]
 	short := name[strings.LastIndexByte(name, '.')+1:]
 	return func(L *lua.LState) int {
 		top := L.GetTop()
@@ -204,6 +212,13 @@ func luaArgs(name string, f lua.LGFunction) lua.LGFunction {
 					if lua.LNumber(n) != L.Get(i) {
 						L.Replace(i, lua.LNumber(n))
 					}
+				}
+			}
+		}
+		for _, i := range strs {
+			if i <= top {
+				if n, ok := L.Get(i).(lua.LNumber); ok {
+					L.Replace(i, lua.LString(formatG(float64(n))))
 				}
 			}
 		}

@@ -58,7 +58,30 @@ func openCJSON(L *lua.LState) *lua.LTable {
 }
 
 // formatG is C's "%.14g", the way Lua 5.1 and lua-cjson print a number.
-func formatG(f float64) string { return strconv.FormatFloat(f, 'g', 14, 64) }
+func formatG(f float64) string {
+	switch {
+	case math.IsNaN(f): // glibc's printf writes the sign of a NaN: 0/0 is -nan on x86
+		if math.Signbit(f) {
+			return "-nan"
+		}
+		return "nan"
+	case math.IsInf(f, 1):
+		return "inf"
+	case math.IsInf(f, -1):
+		return "-inf"
+	}
+	return strconv.FormatFloat(f, 'g', 14, 64)
+}
+
+// luaToString is lua_tolstring of a string or a number: a number as Lua 5.1 writes it,
+// with %.14g (gopher-lua wrote Go's shortest digits: 0.1 + 0.2 was
+// 0.30000000000000004 where Lua writes 0.3, and 1/0 +Inf where Lua writes inf).
+func luaToString(v lua.LValue) string {
+	if n, ok := v.(lua.LNumber); ok {
+		return formatG(float64(n))
+	}
+	return lua.LVAsString(v)
+}
 
 func jsonEncode(L *lua.LState, b *strings.Builder, v lua.LValue, null lua.LValue, depth int) {
 	fail := func(v lua.LValue, reason string) {

@@ -69,11 +69,11 @@ func concatGuard(L *lua.LState) int {
 		parts := make([]string, 0, i-first+2)
 		size := 0
 		for k := first; k <= i; k++ {
-			s := lua.LVAsString(L.Get(k))
+			s := luaToString(L.Get(k))
 			parts = append(parts, s)
 			size += len(s)
 		}
-		last := lua.LVAsString(rhs)
+		last := luaToString(rhs)
 		if size += len(last); size > scriptMaxString {
 			L.RaiseError("not enough memory")
 		}

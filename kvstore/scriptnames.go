@@ -51,6 +51,9 @@ func (vm *scriptVM) nameObjects(L *lua.LState) {
 		v := L.CheckAny(1)
 		if L.GetMetaField(v, "__tostring") == lua.LNil {
 			switch v.(type) {
+			case lua.LNumber:
+				L.Push(lua.LString(luaToString(v)))
+				return 1
 			case *lua.LTable, *lua.LFunction, *lua.LState, *lua.LUserData:
 				L.Push(lua.LString(vm.objectName(v)))
 				return 1

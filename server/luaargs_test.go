@@ -69,6 +69,15 @@ func TestLuaArgumentsAsRedis(t *testing.T) {
 		"return table.remove({1, 2, 3}, 2^32 + 1)", "return string.char(2^32 + 65)", "return select(-2^32 + 1, 'a', 'b')",
 		"return string.sub('abcdef', 2.9, 4.1)", "return string.sub('abcdef', -2.5)",
 		"local t = {1, 2, 3} table.insert(t, 2^32 + 2, 'x') return t", "local t = {1, 2} table.insert(t, '1', 'x') return t",
+		// numbers as strings: %.14g, inf, nan, in tostring, .. and the string functions
+		"return tostring(0.1 + 0.2)", "return tostring(1/3)", "return 'x' .. 1/3", "return tostring(1e15)",
+		"return tostring(2^53)", "return tostring(100)", "return tostring(-0.0)", "return tostring(1/0)",
+		"return tostring(-1/0)", "return tostring(0/0)", "return tostring(-(0/0))", "return 1/3 .. ''", "return 1 .. 2",
+		"return string.len(1/3)", "return string.rep(0.1 + 0.2, 2)", "return string.sub(1/3, 1, 5)",
+		"return string.upper(1e100)", "return (string.gsub('a1', '1', 0.5))", "return string.find(1/3, '333')",
+		"return string.format('%s', 1/3)", "return table.concat({1/3, 1e300, 2^63}, ' ')", "return cjson.encode({1/3})",
+		"return tostring(123456789012345)", "return tostring(1234567890123456)", "return tostring(-1e-5)",
+		"return tostring(5e-324)", "return string.byte(12, 1, -1)",
 		// methods: Lua does not count the receiver
 		"return ('x'):rep()", "return ('x'):sub({})", "local s = 'abc' return s:sub(1, {})",
 		"return ('x'):rep(2, 3, {})", "return string.rep(('x'):upper(), {})",
