@@ -243,6 +243,11 @@ func rewordRuntimeError(f *vmFrame, msg string) string {
 		default:
 			return msg
 		}
+		// the value that could not be indexed: the register's, or one its __index or
+		// __newindex chain led to, which Lua does not name
+		if typ, _, ok := strings.Cut(strings.TrimPrefix(body, "attempt to index a non-table object("), ")"); ok && typ != f.reg(r).Type().String() {
+			return prefix + "attempt to index a " + typ + " value"
+		}
 		return prefix + f.typeError("index", r, f.reg(r))
 	case strings.HasPrefix(body, "cannot perform ") && op >= lua.OP_ADD && op <= lua.OP_POW:
 		// luaG_aritherror: the first operand if it is not a number, else the second

@@ -34,6 +34,12 @@ func TestLuaRuntimeErrorsAsRedis(t *testing.T) {
 		"local function f(a) return a.b end return {pcall(f)}", "local x = 1 local function f() return x.y end return f()",
 		"return redis.call('get', KEYS[1]).x", "local v = redis.call('get', 'nokey') return v.x",
 		"local ok, e = pcall(function() return nosuch.x end) return e",
+		// a chain of __index or __newindex that ends in a non-table names no variable
+		"return setmetatable({}, {__index = 5}).x", "local t = setmetatable({}, {__index = 5}) return t.x",
+		"local t = setmetatable({}, {__newindex = 5}) t.x = 1", "local t = setmetatable({}, {__newindex = 5}) local k = 'x' t[k] = 1",
+		"local t = setmetatable({}, {__index = setmetatable({}, {__index = true})}) return t.x",
+		// a key that is a table: no address in the message
+		"local t; return t[{}]", "local k = {} return {pcall(function() local u; return u[k] end)}",
 	} {
 		if got, want, same := evalBoth(t, r, n, script); !same {
 			t.Errorf("%s:\n nanokv       %s\n redis-server %s", script, render(got), render(want))
