@@ -44,7 +44,6 @@ var luaIntArgs = map[string][]int{
 	"table.concat": {3, 4}, "table.remove": {2},
 	"math.random": {1, 2}, "math.randomseed": {1}, "math.ldexp": {2},
 	"unpack": {2, 3}, "tonumber": {2},
-	"cmsgpack.unpack_one": {2}, "cmsgpack.unpack_limit": {2, 3},
 }
 
 // luaIntegerArgs are those converted with luaL_checkinteger or luaL_optinteger, to a
@@ -52,6 +51,7 @@ var luaIntArgs = map[string][]int{
 // and one past 64 bits C's (the lowest).
 var luaIntegerArgs = map[string][]int{
 	"string.byte": {2, 3}, "string.find": {3}, "string.match": {3}, "string.sub": {2, 3},
+	"cmsgpack.unpack_one": {2}, "cmsgpack.unpack_limit": {2, 3}, // lua-cmsgpack's long
 }
 
 // luaStringArgs are the string functions' string arguments: a number there is the
@@ -112,28 +112,18 @@ var frameFields = func() (f struct {
 // SELF into the register the CALL calls. The arguments' code between them writes only
 // the registers above it.
 func calledAsMethod(L *lua.LState) bool {
-	f := callFrame(L)
-	if f == nil || !frameFields.ok {
+	f, ok := callerFrame(L) // luaerrors.go
+	if !ok {
 		return false
 	}
-	caller := *(*unsafe.Pointer)(unsafe.Add(f, frameFields.parent))
-	if caller == nil {
+	code := f.fn.Proto.Code
+	call := code[f.pc]
+	if op := opCode(call); op != lua.OP_CALL && op != lua.OP_TAILCALL {
 		return false
 	}
-	fn := *(**lua.LFunction)(unsafe.Add(caller, frameFields.fn))
-	pc := *(*int)(unsafe.Add(caller, frameFields.pc))
-	if fn == nil || fn.IsG || fn.Proto == nil || pc < 1 || pc > len(fn.Proto.Code) {
-		return false
-	}
-	code := fn.Proto.Code
-	call := code[pc-1]
-	if op := int(call >> 26); op != lua.OP_CALL && op != lua.OP_TAILCALL {
-		return false
-	}
-	a := call >> 18 & 0xff
-	for j := pc - 2; j >= 0; j-- {
-		if code[j]>>18&0xff == a {
-			return int(code[j]>>26) == lua.OP_SELF
+	for j := f.pc - 1; j >= 0; j-- {
+		if opA(code[j]) == opA(call) {
+			return opCode(code[j]) == lua.OP_SELF
 		}
 	}
 	return false

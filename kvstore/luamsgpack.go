@@ -181,9 +181,10 @@ func msgpackUnpack(L *lua.LState, limit, offset int) int {
 	s := L.CheckString(1)
 	if offset < 0 || limit < 0 {
 		// (lua-cmsgpack prints the input's length as the limit)
-		L.RaiseError("Invalid request to unpack with offset of %d and limit of %d.", offset, len(s))
+		L.RaiseError("Invalid request to unpack with offset of %d and limit of %d.", int32(offset), int32(len(s)))
 	} else if offset > len(s) {
-		L.RaiseError("Start offset %d greater than input length %d.", offset, len(s))
+		// lua-cmsgpack compares longs but prints them with %d: their low 32 bits
+		L.RaiseError("Start offset %d greater than input length %d.", int32(offset), int32(len(s)))
 	}
 	all := limit == 0 && offset == 0
 	if all {

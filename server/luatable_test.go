@@ -104,12 +104,23 @@ func evalBoth(t *testing.T, r, n *rconn, script string) (got, want rval, same bo
 	return got, want, reflect.DeepEqual(got, want)
 }
 
+// sameAsRedis runs each script with EVAL on redis-server and on nanokv and requires the
+// same reply, errors included.
+func sameAsRedis(t *testing.T, scripts []string) {
+	t.Helper()
+	r, n := redisAndNanokv(t)
+	for _, script := range scripts {
+		if got, want, same := evalBoth(t, r, n, script); !same {
+			t.Errorf("%s:\n nanokv       %s\n redis-server %s", script, render(got), render(want))
+		}
+	}
+}
+
 // TestLuaFormatAsRedis: string.format answers as Lua 5.1's in Redis where gopher-lua's
 // printed Go's complaints, zeros or a table's address: invalid options, missing and
 // extra arguments, a %d of a non-number, a %s or %q of a table, %q's quoting.
 func TestLuaFormatAsRedis(t *testing.T) {
-	r, n := redisAndNanokv(t)
-	for _, script := range []string{
+	sameAsRedis(t, []string{
 		"return string.format('%d')", "return string.format('%s %d', 'a')",
 		"return string.format('%y', 1)", "return string.format('%5', 1)",
 		"return string.format('%d', 'x')", "return string.format('%d', '12')",
@@ -121,9 +132,5 @@ func TestLuaFormatAsRedis(t *testing.T) {
 		"return string.format('%10s|%.2s|%5.2s%%|%g', 'ab', 'abc', 'xyz', 1e20)",
 		"return string.format('%x %X %o %e', 255, 255, 8, 12345.678)",
 		"return string.format('%q|%s', 1/3, 2^60)",
-	} {
-		if got, want, same := evalBoth(t, r, n, script); !same {
-			t.Errorf("%s:\n nanokv       %s\n redis-server %s", script, render(got), render(want))
-		}
-	}
+	})
 }
