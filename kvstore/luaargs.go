@@ -400,8 +400,11 @@ func libFunctions(L *lua.LState, g *lua.LTable) {
 	g.RawSetString("xpcall", L.NewFunction(func(L *lua.LState) int {
 		L.CheckAny(2)
 		if h, ok := L.Get(2).(*lua.LFunction); ok {
-			// the handler is given the VM's messages in Lua's words (luaerrors.go)
+			// the handler is given the VM's messages in Lua's words, and the failed
+			// call's upvalues are closed, as pcall's (luaerrors.go)
+			base := frameBase(L)
 			L.Replace(2, L.NewFunction(func(L *lua.LState) int {
+				closeUpvaluesFrom(L, base)
 				v := rewordError(L, L.Get(1))
 				L.SetTop(0)
 				L.Push(h)

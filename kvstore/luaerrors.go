@@ -289,3 +289,59 @@ func guardTypeError(L *lua.LState, op string, n int, v lua.LValue) string {
 	}
 	return "attempt to " + op + " a " + v.Type().String() + " value"
 }
+
+// upvalueLayout holds the offsets of LState.uvcache (the open upvalues, by register)
+// and of an Upvalue's next and index, for closeUpvaluesFrom; ok is false if an upgrade
+// moved them.
+var upvalueLayout = func() (l struct {
+	cache, next, index uintptr
+	ok                 bool
+}) {
+	uvp := reflect.TypeOf((*lua.Upvalue)(nil))
+	cache, ok1 := reflect.TypeOf(lua.LState{}).FieldByName("uvcache")
+	next, ok2 := uvp.Elem().FieldByName("next")
+	index, ok3 := uvp.Elem().FieldByName("index")
+	if !ok1 || !ok2 || !ok3 || cache.Type != uvp || next.Type != uvp || index.Type.Kind() != reflect.Int {
+		return l
+	}
+	l.cache, l.next, l.index, l.ok = cache.Offset, next.Offset, index.Offset, true
+	return l
+}()
+
+// frameBase is the first register of the Go function running on L, -1 if unknown.
+func frameBase(L *lua.LState) int {
+	f := callFrame(L)
+	if f == nil || !vmLayout.ok {
+		return -1
+	}
+	return *(*int)(unsafe.Add(f, vmLayout.localBase))
+}
+
+// closeUpvaluesFrom closes L's open upvalues of the registers from base up, as Lua's
+// luaD_pcall does (luaF_close) when the function it called fails, so that a closure
+// made there keeps the values it captured. gopher-lua closes them when the error is
+// raised only if no error handler is set, and a script always runs under one
+// (scriptErrorHandler): such a closure went on reading registers the script reused (it
+// returned 30 for the x = 1 it captured). Called by pcall's and xpcall's handlers,
+// before the stack unwinds; this is gopher-lua's closeUpvalues.
+func closeUpvaluesFrom(L *lua.LState, base int) {
+	if base < 0 || !upvalueLayout.ok {
+		return
+	}
+	head := (**lua.Upvalue)(unsafe.Add(unsafe.Pointer(L), upvalueLayout.cache))
+	next := func(uv *lua.Upvalue) **lua.Upvalue {
+		return (**lua.Upvalue)(unsafe.Add(unsafe.Pointer(uv), upvalueLayout.next))
+	}
+	var prev *lua.Upvalue
+	for uv := *head; uv != nil; uv = *next(uv) {
+		if *(*int)(unsafe.Add(unsafe.Pointer(uv), upvalueLayout.index)) >= base {
+			if prev != nil {
+				*next(prev) = nil
+			} else {
+				*head = nil
+			}
+			uv.Close()
+		}
+		prev = uv
+	}
+}

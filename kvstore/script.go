@@ -253,6 +253,14 @@ type scriptVM struct {
 	// broken: gopher-lua failed inside its own error handling (protectedCall); the
 	// state is not used again.
 	broken bool
+	// pcalls are the pcalls running, innermost last (their handler closes upvalues).
+	pcalls []pcallFrame
+}
+
+// pcallFrame is a running pcall: its state and its first register.
+type pcallFrame struct {
+	L    *lua.LState
+	base int
 }
 
 var scriptVMs = sync.Pool{New: func() any { return newScriptVM() }}
@@ -341,7 +349,12 @@ func newScriptVM() *scriptVM {
 	}))
 	// Redis's pcall hands a script the message of an error reply, not the table; a
 	// message of the VM's is worded as Lua's before the stack unwinds (luaerrors.go).
+	// It also closes the upvalues of the failed call (closeUpvaluesFrom), from the base
+	// of the innermost pcall running on this state.
 	reword := L.NewFunction(func(L *lua.LState) int {
+		if k := len(vm.pcalls); k > 0 && vm.pcalls[k-1].L == L {
+			closeUpvaluesFrom(L, vm.pcalls[k-1].base)
+		}
 		L.Push(rewordError(L, L.Get(1)))
 		return 1
 	})
@@ -350,7 +363,10 @@ func newScriptVM() *scriptVM {
 		if n == 0 {
 			L.ArgError(1, "value expected")
 		}
-		if err := L.PCall(n-1, lua.MultRet, reword); err != nil {
+		vm.pcalls = append(vm.pcalls, pcallFrame{L, frameBase(L)})
+		err := L.PCall(n-1, lua.MultRet, reword)
+		vm.pcalls = vm.pcalls[:len(vm.pcalls)-1]
+		if err != nil {
 			var v lua.LValue = lua.LString(err.Error())
 			if ae, ok := err.(*lua.ApiError); ok {
 				v = ae.Object

@@ -295,6 +295,9 @@ func TestArgErrorsKnowTheCallFrame(t *testing.T) {
 	if !vmLayout.ok {
 		t.Fatal("LState has no registers or its frames no LocalBase: runtime errors cannot name values")
 	}
+	if !upvalueLayout.ok {
+		t.Fatal("LState has no uvcache, or Upvalue no next and index: pcall cannot close upvalues")
+	}
 	if ltableKeys < 0 {
 		t.Fatal("LTable has no k2i map: next cannot tell a key it never held")
 	}

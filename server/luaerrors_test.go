@@ -39,5 +39,14 @@ func TestLuaRuntimeErrorsAsRedis(t *testing.T) {
 		"local t = setmetatable({}, {__index = setmetatable({}, {__index = true})}) return t.x",
 		// a key that is a table: no address in the message
 		"local t; return t[{}]", "local k = {} return {pcall(function() local u; return u[k] end)}",
+		// a closure made in a call that failed keeps what it captured (luaF_close)
+		"local f pcall(function() local x = 1 f = function() return x end error('e') end) local a, b, c, d, e = 10, 20, 30, 40, 50 return f()",
+		"local f pcall(function() local x = 1 f = function() return x end local y = nil .. 'x' end) local a, b, c, d, e = 10, 20, 30, 40, 50 return f()",
+		"local f xpcall(function() local x = 1 f = function() return x end error('e') end, function(m) return m end) local a, b, c, d, e = 10, 20, 30, 40, 50 return f()",
+		"local f pcall(function() local x = 7 f = function() x = x + 1 return x end error('e') end) local a, b, c, d, e = 10, 20, 30, 40, 50 f() return f()",
+		"local x = 1 local g = function() return x end pcall(error) x = 2 return g()",
+		"local x = 1 local g = function() return x end local f pcall(function() local y = 5 f = function() return y + x end error('e') end) x = 2 local a, b, c = 7, 8, 9 return {g(), f()}",
+		"local fs = {} for i = 1, 3 do pcall(function() local v = i * 10 fs[i] = function() return v end error('x') end) end local a, b, c, d = 1, 2, 3, 4 return {fs[1](), fs[2](), fs[3]()}",
+		"local f pcall(function() local x = 3 pcall(function() local y = 4 f = function() return x + y end error('in') end) error('out') end) local a, b, c, d, e = 1, 2, 3, 4, 5 return f()",
 	})
 }
