@@ -111,6 +111,9 @@ func (n *Node) Snapshot(wait bool) error {
 
 // initSnapshots readies snapshots for a node whose state machine can write them.
 func (n *Node) initSnapshots() {
+	// Before any save, Redis's LASTSAVE and rdb_last_save_time are when the server
+	// started, also for a server that never saves.
+	n.snap.lastUnix.Store(time.Now().Unix())
 	if n.cfg.MemoryOnly {
 		return
 	}
@@ -121,7 +124,6 @@ func (n *Node) initSnapshots() {
 		n.cfg.SnapshotLogBytes = 256 << 20
 	}
 	n.snap.req = make(chan snapRequest)
-	n.snap.lastUnix.Store(time.Now().Unix())
 	n.snap.lastOK.Store(true)
 	n.snap.lastTook.Store(-1)
 	n.snap.dueAt = -1 // drawn by the applier, once a snapshot loaded tells its size

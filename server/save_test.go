@@ -79,10 +79,18 @@ func TestSaveSnapshotsASingleNode(t *testing.T) {
 // snapshots and compacts its Raft log.
 func TestSaveMemoryOnlyAndCluster(t *testing.T) {
 	ctx := context.Background()
+	before := time.Now().Unix()
 	s := startServer(t, Config{MemoryOnly: true})
 	defer s.Close()
 	if err := client(t, s).Do(ctx, "SAVE").Err(); err == nil || !strings.Contains(err.Error(), "without a data directory") {
 		t.Fatalf("SAVE on a memory-only node: %v", err)
+	}
+	// as Redis before its first save: when the server started
+	if ls, err := client(t, s).Do(ctx, "LASTSAVE").Int64(); err != nil || ls < before || ls > time.Now().Unix() {
+		t.Fatalf("LASTSAVE on a memory-only node: %d %v, want the start, %d", ls, err, before)
+	}
+	if info := client(t, s).Info(ctx, "persistence").Val(); !strings.Contains(info, fmt.Sprintf("rdb_last_save_time:%d", s.LastSave())) || s.LastSave() < before {
+		t.Fatalf("INFO persistence on a memory-only node:\n%s", info)
 	}
 	servers := startCluster(t, 3, func(c *Config) { c.DataDir = t.TempDir() })
 	_, lead := leaderOf(t, servers, 0)
