@@ -99,7 +99,6 @@ var configParams = map[string]configParam{
 	"port":      {get: func(c *Config) string { return strconv.Itoa(c.Port) }},
 	"bind":      {get: func(c *Config) string { return c.Bind }},
 	"databases": {get: func(*Config) string { return strconv.Itoa(kvstore.NumDBs) }},
-	"save":      {get: func(*Config) string { return "" }}, // no RDB: the WAL persists
 	"timeout": numParam(intSetting("timeout", "", 0, intMax, ""),
 		func(c *Config) *int64 { return &c.Timeout }),
 	"maxmemory": {

@@ -123,6 +123,18 @@ func (s *Server) LastSave() int64 {
 	return s.node.SnapshotInfo().LastUnix
 }
 
+// snapshotInfo is what the node's snapshots are, of a single node or a member; false on
+// a node that is neither yet (joining a cluster).
+func (s *Server) snapshotInfo() (consensus.SnapshotInfo, bool) {
+	if c := s.cl(); c != nil {
+		return c.raft.SnapshotInfo(), true
+	}
+	if s.node == nil {
+		return consensus.SnapshotInfo{}, false
+	}
+	return s.node.SnapshotInfo(), true
+}
+
 // infoSnapshots writes the rdb_* fields of INFO persistence, of a single node or a member.
 func infoSnapshots(w func(string, any), si consensus.SnapshotInfo) {
 	w("rdb_changes_since_last_save", si.ChangesSinceIt)

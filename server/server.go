@@ -136,6 +136,8 @@ type Server struct {
 	pending  *pendingCluster
 	// logMax is raft.log-max-file-size: how much the Raft log grows before a snapshot
 	logMax atomic.Int64
+	// savePoints is Redis's save parameter (savepoints.go); nil or empty: none
+	savePoints atomic.Pointer[[]savePoint]
 	// mem is used memory against maxmemory, which every frontend consults
 	mem   *memlimit.Gauge
 	redis *resp.Server
@@ -265,9 +267,10 @@ func Start(cfg Config) (*Server, error) {
 			s.logf("%v (zookeeper listener disabled)", err)
 		}
 	}
-	s.wg.Add(3)
+	s.wg.Add(4)
 	go s.runExpiry()
 	go s.runEvictor()
+	go s.runSavePoints()
 	go func() {
 		defer s.wg.Done()
 		s.mem.Run(s.stop)
@@ -594,6 +597,10 @@ func (s *Server) ConfigGet() map[string]string {
 		"appendonly":  aof,
 		"appendfsync": s.cfg.Fsync.String(),
 		"dir":         s.cfg.DataDir,
+		"save":        "",
+	}
+	if p := s.savePoints.Load(); p != nil {
+		out["save"] = formatSavePoints(*p)
 	}
 	c := s.cl()
 	if c == nil && s.pending == nil {
@@ -647,6 +654,8 @@ const defaultLogMax = 64 << 20
 func (s *Server) ConfigSet(name, value string) (bool, error) {
 	c := s.cl()
 	switch name {
+	case "save":
+		return true, s.setSavePoints(value)
 	case "raft.request-timeout":
 		ms, err := strconv.ParseInt(value, 10, 64)
 		if err != nil || ms <= 0 {
