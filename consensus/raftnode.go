@@ -1,6 +1,7 @@
 package consensus
 
 import (
+	"cmp"
 	"context"
 	"encoding/binary"
 	"errors"
@@ -9,6 +10,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"runtime"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -58,8 +60,10 @@ type RaftNode struct {
 	fwdIn []raft.Message
 	// commitBuf is commitEntries' batch, reused (the apply queue copies what it queues).
 	commitBuf []pending
-	reads     map[uint64]*readRequest // by context
-	readSeq   uint64
+	// lazy is which peers chooseLazy last told the transport to hold back (owned by run).
+	lazy    map[uint64]bool
+	reads   map[uint64]*readRequest // by context
+	readSeq uint64
 
 	// A leader's lease reads skip the loop (leaseRead): the loop publishes how long its
 	// lease holds and an index at or above every write acknowledged so far.
@@ -176,6 +180,9 @@ type RaftConfig struct {
 	// the member has it (the transport's SendSnapshot). nil: followers that need a
 	// snapshot stay behind.
 	SendSnapshot func(m raft.Message, data io.Reader) error
+	// SetLazy, if set, tells the transport which peers may get their AppendEntries a
+	// little later and in larger batches (the transport's SetLazy; see chooseLazy).
+	SetLazy func(id uint64, lazy bool)
 	// TickInterval is the core's tick; ElectionTicks and HeartbeatTicks count in it.
 	TickInterval                  time.Duration
 	ElectionTicks, HeartbeatTicks int
@@ -767,6 +774,7 @@ func (n *RaftNode) run() {
 		case <-ticker.C:
 			catchUp()
 			n.expireForwards()
+			n.chooseLazy()
 			if n.off != nil {
 				n.off.Tick(monoNow())
 			}
@@ -855,6 +863,68 @@ func (n *RaftNode) run() {
 		n.publishStatus()
 		n.setWaiting()
 	}
+}
+
+// chooseLazy picks, on a leader, which followers get their entries at once: of the
+// voters, as many as a quorum needs besides the leader, those that hold the most of the
+// log. The others are lazy (RaftConfig.SetLazy): their AppendEntries are held back
+// briefly and batched, which takes a wake-up, a read, a WAL write and an
+// acknowledgement off them per batch, and a write and an acknowledgement to read off
+// the leader, while commits wait for the eager ones only. Called every tick: a follower
+// that stops answering falls behind a lazy one within the lazy delay, and is replaced at
+// the next tick (meanwhile commits wait for the lazy one, a millisecond later). A lazy
+// follower replaces an eager one only when it holds strictly more, so that they do not
+// trade places on every tick. Learners and members that are not the leader's stay
+// eager: a learner catching up must not be held back.
+func (n *RaftNode) chooseLazy() {
+	if n.cfg.SetLazy == nil {
+		return
+	}
+	var followers []uint64
+	if n.r.Role() == raft.Leader {
+		for _, id := range n.r.Membership().Voters {
+			if id != n.cfg.ID {
+				followers = append(followers, id)
+			}
+		}
+	}
+	was := n.lazy
+	n.lazy = pickLazy(followers, n.r.MatchIndex, was)
+	for _, id := range followers {
+		if n.lazy[id] != was[id] {
+			n.cfg.SetLazy(id, n.lazy[id])
+		}
+		delete(was, id)
+	}
+	for id, lazy := range was { // no longer a voter, or no longer led
+		if lazy {
+			n.cfg.SetLazy(id, false)
+		}
+	}
+}
+
+// pickLazy is chooseLazy's choice: of a leader's voting followers, those beyond the
+// (len(followers)+1)/2 that hold the most (match), which with the leader are a majority
+// of the voters; among equals, the ones that were eager (not in was) stay so.
+func pickLazy(followers []uint64, match func(id uint64) uint64, was map[uint64]bool) map[uint64]bool {
+	order := slices.Clone(followers)
+	slices.SortFunc(order, func(a, b uint64) int {
+		if ma, mb := match(a), match(b); ma != mb {
+			return cmp.Compare(mb, ma) // more first
+		}
+		if was[a] != was[b] {
+			if was[b] {
+				return -1 // the eager one first
+			}
+			return 1
+		}
+		return cmp.Compare(a, b)
+	})
+	lazy := make(map[uint64]bool, len(order))
+	for _, id := range order[(len(order)+1)/2:] {
+		lazy[id] = true
+	}
+	return lazy
 }
 
 // setWaiting tells the core and the engine whether this member waits for a commit: for

@@ -216,21 +216,27 @@ func (l acceptCounter) Accept() (net.Conn, error) {
 	return c, err
 }
 
-// Three members over real TCP: election, replication, failover when the leader stops.
-func TestRaftNodeOverTCP(t *testing.T) {
-	const n = 3
+// tcpCluster is n RaftNodes over real TCP transports, memory only, with a fast clock.
+type tcpCluster struct {
+	t     *testing.T
+	nodes map[uint64]*RaftNode
+	trs   map[uint64]*TCPTransport
+	sms   map[uint64]*kvSM
+}
+
+// startTCPCluster starts it; config, if set, adjusts each member's RaftConfig (every
+// transport is listening by then).
+func startTCPCluster(t *testing.T, n int, config func(c *tcpCluster, cfg *RaftConfig)) *tcpCluster {
 	var mu sync.Mutex
-	nodes := map[uint64]*RaftNode{}
-	trs := map[uint64]*TCPTransport{}
-	sms := map[uint64]*kvSM{}
+	c := &tcpCluster{t: t, nodes: map[uint64]*RaftNode{}, trs: map[uint64]*TCPTransport{}, sms: map[uint64]*kvSM{}}
 	var boot raft.Membership
-	for id := uint64(1); id <= n; id++ {
+	for id := uint64(1); id <= uint64(n); id++ {
 		boot.Voters = append(boot.Voters, id)
 	}
 	for _, id := range boot.Voters {
-		trs[id] = listenT(t, id, 42, "", func(m raft.Message) {
+		c.trs[id] = listenT(t, id, 42, "", func(m raft.Message) {
 			mu.Lock()
-			node := nodes[m.To]
+			node := c.nodes[m.To]
 			mu.Unlock()
 			if node != nil {
 				node.Step(m)
@@ -239,32 +245,45 @@ func TestRaftNodeOverTCP(t *testing.T) {
 	}
 	for _, id := range boot.Voters {
 		for _, peer := range boot.Voters {
-			trs[id].SetPeer(peer, trs[peer].Addr())
+			c.trs[id].SetPeer(peer, c.trs[peer].Addr())
 		}
-		sms[id] = &kvSM{kv: map[string]string{}}
-		node, err := StartRaft(RaftConfig{ID: id, Bootstrap: boot, SM: sms[id], Send: trs[id].Send, MemoryOnly: true,
-			TickInterval: 5 * time.Millisecond, ElectionTicks: 10})
+		c.sms[id] = &kvSM{kv: map[string]string{}}
+		cfg := RaftConfig{ID: id, Bootstrap: boot, SM: c.sms[id], Send: c.trs[id].Send, MemoryOnly: true,
+			TickInterval: 5 * time.Millisecond, ElectionTicks: 10}
+		if config != nil {
+			config(c, &cfg)
+		}
+		node, err := StartRaft(cfg)
 		if err != nil {
 			t.Fatal(err)
 		}
 		mu.Lock()
-		nodes[id] = node
+		c.nodes[id] = node
 		mu.Unlock()
 		t.Cleanup(func() { node.Close() })
 	}
-	leaderOf := func(exclude uint64) *RaftNode {
-		deadline := time.Now().Add(10 * time.Second)
-		for time.Now().Before(deadline) {
-			for id, node := range nodes {
-				if id != exclude && node.Status().Role == raft.Leader {
-					return node
-				}
+	return c
+}
+
+// leaderOf waits for a leader other than exclude.
+func (c *tcpCluster) leaderOf(exclude uint64) *RaftNode {
+	deadline := time.Now().Add(10 * time.Second)
+	for time.Now().Before(deadline) {
+		for id, node := range c.nodes {
+			if id != exclude && node.Status().Role == raft.Leader {
+				return node
 			}
-			time.Sleep(time.Millisecond)
 		}
-		t.Fatal("no leader")
-		return nil
+		time.Sleep(time.Millisecond)
 	}
+	c.t.Fatal("no leader")
+	return nil
+}
+
+// Three members over real TCP: election, replication, failover when the leader stops.
+func TestRaftNodeOverTCP(t *testing.T) {
+	c := startTCPCluster(t, 3, nil)
+	nodes, trs, sms, leaderOf := c.nodes, c.trs, c.sms, c.leaderOf
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	lead := leaderOf(0)
@@ -291,6 +310,93 @@ func TestRaftNodeOverTCP(t *testing.T) {
 	}
 	if got := sms[next.Status().ID].get("k"); got != "2" {
 		t.Fatalf("k=%q", got)
+	}
+}
+
+// The leader of three keeps one follower eager and holds the other's entries back (the
+// transport's SetLazy); when the eager one stops, writes commit through the lazy one,
+// which the leader then makes eager.
+func TestLazyFollowerTakesOver(t *testing.T) {
+	var mu sync.Mutex
+	lazy := map[uint64]map[uint64]bool{} // member -> peer -> lazy
+	c := startTCPCluster(t, 3, func(c *tcpCluster, cfg *RaftConfig) {
+		id, tr := cfg.ID, c.trs[cfg.ID]
+		lazy[id] = map[uint64]bool{}
+		cfg.SetLazy = func(peer uint64, l bool) {
+			tr.SetLazy(peer, l)
+			mu.Lock()
+			lazy[id][peer] = l
+			mu.Unlock()
+		}
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	lead := c.leaderOf(0)
+	leadID := lead.Status().ID
+	// waitLazy waits until the leader holds back exactly want (and no other member any).
+	waitLazy := func(want uint64) {
+		t.Helper()
+		deadline := time.Now().Add(10 * time.Second)
+		for {
+			mu.Lock()
+			ok := true
+			for member, peers := range lazy {
+				for peer, l := range peers {
+					if l != (member == leadID && peer == want) {
+						ok = false
+					}
+				}
+			}
+			ok = ok && lazy[leadID][want]
+			mu.Unlock()
+			if ok {
+				return
+			}
+			if time.Now().After(deadline) {
+				mu.Lock()
+				defer mu.Unlock()
+				t.Fatalf("lazy peers %v, want member %d to hold back %d alone", lazy, leadID, want)
+			}
+			time.Sleep(time.Millisecond)
+		}
+	}
+	if _, err := lead.Propose(ctx, []byte("k=1"), nil); err != nil {
+		t.Fatal(err)
+	}
+	var held uint64
+	deadline := time.Now().Add(10 * time.Second)
+	for held == 0 {
+		mu.Lock()
+		for peer, l := range lazy[leadID] {
+			if l {
+				held = peer
+			}
+		}
+		mu.Unlock()
+		if time.Now().After(deadline) {
+			t.Fatal("the leader never held a follower back")
+		}
+		time.Sleep(time.Millisecond)
+	}
+	waitLazy(held)
+	var eager uint64
+	for id := range c.nodes {
+		if id != leadID && id != held {
+			eager = id
+		}
+	}
+	c.nodes[eager].Close()
+	c.trs[eager].Close()
+	idx, err := lead.Propose(ctx, []byte("k=2"), nil)
+	if err != nil {
+		t.Fatalf("a write with the eager follower gone: %v", err)
+	}
+	waitLazy(eager)
+	if err := c.nodes[held].WaitApplied(ctx, idx); err != nil {
+		t.Fatal(err)
+	}
+	if got := c.sms[held].get("k"); got != "2" {
+		t.Fatalf("k=%q on the follower that was lazy", got)
 	}
 }
 

@@ -177,7 +177,7 @@ func (s *Server) launchCluster(redisAddr string, nodeID, clusterID uint64, boot 
 	rn, err := consensus.StartRaft(consensus.RaftConfig{
 		Offload: offload,
 		ID:      nodeID, Bootstrap: boot, Dir: cfg.DataDir, MemoryOnly: cfg.MemoryOnly, Fsync: cfg.Fsync,
-		SM: &fsm{store: s.store, logf: s.logf}, Send: tr.Send, SendSnapshot: tr.SendSnapshot,
+		SM: &fsm{store: s.store, logf: s.logf}, Send: tr.Send, SendSnapshot: tr.SendSnapshot, SetLazy: tr.SetLazy,
 		TickInterval: cfg.TickInterval, ElectionTicks: cfg.ElectionTicks, SnapshotLogBytes: s.logMax.Load(),
 		SnapshotTrailing: cfg.SnapshotTrailing,
 		LeaseReads:       cfg.ReadConsistency != "strict", Logf: s.logf,
