@@ -171,7 +171,7 @@ func sameOffload(cur *OffloadStatus, o *raft.Offload) bool {
 // iteration and read by anyone. Each counter is read atomically; a reader may see some
 // from one iteration and some from the next.
 type engineCounters struct {
-	sealed, sent, replayed, gapRequests, dropped, acks, duplicates, staleDropped atomic.Uint64
+	sealed, sent, replayed, gapRequests, dropped, acks, duplicates, staleDropped, lazySends atomic.Uint64
 }
 
 func (c *engineCounters) store(s nicoffload.Stats) {
@@ -183,12 +183,13 @@ func (c *engineCounters) store(s nicoffload.Stats) {
 	c.acks.Store(s.Acks)
 	c.duplicates.Store(s.Duplicates)
 	c.staleDropped.Store(s.StaleDropped)
+	c.lazySends.Store(s.LazySends)
 }
 
 func (c *engineCounters) load() nicoffload.Stats {
 	return nicoffload.Stats{Sealed: c.sealed.Load(), Sent: c.sent.Load(), Replayed: c.replayed.Load(),
 		GapRequests: c.gapRequests.Load(), Dropped: c.dropped.Load(), Acks: c.acks.Load(),
-		Duplicates: c.duplicates.Load(), StaleDropped: c.staleDropped.Load()}
+		Duplicates: c.duplicates.Load(), StaleDropped: c.staleDropped.Load(), LazySends: c.lazySends.Load()}
 }
 
 // OffloadStatus is what INFO raft shows of the offload engine.

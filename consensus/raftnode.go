@@ -1,7 +1,6 @@
 package consensus
 
 import (
-	"cmp"
 	"context"
 	"encoding/binary"
 	"errors"
@@ -10,7 +9,6 @@ import (
 	"math/rand/v2"
 	"os"
 	"runtime"
-	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -889,7 +887,7 @@ func (n *RaftNode) chooseLazy() {
 		}
 	}
 	was := n.lazy
-	n.lazy = pickLazy(followers, n.r.MatchIndex, was)
+	n.lazy = nicoffload.PickLazy(followers, n.r.MatchIndex, was)
 	for _, id := range followers {
 		if n.lazy[id] != was[id] {
 			n.cfg.SetLazy(id, n.lazy[id])
@@ -901,30 +899,6 @@ func (n *RaftNode) chooseLazy() {
 			n.cfg.SetLazy(id, false)
 		}
 	}
-}
-
-// pickLazy is chooseLazy's choice: of a leader's voting followers, those beyond the
-// (len(followers)+1)/2 that hold the most (match), which with the leader are a majority
-// of the voters; among equals, the ones that were eager (not in was) stay so.
-func pickLazy(followers []uint64, match func(id uint64) uint64, was map[uint64]bool) map[uint64]bool {
-	order := slices.Clone(followers)
-	slices.SortFunc(order, func(a, b uint64) int {
-		if ma, mb := match(a), match(b); ma != mb {
-			return cmp.Compare(mb, ma) // more first
-		}
-		if was[a] != was[b] {
-			if was[b] {
-				return -1 // the eager one first
-			}
-			return 1
-		}
-		return cmp.Compare(a, b)
-	})
-	lazy := make(map[uint64]bool, len(order))
-	for _, id := range order[(len(order)+1)/2:] {
-		lazy[id] = true
-	}
-	return lazy
 }
 
 // setWaiting tells the core and the engine whether this member waits for a commit: for

@@ -801,38 +801,3 @@ func TestRaftNodeWaitsForCommitsWhenItsHostWantsThem(t *testing.T) {
 	c.wantCommits.Store(false)
 	until(false)
 }
-
-// A leader keeps as many followers eager as a quorum needs besides itself, those that
-// hold the most; a lazy one takes an eager one's place only by holding more.
-func TestPickLazy(t *testing.T) {
-	matchOf := func(m map[uint64]uint64) func(uint64) uint64 { return func(id uint64) uint64 { return m[id] } }
-	for _, tc := range []struct {
-		why       string
-		followers []uint64
-		match     map[uint64]uint64
-		was       map[uint64]bool
-		want      []uint64 // lazy, sorted
-	}{
-		{"one member", nil, nil, nil, nil},
-		{"two members: the follower is the quorum", []uint64{2}, map[uint64]uint64{2: 5}, nil, nil},
-		{"three: the one behind is lazy", []uint64{2, 3}, map[uint64]uint64{2: 5, 3: 9}, nil, []uint64{2}},
-		{"three, equal: the eager one stays", []uint64{2, 3}, map[uint64]uint64{2: 9, 3: 9}, map[uint64]bool{2: true}, []uint64{2}},
-		{"three, equal, the other way", []uint64{2, 3}, map[uint64]uint64{2: 9, 3: 9}, map[uint64]bool{3: true}, []uint64{3}},
-		{"three: a lazy one ahead takes over", []uint64{2, 3}, map[uint64]uint64{2: 10, 3: 9}, map[uint64]bool{2: true}, []uint64{3}},
-		{"four: two eager", []uint64{2, 3, 4}, map[uint64]uint64{2: 1, 3: 7, 4: 8}, nil, []uint64{2}},
-		{"five: two eager", []uint64{2, 3, 4, 5}, map[uint64]uint64{2: 1, 3: 7, 4: 8, 5: 3}, nil, []uint64{2, 5}},
-		{"five, a new leader knowing nothing: by id", []uint64{2, 3, 4, 5}, map[uint64]uint64{}, nil, []uint64{4, 5}},
-	} {
-		got := pickLazy(tc.followers, matchOf(tc.match), tc.was)
-		var lazy []uint64
-		for id, l := range got {
-			if l {
-				lazy = append(lazy, id)
-			}
-		}
-		slices.Sort(lazy)
-		if !slices.Equal(lazy, tc.want) {
-			t.Errorf("%s: lazy %v, want %v", tc.why, lazy, tc.want)
-		}
-	}
-}

@@ -27,6 +27,11 @@ type Config struct {
 	MaxRetransmits int
 	// VoteTimeout bounds the accelerated-term vote round (default 100 ms).
 	VoteTimeout time.Duration
+	// LazyDelay, if positive, makes the followers beyond a quorum lazy (lazy.go): the
+	// leader sends them the batches sealed in the last LazyDelay together, once the
+	// oldest is that old (checked when a batch is sealed, and on every Tick), instead of
+	// each batch as it is sealed. 0: every follower gets every batch at once.
+	LazyDelay time.Duration
 	// RingBytes and RingDatagrams bound the retransmission ring (defaults 8 MiB, 4096).
 	RingBytes     int
 	RingDatagrams int
@@ -183,6 +188,7 @@ type Stats struct {
 	Acks         uint64 // acks received (leader)
 	Duplicates   uint64 // Append datagrams whose entries were all held already (follower)
 	StaleDropped uint64 // datagrams of an older term
+	LazySends    uint64 // sends of the batches a lazy follower waited for (leader)
 }
 
 // ErrNotAccelerated rejects a proposal when the engine is not an open, running leader:
@@ -216,6 +222,11 @@ type peer struct {
 	// what follows it (the rest is in flight).
 	replayedFrom, replayedTo uint64
 	replayAt                 int64
+	// lazy: it is sent batches LazyDelay late, together (see chooseLazy); lazySent is
+	// the last index sent to it, lazyAt when the oldest batch it was not sent was sealed.
+	lazy     bool
+	lazySent uint64
+	lazyAt   int64
 }
 
 type termRun struct{ first, term uint64 }
@@ -478,6 +489,9 @@ func (e *Engine) replay(now int64, p *peer, index, end uint64) bool {
 		n += b.bytes
 		p.replayedTo = b.last()
 	}
+	if p.lazy {
+		p.lazySent = max(p.lazySent, p.replayedTo)
+	}
 	return true
 }
 
@@ -568,12 +582,72 @@ func (e *Engine) seal(now int64) {
 	}
 	to := make([]*peer, 0, 8)
 	for i := range e.peers {
-		if p := &e.peers[i]; p.state == peerActive {
+		p := &e.peers[i]
+		switch {
+		case p.state != peerActive:
+		case !p.lazy:
 			to = append(to, p)
+		case p.lazySent == b.prev: // the first batch it waits for
+			p.lazyAt = now
 		}
 	}
 	e.sendBatch(now, &b, to)
 	e.commitBcast = e.reg.CommitIndex
+	e.flushLazy(now, false)
+}
+
+// flushLazy sends the lazy followers what they have not been sent: all of them with
+// force, else those whose oldest unsent batch has waited LazyDelay.
+func (e *Engine) flushLazy(now int64, force bool) {
+	for i := range e.peers {
+		p := &e.peers[i]
+		if p.lazy && p.state == peerActive && p.lazySent < e.sealed && (force || now-p.lazyAt >= int64(e.cfg.LazyDelay)) {
+			e.sendLazy(now, p)
+		}
+	}
+}
+
+// sendLazy sends p the ring's batches after lazySent, or hands p to software when the
+// ring no longer holds them.
+func (e *Engine) sendLazy(now int64, p *peer) {
+	pos, ok := e.ring.find(p.lazySent + 1)
+	p.lazySent = e.sealed
+	if !ok {
+		e.recover(p)
+		return
+	}
+	to := []*peer{p}
+	for i := pos; i < e.ring.n; i++ {
+		e.sendBatch(now, e.ring.at(i), to)
+	}
+	e.stats.LazySends++
+}
+
+// chooseLazy makes the followers beyond a quorum lazy, by PickLazy. A follower made lazy
+// has been sent every sealed batch; one made eager is first sent what it was not.
+func (e *Engine) chooseLazy(now int64) {
+	if e.cfg.LazyDelay <= 0 || !e.enabled || e.voting {
+		return
+	}
+	ids := make([]uint64, len(e.peers))
+	was := make(map[uint64]bool, len(e.peers))
+	for i := range e.peers {
+		ids[i] = e.peers[i].id
+		was[ids[i]] = e.peers[i].lazy
+	}
+	lazy := PickLazy(ids, func(id uint64) uint64 { return e.peer(id).match }, was)
+	for i := range e.peers {
+		p := &e.peers[i]
+		switch {
+		case lazy[p.id] && !p.lazy:
+			p.lazy, p.lazySent = true, e.sealed
+		case !lazy[p.id] && p.lazy:
+			if p.state == peerActive && p.lazySent < e.sealed {
+				e.sendLazy(now, p)
+			}
+			p.lazy = false
+		}
+	}
 }
 
 // maybeCommit advances the commit index to the highest index a majority of voters holds.
@@ -742,6 +816,7 @@ func (e *Engine) Resume(now int64, follower, match uint64) {
 		return
 	}
 	p.state, p.retries, p.waitSince = peerActive, 0, now
+	p.lazySent = e.sealed
 	if !e.replay(now, p, p.match+1, 0) {
 		e.recover(p)
 	}
@@ -1073,6 +1148,8 @@ func (e *Engine) Tick(now int64) {
 	if len(e.pending) > 0 && now-e.pendingAt >= int64(e.cfg.BatchDelay) {
 		e.seal(now)
 	}
+	e.chooseLazy(now)
+	e.flushLazy(now, true)
 	bcast := e.reg.CommitIndex > e.commitBcast
 	for i := range e.peers {
 		p := &e.peers[i]

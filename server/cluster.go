@@ -166,7 +166,7 @@ func (s *Server) launchCluster(redisAddr string, nodeID, clusterID uint64, boot 
 		}
 		offload = &consensus.OffloadConfig{
 			Engine: nicoffload.Config{ClusterID: clusterID, AckAfterPersist: cfg.Fsync == consensus.FsyncAlways,
-				RetransmitTimeout: 20 * time.Millisecond},
+				RetransmitTimeout: 20 * time.Millisecond, LazyDelay: time.Millisecond},
 			Send: func(dgs []nicoffload.Outgoing) {
 				if err := udp.Send(dgs); err != nil {
 					s.logf("server: offload transport: %v", err)
@@ -322,6 +322,7 @@ func (c *cluster) info(w func(k string, v any)) {
 		w("raft_offload_datagrams", o.Engine.Sent)
 		w("raft_offload_retransmissions", o.Engine.Replayed)
 		w("raft_offload_acks", o.Engine.Acks)
+		w("raft_offload_lazy_sends", o.Engine.LazySends)
 	}
 	w("raft_mode", mode)
 }

@@ -34,6 +34,9 @@ func (s *sim) newOffload(nd *simNode) *simOffload {
 	// RaftNode's engine does, and the others copy it: digests and histories compare both.
 	cfg := nicoffload.Config{ClusterID: 1, AckAfterPersist: true, RetransmitTimeout: 20 * time.Millisecond,
 		VoteTimeout: 100 * time.Millisecond, RingDatagrams: 64, KeepData: nd.id%2 == 0}
+	if s.seed%2 == 1 {
+		cfg.LazyDelay = time.Duration(simUnit) // followers beyond a quorum get batches late
+	}
 	so := &simOffload{}
 	so.Offload = NewOffload(nd.r, nd.id, cfg, OffloadHost{
 		Send: func(dgs []nicoffload.Outgoing) {

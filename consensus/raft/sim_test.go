@@ -231,7 +231,7 @@ type sim struct {
 	clients []*clientOp // the op each client has in flight (nil when idle)
 	nextCtx uint64
 	nextVal int
-	stats   struct{ puts, gets, unknown, failed, msgs, dropped, accelerated, released int }
+	stats   struct{ puts, gets, unknown, failed, msgs, dropped, accelerated, released, lazySends int }
 }
 
 func (s *sim) logf(format string, args ...any) {
@@ -794,6 +794,11 @@ func runSim(t *testing.T, seed int64, n int, lease, offload bool) *sim {
 		}
 		t.Fatalf("seed %d (lease %v, offload %v): history is %s (%d ops); visualization: %s", seed, lease, offload, res, len(s.ops), path)
 	}
+	for _, nd := range s.nodes {
+		if nd.off != nil { // the engines of the members' last lives
+			s.stats.lazySends += int(nd.off.EngineStats().LazySends)
+		}
+	}
 	return s
 }
 
@@ -809,7 +814,7 @@ func TestSimulatedClusterUnderFaults(t *testing.T) {
 	// Seeds are independent, so they run side by side, as many at once as go test's
 	// -parallel allows (GOMAXPROCS by default); each is its own subtest, named by its seed.
 	var mu sync.Mutex
-	var total struct{ puts, gets, unknown, msgs, dropped, leaders, accelerated, released int }
+	var total struct{ puts, gets, unknown, msgs, dropped, leaders, accelerated, released, lazySends int }
 	t.Run("seed", func(t *testing.T) {
 		for _, seed := range seeds {
 			t.Run(strconv.FormatInt(seed, 10), func(t *testing.T) {
@@ -827,6 +832,7 @@ func TestSimulatedClusterUnderFaults(t *testing.T) {
 						total.leaders += len(s.leaders)
 						total.accelerated += s.stats.accelerated
 						total.released += s.stats.released
+						total.lazySends += s.stats.lazySends
 						mu.Unlock()
 					}
 				}
@@ -837,7 +843,8 @@ func TestSimulatedClusterUnderFaults(t *testing.T) {
 		return
 	}
 	// The run must have done something worth checking, with and without the engine.
-	if total.puts == 0 || total.gets == 0 || total.leaders <= 2*len(seeds) || total.accelerated < len(seeds) || total.released == 0 {
+	if total.puts == 0 || total.gets == 0 || total.leaders <= 2*len(seeds) || total.accelerated < len(seeds) || total.released == 0 ||
+		(len(seeds) >= 20 && total.lazySends == 0) {
 		t.Fatalf("simulation exercised too little: %+v", total)
 	}
 	t.Logf("%d seeds: %+v", len(seeds), total)

@@ -1,0 +1,105 @@
+package nicoffload
+
+import (
+	"slices"
+	"testing"
+	"time"
+)
+
+// A leader keeps as many followers eager as a quorum needs besides itself, those that
+// hold the most; a lazy one takes an eager one's place only by holding more.
+func TestPickLazy(t *testing.T) {
+	matchOf := func(m map[uint64]uint64) func(uint64) uint64 { return func(id uint64) uint64 { return m[id] } }
+	for _, tc := range []struct {
+		why       string
+		followers []uint64
+		match     map[uint64]uint64
+		was       map[uint64]bool
+		want      []uint64 // lazy, sorted
+	}{
+		{"one member", nil, nil, nil, nil},
+		{"two members: the follower is the quorum", []uint64{2}, map[uint64]uint64{2: 5}, nil, nil},
+		{"three: the one behind is lazy", []uint64{2, 3}, map[uint64]uint64{2: 5, 3: 9}, nil, []uint64{2}},
+		{"three, equal: the eager one stays", []uint64{2, 3}, map[uint64]uint64{2: 9, 3: 9}, map[uint64]bool{2: true}, []uint64{2}},
+		{"three, equal, the other way", []uint64{2, 3}, map[uint64]uint64{2: 9, 3: 9}, map[uint64]bool{3: true}, []uint64{3}},
+		{"three: a lazy one ahead takes over", []uint64{2, 3}, map[uint64]uint64{2: 10, 3: 9}, map[uint64]bool{2: true}, []uint64{3}},
+		{"four: two eager", []uint64{2, 3, 4}, map[uint64]uint64{2: 1, 3: 7, 4: 8}, nil, []uint64{2}},
+		{"five: two eager", []uint64{2, 3, 4, 5}, map[uint64]uint64{2: 1, 3: 7, 4: 8, 5: 3}, nil, []uint64{2, 5}},
+		{"five, a new leader knowing nothing: by id", []uint64{2, 3, 4, 5}, map[uint64]uint64{}, nil, []uint64{4, 5}},
+	} {
+		got := PickLazy(tc.followers, matchOf(tc.match), tc.was)
+		var lazy []uint64
+		for id, l := range got {
+			if l {
+				lazy = append(lazy, id)
+			}
+		}
+		slices.Sort(lazy)
+		if !slices.Equal(lazy, tc.want) {
+			t.Errorf("%s: lazy %v, want %v", tc.why, lazy, tc.want)
+		}
+	}
+}
+
+// The engine of a leader of three sends each batch to one follower at once and to the
+// other LazyDelay late, with the batches sealed meanwhile; commits need only the eager
+// one; when the eager one stops acknowledging, the lazy one (flushed at the tick) holds
+// more and takes its place.
+func TestEngineLazyFollower(t *testing.T) {
+	e := newLeader(t, Config{LazyDelay: time.Millisecond}, 1, 2, 3)
+	appends := func(dgs []sent, id uint64) []uint64 { // the prevLogIndex of each Append to id
+		var prevs []uint64
+		for _, d := range to(only(t, dgs, Append), id) {
+			if len(d.p.Entries) > 0 {
+				prevs = append(prevs, d.p.PrevLogIndex)
+			}
+		}
+		return prevs
+	}
+	propose := func(now int64) []sent {
+		t.Helper()
+		if _, err := e.Propose(now, 0, []byte("x")); err != nil {
+			t.Fatal(err)
+		}
+		_, dgs := take(t, e)
+		return dgs
+	}
+	e.Tick(1 * msec) // equal matches: the lower id stays eager
+	take(t, e)
+	if dgs := propose(1 * msec); !slices.Equal(appends(dgs, 2), []uint64{10}) || appends(dgs, 3) != nil {
+		t.Fatalf("first batch: to 2 %v, to 3 %v; want 2 alone", appends(dgs, 2), appends(dgs, 3))
+	}
+	if dgs := propose(1*msec + 500*usec); appends(dgs, 3) != nil {
+		t.Fatalf("second batch went to the lazy follower after 0.5 ms: %v", appends(dgs, 3))
+	}
+	dgs := propose(2*msec + 100*usec)
+	if got := appends(dgs, 3); !slices.Equal(got, []uint64{10, 11, 12}) {
+		t.Fatalf("after the delay the lazy follower got batches after %v, want after 10, 11 and 12", got)
+	}
+	e.Step(2*msec+200*usec, ack(2, 2, 13))
+	if o, _ := take(t, e); o.CommitIndex != 13 {
+		t.Fatalf("the eager follower's ack committed to %d, want 13", o.CommitIndex)
+	}
+	e.Step(2*msec+300*usec, ack(3, 2, 13))
+	take(t, e)
+	// 2 stops answering: 14 commits once the tick has flushed it to 3 and 3 has it
+	if dgs := propose(2*msec + 500*usec); appends(dgs, 3) != nil {
+		t.Fatalf("the lazy follower got index 14 at once: %v", appends(dgs, 3))
+	}
+	e.Tick(12 * msec)
+	if _, dgs := take(t, e); !slices.Equal(appends(dgs, 3), []uint64{13}) {
+		t.Fatalf("the tick flushed %v to the lazy follower, want the batch after 13", appends(dgs, 3))
+	}
+	e.Step(12*msec+100*usec, ack(3, 2, 14))
+	if o, _ := take(t, e); o.CommitIndex != 14 {
+		t.Fatalf("the lazy follower's ack committed to %d, want 14", o.CommitIndex)
+	}
+	e.Tick(22 * msec)
+	take(t, e)
+	if dgs := propose(22 * msec); !slices.Equal(appends(dgs, 3), []uint64{14}) || appends(dgs, 2) != nil {
+		t.Fatalf("after the tick: to 3 %v, to 2 %v; want 3 alone", appends(dgs, 3), appends(dgs, 2))
+	}
+	if st := e.Stats(); st.LazySends != 2 {
+		t.Fatalf("LazySends %d, want 2", st.LazySends)
+	}
+}
