@@ -89,6 +89,7 @@ type Raft struct {
 
 	// elections
 	votes              map[uint64]bool
+	campaignCtx        uint64 // the Context of this campaign's vote requests
 	electionElapsed    int
 	heartbeatElapsed   int
 	quietPeriods       int // leader: election periods in a row without word from a majority
@@ -339,27 +340,43 @@ func (r *Raft) campaign(kind campaignKind) {
 	if !r.promotable() {
 		return
 	}
-	var voteMsg MsgType
-	var term uint64
 	if kind == campaignPreElection {
 		r.becomePreCandidate()
-		voteMsg, term = MsgPreVote, r.term+1
 	} else {
 		r.becomeCandidate()
-		voteMsg, term = MsgVote, r.term
+	}
+	r.campaignCtx = 0
+	if kind == campaignTransfer {
+		r.campaignCtx = ctxTransfer
 	}
 	if r.poll(r.id, true) {
 		return // a single voter wins at once
 	}
+	r.requestVotes()
+}
+
+// voteResendTicks is how often a (pre-)candidate asks again the voters it has not heard
+// from. Raft leaves a lost request to the next election, an election timeout later; but
+// after a leader's death the survivors' connections to each other may be stale (one of
+// them restarted moments ago, and the first write to it fails), and when the other
+// survivor is behind (a lazy follower) and so refuses the candidate that is ahead, the
+// one request that mattered is the one lost: the cluster then waited 200-300 ms instead
+// of about 30 (nanokv bench --scenarios failover). A request asked again is the same
+// request: a voter answers it as it answered the first.
+const voteResendTicks = 3
+
+// requestVotes sends this campaign's vote (or pre-vote) request to every voter whose
+// answer it lacks.
+func (r *Raft) requestVotes() {
+	typ, term := MsgVote, r.term
+	if r.role == PreCandidate {
+		typ, term = MsgPreVote, r.term+1
+	}
 	for _, id := range r.members.Voters {
-		if id == r.id {
+		if _, answered := r.votes[id]; answered || id == r.id {
 			continue
 		}
-		m := Message{Type: voteMsg, To: id, Term: term, Index: r.log.lastIndex(), LogTerm: r.log.lastTerm()}
-		if kind == campaignTransfer {
-			m.Context = ctxTransfer
-		}
-		r.send(m)
+		r.send(Message{Type: typ, To: id, Term: term, Index: r.log.lastIndex(), LogTerm: r.log.lastTerm(), Context: r.campaignCtx})
 	}
 }
 
@@ -402,8 +419,11 @@ func (r *Raft) Tick() {
 
 func tickElection(r *Raft) {
 	r.electionElapsed++
-	if r.promotable() && r.electionElapsed >= r.randomizedElection {
+	switch {
+	case r.promotable() && r.electionElapsed >= r.randomizedElection:
 		r.campaign(campaignPreElection)
+	case r.role != Follower && r.electionElapsed%voteResendTicks == 0:
+		r.requestVotes()
 	}
 }
 

@@ -177,6 +177,39 @@ func TestPeerDownElectsWithinTicks(t *testing.T) {
 	}
 }
 
+// A (pre-)candidate asks again, every voteResendTicks, the voters it has not heard from:
+// a request lost on a stale connection costs a few ticks, not an election timeout.
+func TestLostVoteRequestIsAskedAgain(t *testing.T) {
+	nw := newNetwork(t, 3)
+	nw.elect(1)
+	nw.propose(1, "a")
+	nw.isolate(1) // killed
+	nw.cut[[2]uint64{2, 3}] = true
+	nw.r(2).PeerDown(1)
+	nw.r(3).PeerDown(1) // only 2 is ticked: 3 does not campaign
+	nw.tick(2, 1)       // 2 campaigns; its pre-vote to 3 is lost
+	if nw.r(2).Role() != PreCandidate || nw.countSent(MsgPreVote, 2, 3) != 1 {
+		t.Fatalf("2 is %v after sending %d pre-votes to 3", nw.r(2).Role(), nw.countSent(MsgPreVote, 2, 3))
+	}
+	delete(nw.cut, [2]uint64{2, 3})
+	nw.tick(2, voteResendTicks-1)
+	if nw.r(2).Role() != PreCandidate || nw.countSent(MsgPreVote, 2, 3) != 1 {
+		t.Fatalf("asked again too early: 2 is %v, %d pre-votes to 3", nw.r(2).Role(), nw.countSent(MsgPreVote, 2, 3))
+	}
+	nw.tick(2, 1)
+	if nw.r(2).Role() != Leader || nw.countSent(MsgPreVote, 2, 3) != 2 {
+		t.Fatalf("after %d ticks 2 is %v, %d pre-votes to 3", voteResendTicks, nw.r(2).Role(), nw.countSent(MsgPreVote, 2, 3))
+	}
+	// the killed member was asked each time, as it had not answered; it is asked no more
+	if got := nw.countSent(MsgPreVote, 2, 1); got != 2 {
+		t.Fatalf("%d pre-votes to the dead member, want 2", got)
+	}
+	nw.propose(2, "b")
+	if got := nw.members[3].appliedData(); !slices.Equal(got, []string{"a", "b"}) {
+		t.Fatalf("member 3 applied %v", got)
+	}
+}
+
 // A hint only one follower believes deposes no live leader: the other follower still
 // honours the lease and refuses the pre-vote.
 func TestPeerDownOnOneFollowerKeepsLiveLeader(t *testing.T) {
