@@ -278,6 +278,7 @@ type Engine struct {
 	out     Output
 	free    [][]byte
 	scratch []uint64
+	joinBuf []Entry // sendLazy's joined batch, reused
 	stats   Stats
 }
 
@@ -607,8 +608,10 @@ func (e *Engine) flushLazy(now int64, force bool) {
 	}
 }
 
-// sendLazy sends p the ring's batches after lazySent, or hands p to software when the
-// ring no longer holds them.
+// sendLazy sends p the ring's batches after lazySent, consecutive ones joined into
+// datagrams of up to BatchBytes (a datagram costs the leader's sendmmsg and the
+// follower's receive about the same whatever its size), or hands p to software when
+// the ring no longer holds them.
 func (e *Engine) sendLazy(now int64, p *peer) {
 	pos, ok := e.ring.find(p.lazySent + 1)
 	p.lazySent = e.sealed
@@ -617,8 +620,20 @@ func (e *Engine) sendLazy(now int64, p *peer) {
 		return
 	}
 	to := []*peer{p}
-	for i := pos; i < e.ring.n; i++ {
-		e.sendBatch(now, e.ring.at(i), to)
+	for i := pos; i < e.ring.n; {
+		first := e.ring.at(i)
+		joined := batch{prev: first.prev, prevTerm: first.prevTerm, bytes: first.bytes,
+			entries: append(e.joinBuf[:0], first.entries...)}
+		for i++; i < e.ring.n; i++ {
+			b := e.ring.at(i)
+			if joined.bytes+b.bytes-HeaderSize > e.cfg.BatchBytes {
+				break
+			}
+			joined.entries = append(joined.entries, b.entries...)
+			joined.bytes += b.bytes - HeaderSize
+		}
+		e.sendBatch(now, &joined, to) // encodes it: joinBuf is free again
+		e.joinBuf = joined.entries[:0]
 	}
 	e.stats.LazySends++
 }
