@@ -73,6 +73,16 @@ var configValues = []string{
 	"normal  0 0 0", "normal 0 0 0 pubsub 32mb 8mb 60",
 }
 
+// doRendered sends a command on c and renders its reply; a connection error fails t.
+func doRendered(t *testing.T, c *rconn, args ...string) string {
+	t.Helper()
+	v, err := c.do(args...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return render(v)
+}
+
 // TestConfigAsRedis holds CONFIG GET and CONFIG SET to redis-server 7.0's answers: every
 // parameter Redis lists is listed by nanokv with Redis's default, or is one nanokv
 // leaves out and says it does not know; every value of configValues set to every
@@ -83,14 +93,7 @@ func TestConfigAsRedis(t *testing.T) {
 	s := startServer(t, Config{})
 	defer s.Close()
 	nk, rs := dialNew(t, s.RedisAddr()), dialNew(t, real)
-	do := func(c *rconn, args ...string) string {
-		t.Helper()
-		v, err := c.do(args...)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return render(v)
-	}
+	do := func(c *rconn, args ...string) string { t.Helper(); return doRendered(t, c, args...) }
 	get := func(c *rconn, patterns ...string) map[string]string {
 		t.Helper()
 		v, err := c.do(append([]string{"CONFIG", "GET"}, patterns...)...)

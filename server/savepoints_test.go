@@ -14,14 +14,7 @@ func TestSaveParameterAsRedis(t *testing.T) {
 	s := startServer(t, Config{DataDir: t.TempDir()})
 	defer s.Close()
 	nk, rs := dialNew(t, s.RedisAddr()), dialNew(t, real)
-	do := func(c *rconn, args ...string) string {
-		t.Helper()
-		v, err := c.do(args...)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return render(v)
-	}
+	do := func(c *rconn, args ...string) string { t.Helper(); return doRendered(t, c, args...) }
 	for _, v := range []string{
 		"", "900 1", "900", "900 x", "-1 5", "0 1", "1 0", "1 -1", "1 1.5", "+5 1", "05 1", "-0 1", "1 -0",
 		"900 1 60 100", "3600 1 300 100 60 10000", " 900  1 ", "900  1", "1 ", " 1", "9999999999999999999 1",
