@@ -873,13 +873,16 @@ func (n *RaftNode) run() {
 // the next tick (meanwhile commits wait for the lazy one, a millisecond later). A lazy
 // follower replaces an eager one only when it holds strictly more, so that they do not
 // trade places on every tick. Learners and members that are not the leader's stay
-// eager: a learner catching up must not be held back.
+// eager: a learner catching up must not be held back. So do all followers of an
+// offload member: software Raft replicates there only until every follower holds the
+// whole log, when the engine (lazy in its own way) takes over, and a lazy follower
+// would hold no whole log at any tick under load, keeping the engine closed.
 func (n *RaftNode) chooseLazy() {
 	if n.cfg.SetLazy == nil {
 		return
 	}
 	var followers []uint64
-	if n.r.Role() == raft.Leader {
+	if n.r.Role() == raft.Leader && n.off == nil {
 		for _, id := range n.r.Membership().Voters {
 			if id != n.cfg.ID {
 				followers = append(followers, id)
