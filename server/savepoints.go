@@ -59,11 +59,13 @@ func parseSavePoints(v string) ([]savePoint, error) {
 // range of a long long saturates.
 func strtoll(s string) (int64, bool) {
 	t := strings.TrimLeft(s, " \t\n\v\f\r")
-	digits := strings.TrimPrefix(strings.TrimPrefix(t, "+"), "-")
-	if len(digits) != len(t) && digits == "" {
-		return 0, false // a sign alone: strtoll reads nothing, and the sign is left over
+	digits := t
+	if digits != "" && (digits[0] == '+' || digits[0] == '-') {
+		if digits = digits[1:]; digits == "" {
+			return 0, false // a sign alone: strtoll reads nothing, and the sign is left over
+		}
 	}
-	for _, c := range []byte(digits) {
+	for _, c := range []byte(digits) { // one sign at most: "+-5" is no number
 		if c < '0' || c > '9' {
 			return 0, false
 		}
