@@ -246,7 +246,7 @@ func configSet(c *conn, pairs [][]byte) {
 // configSetLocked is CONFIG SET under cfgMu: "" once every pair is set, else the error,
 // with nothing changed. As in Redis, every name is looked up first, and the first that
 // is unknown, immutable or given twice fails the command; then the values are checked
-// in order, and the first bad one fails it.
+// in order, and the first bad one fails it. Only then is anything set.
 func (s *Server) configSetLocked(pairs [][]byte) string {
 	type pair struct {
 		name, val string
@@ -279,7 +279,11 @@ func (s *Server) configSetLocked(pairs [][]byte) string {
 
 	next := s.cfg
 	settings := maps.Clone(s.settings)
-	var backend []pair
+	type backendSet struct {
+		name string
+		set  func() error
+	}
+	var sets []backendSet // the backend's parameters, checked
 	for _, p := range ps {
 		switch {
 		case p.param != nil:
@@ -300,12 +304,23 @@ func (s *Server) configSetLocked(pairs [][]byte) string {
 			}
 			settings[p.setting.name] = v
 		default:
-			backend = append(backend, p)
+			set, remote, err := s.b.ConfigCheck(p.name, p.val)
+			if err != nil {
+				return "ERR CONFIG SET failed (possibly related to argument '" + p.name + "') - " + err.Error()
+			}
+			bs := backendSet{p.name, set}
+			if remote {
+				// First, so that its failure leaves everything as it was. Names are
+				// never given twice, and one parameter at most asks the cluster.
+				sets = append([]backendSet{bs}, sets...)
+			} else {
+				sets = append(sets, bs)
+			}
 		}
 	}
-	for _, p := range backend {
-		if _, err := s.b.ConfigSet(p.name, p.val); err != nil {
-			return "ERR CONFIG SET failed (possibly related to argument '" + p.name + "') - " + err.Error()
+	for _, bs := range sets {
+		if err := bs.set(); err != nil {
+			return "ERR CONFIG SET failed (possibly related to argument '" + bs.name + "') - " + err.Error()
 		}
 	}
 	s.cfg, s.settings = next, settings

@@ -2,6 +2,7 @@ package resp
 
 import (
 	"bufio"
+	"errors"
 	"io"
 	"net"
 	"strings"
@@ -14,9 +15,11 @@ import (
 // lateBackend is testbackend.Late with what resp needs besides.
 type lateBackend struct{ *testbackend.Late }
 
-func (lateBackend) Info(*strings.Builder, string) bool                 { return false }
-func (lateBackend) ConfigGet() map[string]string                       { return nil }
-func (lateBackend) ConfigSet(string, string) (handled bool, err error) { return false, nil }
+func (lateBackend) Info(*strings.Builder, string) bool { return false }
+func (lateBackend) ConfigGet() map[string]string       { return nil }
+func (lateBackend) ConfigCheck(string, string) (func() error, bool, error) {
+	return nil, false, errors.New("unknown")
+}
 
 // A write that timed out may still commit, and the applier then writes its replies to the
 // sink it was proposed with. Those replies belong to no request any more: they must not

@@ -32,10 +32,12 @@ type Backend interface {
 	// Info appends node-level INFO sections (persistence, raft...) for the section name
 	// ("" for the default set); it reports whether it knew the section.
 	Info(b *strings.Builder, section string) bool
-	// Config returns the node-level settings CONFIG GET reports, and sets one (false if
-	// the name is not the backend's).
+	// ConfigGet returns the node-level settings CONFIG GET reports. ConfigCheck checks a
+	// value for one of them (a name ConfigGet reports) and returns what sets it, so that
+	// CONFIG SET changes nothing unless every value it names is good. The setter of one
+	// parameter at most asks the cluster (remote) and may still fail; any other cannot.
 	ConfigGet() map[string]string
-	ConfigSet(name, value string) (handled bool, err error)
+	ConfigCheck(name, value string) (set func() error, remote bool, err error)
 }
 
 // AsyncBackend is a Backend an asynchronous event loop can serve (a cluster member): it

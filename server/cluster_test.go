@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"log"
+	"maps"
 	"net"
 	"path/filepath"
 	"strconv"
@@ -692,6 +693,25 @@ func TestClusterConfig(t *testing.T) {
 		"raft.log-max-file-size": "0"} {
 		if err := c.ConfigSet(ctx, name, val).Err(); err == nil || !strings.HasPrefix(err.Error(), "ERR CONFIG SET failed (possibly related to argument '"+name+"')") {
 			t.Fatalf("CONFIG SET %s %s: %v", name, val, err)
+		}
+	}
+	// As in Redis, CONFIG SET sets everything it names or nothing: a bad value anywhere
+	// leaves the good ones before and after it unset.
+	before := c.ConfigGet(ctx, "*").Val()
+	for _, args := range [][]any{
+		{"raft.request-timeout", "700", "raft.log-max-file-size", "2mb", "save", "", "raft.follower-proxy", "maybe"},
+		{"raft.follower-proxy", "yes", "save", "1 x", "raft.request-timeout", "700"},
+		{"maxmemory", "1mb", "raft.log-max-file-size", "2mb", "raft.request-timeout", "0"},
+	} {
+		if err := c.Do(ctx, append([]any{"CONFIG", "SET"}, args...)...).Err(); err == nil {
+			t.Fatalf("CONFIG SET %v: no error", args)
+		}
+		if after := c.ConfigGet(ctx, "*").Val(); !maps.Equal(after, before) {
+			for k, v := range after {
+				if before[k] != v {
+					t.Errorf("CONFIG SET %v failed but changed %s from %q to %q", args, k, before[k], v)
+				}
+			}
 		}
 	}
 }

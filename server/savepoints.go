@@ -107,17 +107,16 @@ func saveDue(points []savePoint, changes uint64, now, lastSave int64, lastOK boo
 	return false
 }
 
-// setSavePoints is CONFIG SET save.
-func (s *Server) setSavePoints(v string) error {
+// checkSavePoints checks a value of CONFIG SET save and returns what sets it.
+func (s *Server) checkSavePoints(v string) (set func() error, err error) {
 	points, err := parseSavePoints(v)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if len(points) > 0 && s.cfg.MemoryOnly {
-		return errors.New(strings.TrimPrefix(errNoSnapshots.Error(), "ERR "))
+		return nil, errors.New(strings.TrimPrefix(errNoSnapshots.Error(), "ERR "))
 	}
-	s.savePoints.Store(&points)
-	return nil
+	return func() error { s.savePoints.Store(&points); return nil }, nil
 }
 
 // runSavePoints checks the save points once a second, as Redis's serverCron does, and

@@ -648,57 +648,59 @@ func (s *Server) requestTimeout() time.Duration {
 // defaultLogMax is raft.log-max-file-size when not set, as RedisRaft's (64 MiB).
 const defaultLogMax = 64 << 20
 
-// ConfigSet implements resp.Backend. raft.request-timeout, raft.follower-proxy and
-// raft.log-max-file-size change at run time; stale reads are refused (not built); the rest
-// is fixed at start.
-func (s *Server) ConfigSet(name, value string) (bool, error) {
+// ConfigCheck implements resp.Backend. save, raft.request-timeout, raft.follower-proxy and
+// raft.log-max-file-size change at run time, the last through the log when the node is a
+// cluster member (remote); stale reads are refused (not built); the rest is fixed at
+// start.
+func (s *Server) ConfigCheck(name, value string) (set func() error, remote bool, err error) {
 	c := s.cl()
+	notMember := errors.New("not a cluster member yet")
 	switch name {
 	case "save":
-		return true, s.setSavePoints(value)
+		set, err := s.checkSavePoints(value)
+		return set, false, err
 	case "raft.request-timeout":
 		ms, err := strconv.ParseInt(value, 10, 64)
 		if err != nil || ms <= 0 {
-			return true, errors.New("argument must be a positive number of milliseconds")
+			return nil, false, errors.New("argument must be a positive number of milliseconds")
 		}
 		if c == nil {
-			return true, errors.New("not a cluster member yet")
+			return nil, false, notMember
 		}
-		c.timeoutNs.Store(int64(time.Duration(ms) * time.Millisecond))
-		return true, nil
+		return func() error { c.timeoutNs.Store(int64(time.Duration(ms) * time.Millisecond)); return nil }, false, nil
 	case "raft.follower-proxy":
 		on, ok := map[string]bool{"yes": true, "no": false}[strings.ToLower(value)]
 		if !ok {
-			return true, errors.New("argument must be 'yes' or 'no'")
+			return nil, false, errors.New("argument must be 'yes' or 'no'")
 		}
 		if c == nil {
-			return true, errors.New("not a cluster member yet")
+			return nil, false, notMember
 		}
-		c.proxy.Store(on)
-		return true, nil
+		return func() error { c.proxy.Store(on); return nil }, false, nil
 	case "raft.log-max-file-size":
 		b, ok := resp.ParseMemory(value)
 		if !ok || b <= 0 {
-			return true, errors.New("argument must be a positive memory value")
+			return nil, false, errors.New("argument must be a positive memory value")
 		}
 		if c == nil {
-			s.logMax.Store(b) // the member starts with it
-			return true, nil
+			return func() error { s.logMax.Store(b); return nil }, false, nil // the member starts with it
 		}
-		ctx, cancel := context.WithTimeout(context.Background(), c.timeout())
-		defer cancel()
-		if err := c.raft.SetSnapshotLogBytes(ctx, b); err != nil {
-			return true, err
-		}
-		s.logMax.Store(b)
-		return true, nil
+		return func() error {
+			ctx, cancel := context.WithTimeout(context.Background(), c.timeout())
+			defer cancel()
+			if err := c.raft.SetSnapshotLogBytes(ctx, b); err != nil {
+				return err
+			}
+			s.logMax.Store(b)
+			return nil
+		}, true, nil
 	case "raft.quorum-reads":
 		if value == "yes" {
-			return true, nil
+			return func() error { return nil }, false, nil
 		}
-		return true, errors.New("stale reads are not in this build: reads are always linearizable")
+		return nil, false, errors.New("stale reads are not in this build: reads are always linearizable")
 	}
-	return true, errors.New("can't set immutable config")
+	return nil, false, errors.New("can't set immutable config")
 }
 
 // runExpiry is the leader's active expiry: it proposes the deletion of keys whose TTL has
