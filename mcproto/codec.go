@@ -305,13 +305,13 @@ func parseMetaSet(b []byte, n int, req Request, lim Limits) (Request, int, int, 
 	if !ok || vlen < 0 || vlen > math.MaxInt32-2 {
 		return errReq(req, badLine), n, 0, nil
 	}
-	req.Key = toks[1]
-	m, errLine := ParseMeta(KindMetaSet, toks[3:])
+	m, key, errLine := ParseMeta(KindMetaSet, toks[1], toks[3:])
 	if errLine != "" {
+		req.Key = toks[1]
 		req.Swallow = int(vlen) + 2
 		return errReq(req, errLine), n, 0, nil
 	}
-	req.Meta = m
+	req.Key, req.Meta = key, m
 	req.Flags = m.ClientFlags
 	r, n2, need, err := readData(b, n, req, int(vlen), lim)
 	if r.Kind == KindError {

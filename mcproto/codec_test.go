@@ -106,7 +106,7 @@ func FuzzParseMemcache(f *testing.F) {
 				t.Fatalf("n=%d of %d, swallow %d", n, len(b), req.Swallow)
 			}
 			if req.Kind == KindMetaGet || req.Kind == KindMetaDelete || req.Kind == KindMetaArith {
-				ParseMeta(req.Kind, req.Tokens[2:])
+				ParseMeta(req.Kind, req.Tokens[1], req.Tokens[2:])
 			}
 			scratch = req.Tokens[:0]
 			b = b[n:]

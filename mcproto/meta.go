@@ -1,6 +1,7 @@
 package mcproto
 
 import (
+	"encoding/base64"
 	"fmt"
 	"strconv"
 
@@ -25,6 +26,7 @@ type Meta struct {
 	Initial     uint64 // J
 	Delta       uint64 // D
 	NoBump      bool   // u: the read is no access (no LRU bump)
+	Binary      bool   // b: the key token is base64 (base64key.go)
 	History     bool   // h or l: the reply shows the item's access history
 	// idle and fetched are the history an mg with T read before its touch went through
 	// the log (l and h).
@@ -36,33 +38,40 @@ type Meta struct {
 const maxOpaque = 32
 
 // ParseMeta parses a meta command's flag tokens as memcached 1.6's _meta_flag_preparse
-// does: an unknown or repeated flag stops at once, a bad numeric token is reported after
-// the whole line was read. errLine is the reply for a refused line.
+// does, and returns the key the command names with keyTok (decoded under the b flag).
+// errLine is the reply for a refused line, chosen as memcached chooses it: an unknown or
+// repeated flag stops at once; a bad number or M token is reported once the whole line
+// was read (the last one, except that a bad F leaves the line's default error); then a
+// key that does not decode; then an opaque token that is too long. md and ma answer all
+// but the last with one line (metaErr).
 //
-// Flags memcached has but nanokv does not implement (b: base64 keys; E: explicit CAS;
-// I: invalidation and stale items; R: recache; N on mg: vivify with win tokens) are
-// refused as invalid rather than silently ignored.
-func ParseMeta(kind Kind, toks [][]byte) (m *Meta, errLine string) {
+// Flags memcached has but nanokv does not implement (E: explicit CAS; I: invalidation
+// and stale items; R: recache; N on mg: vivify with win tokens) are refused as invalid
+// rather than silently ignored.
+func ParseMeta(kind Kind, keyTok []byte, toks [][]byte) (m *Meta, key []byte, errLine string) {
 	m = &Meta{Tokens: toks, Delta: 1}
 	var seen [128]bool
+	failed, longOpaque := false, false
+	errLine = errBadLine
+	bad := func(line string) { failed, errLine = true, line }
 	for _, t := range toks {
 		f := t[0]
 		if f >= 128 {
-			return nil, "CLIENT_ERROR invalid flag"
+			return nil, nil, metaErr(kind, "CLIENT_ERROR invalid flag")
 		}
 		if seen[f] {
-			return nil, metaErr(kind, "CLIENT_ERROR duplicate flag")
+			return nil, nil, metaErr(kind, "CLIENT_ERROR duplicate flag")
 		}
 		seen[f] = true
 		arg := t[1:]
 		switch f {
 		case 'O':
-			if len(arg) > maxOpaque {
-				errLine = "CLIENT_ERROR opaque token too long"
-			}
+			longOpaque = len(arg) > maxOpaque
 			m.Opaque = arg
 		case 'u':
 			m.NoBump = true
+		case 'b':
+			m.Binary = true
 		case 'P', 'L', 'k', 's', 't', 'c', 'f':
 			// P, L: proxy hints, ignored as memcached does
 		case 'h', 'l':
@@ -74,54 +83,64 @@ func ParseMeta(kind Kind, toks [][]byte) (m *Meta, errLine string) {
 		case 'T':
 			v, ok := ParseInt32(arg)
 			if !ok {
-				errLine = "CLIENT_ERROR bad token in command line format"
+				bad("CLIENT_ERROR bad token in command line format")
 			}
 			m.TTL, m.HasTTL = v, true
 		case 'N':
 			if kind == KindMetaGet {
-				return nil, metaErr(kind, "CLIENT_ERROR invalid flag")
+				return nil, nil, metaErr(kind, "CLIENT_ERROR invalid flag")
 			}
 			v, ok := ParseInt32(arg)
 			if !ok {
-				errLine = "CLIENT_ERROR bad token in command line format"
+				bad("CLIENT_ERROR bad token in command line format")
 			}
 			m.Vivify, m.HasVivify = v, true
 		case 'C':
 			v, ok := ParseUint64(arg)
 			if !ok {
-				errLine = "CLIENT_ERROR bad token in command line format"
+				bad("CLIENT_ERROR bad token in command line format")
 			}
 			m.CAS, m.HasCAS = v, true
 		case 'F':
 			v, ok := ParseUint32(arg)
 			if !ok {
-				errLine = "CLIENT_ERROR bad command line format"
+				failed = true // memcached sets no message of its own here
 			}
 			m.ClientFlags = v
 		case 'M':
 			if len(arg) != 1 {
-				errLine = "CLIENT_ERROR incorrect length for M token"
+				bad("CLIENT_ERROR incorrect length for M token")
 				break
 			}
 			m.Mode = arg[0]
 		case 'J':
 			v, ok := ParseUint64(arg)
 			if !ok {
-				errLine = "CLIENT_ERROR invalid numeric initial value"
+				bad("CLIENT_ERROR invalid numeric initial value")
 			}
 			m.Initial = v
 		case 'D':
 			v, ok := ParseUint64(arg)
 			if !ok {
-				errLine = "CLIENT_ERROR invalid numeric delta value"
+				bad("CLIENT_ERROR invalid numeric delta value")
 			}
 			m.Delta = v
 		default:
-			return nil, metaErr(kind, "CLIENT_ERROR invalid flag")
+			return nil, nil, metaErr(kind, "CLIENT_ERROR invalid flag")
 		}
 	}
-	if errLine != "" {
-		return nil, metaErr(kind, errLine)
+	if failed {
+		return nil, nil, metaErr(kind, errLine)
+	}
+	key = keyTok
+	if m.Binary {
+		var ok bool
+		if key, ok = decodeKey(keyTok); !ok {
+			return nil, nil, metaErr(kind, errDecodeKey)
+		}
+	}
+	if longOpaque {
+		return nil, nil, "CLIENT_ERROR opaque token too long"
 	}
 	// memcached 1.6.18 takes the modes in capitals only
 	switch kind {
@@ -138,7 +157,7 @@ func ParseMeta(kind Kind, toks [][]byte) (m *Meta, errLine string) {
 		case 'R':
 			m.Mode = 'R'
 		default:
-			return nil, "CLIENT_ERROR invalid mode for ms M token"
+			return nil, nil, "CLIENT_ERROR invalid mode for ms M token"
 		}
 	case KindMetaArith:
 		switch m.Mode {
@@ -147,15 +166,16 @@ func ParseMeta(kind Kind, toks [][]byte) (m *Meta, errLine string) {
 		case 'D', '-':
 			m.Mode = '-'
 		default:
-			return nil, "CLIENT_ERROR invalid mode for ma M token"
+			return nil, nil, "CLIENT_ERROR invalid mode for ma M token"
 		}
 	}
-	return m, ""
+	return m, key, ""
 }
 
-// metaErr: ma reports every flag error with one line.
+// metaErr: md and ma report every flag error, and a key that does not decode, with one
+// line.
 func metaErr(kind Kind, line string) string {
-	if kind == KindMetaArith {
+	if kind == KindMetaArith || kind == KindMetaDelete {
 		return "CLIENT_ERROR invalid or duplicate flag"
 	}
 	return line
@@ -189,7 +209,7 @@ func appendReturnFlags(dst []byte, m *Meta, it *metaItem, returns string) []byte
 		case 'O':
 			dst = append(dst, m.Opaque...)
 		case 'k':
-			dst = append(dst, it.key...)
+			dst = appendKey(dst, it.key, m.Binary)
 		case 'c':
 			dst = strconv.AppendUint(dst, it.cas, 10)
 		case 'f':
@@ -235,12 +255,12 @@ func (c *conn) metaKey(kind Kind, toks [][]byte) (key []byte, m *Meta, ok bool) 
 		c.reply(errBadLine)
 		return nil, nil, false
 	}
-	m, errLine := ParseMeta(kind, toks[2:])
+	m, key, errLine := ParseMeta(kind, toks[1], toks[2:])
 	if errLine != "" {
 		c.reply(errLine)
 		return nil, nil, false
 	}
-	return toks[1], m, true
+	return key, m, true
 }
 
 // keep copies what a queued meta reply needs past the current request: the tokens live in
@@ -464,6 +484,15 @@ func (c *conn) handleMetaDebug(toks [][]byte) {
 		c.reply(errBadLine)
 		return
 	}
+	// me takes one flag, b, as its second token exactly, and ignores anything else
+	binary := len(toks) > 2 && string(toks[2]) == "b"
+	if binary {
+		var ok bool
+		if key, ok = decodeKey(key); !ok {
+			c.reply(errBadLine)
+			return
+		}
+	}
 	c.flushBatch()
 	if !c.readBarrier() {
 		return
@@ -479,7 +508,11 @@ func (c *conn) handleMetaDebug(toks [][]byte) {
 	}
 	size := itemSize(len(key), it.Flags, len(it.Value))
 	c.out = append(c.out, "ME "...)
-	c.out = append(c.out, key...)
+	if binary {
+		c.out = base64.StdEncoding.AppendEncode(c.out, key) // without the b flag, as memcached
+	} else {
+		c.out = append(c.out, key...)
+	}
 	c.out = fmt.Appendf(c.out, " exp=%d la=%d cas=%d fetch=%s cls=%d size=%d\r\n", exp, it.Idle, it.CAS, yesNo(it.Fetched), slabClass(size), size)
 }
 

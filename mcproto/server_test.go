@@ -3,6 +3,7 @@ package mcproto_test
 import (
 	"bufio"
 	"bytes"
+	"encoding/base64"
 	"fmt"
 	"io"
 	"log"
@@ -179,6 +180,11 @@ type protoCase struct {
 
 var k250, k251 = strings.Repeat("k", 250), strings.Repeat("k", 251)
 
+// o33 is an opaque token one byte over memcached's limit.
+var o33 = "O" + strings.Repeat("9", 33)
+
+func b64(key string) string { return base64.StdEncoding.EncodeToString([]byte(key)) }
+
 var protoCases = []protoCase{
 	{"set get", "set a1 5 0 3\r\nabc\r\nget a1\r\n", "STORED\r\nVALUE a1 5 3\r\nabc\r\nEND\r\n", false},
 	{"noreply and multiget", "set a2 5 0 3 noreply\r\nabc\r\nget a2 nope a2\r\n", "VALUE a2 5 3\r\nabc\r\nVALUE a2 5 3\r\nabc\r\nEND\r\n", false},
@@ -255,7 +261,31 @@ var protoCases = []protoCase{
 	{"ma errors", "set j3 0 0 1\r\nz\r\nma j3\r\nma j3 Dx\r\nma j3 Jx\r\nma j3 MX\r\nma\r\nmn\r\n",
 		"STORED\r\nCLIENT_ERROR cannot increment or decrement non-numeric value\r\nCLIENT_ERROR invalid or duplicate flag\r\nCLIENT_ERROR invalid or duplicate flag\r\nCLIENT_ERROR invalid mode for ma M token\r\nERROR\r\nMN\r\n", false},
 	{"me", "me\r\nme l1\r\nms l1 2 T100\r\nhi\r\nmn\r\n", "CLIENT_ERROR bad command line format\r\nEN\r\nHD\r\nMN\r\n", false},
-	{"unsupported meta flags are refused", "mg m1 N30 v\r\nmd m1 I\r\nmg m1 R30\r\nmn\r\n", "CLIENT_ERROR invalid flag\r\nCLIENT_ERROR invalid flag\r\nCLIENT_ERROR invalid flag\r\nMN\r\n", true},
+	{"unsupported meta flags are refused", "mg m1 N30 v\r\nmd m1 I\r\nmg m1 R30\r\nmn\r\n", "CLIENT_ERROR invalid flag\r\nCLIENT_ERROR invalid or duplicate flag\r\nCLIENT_ERROR invalid flag\r\nMN\r\n", true},
+	// b: the key is base64, the item's key what it decodes to (here with a space and
+	// UTF-8), and k returns it encoded again, followed by b
+	{"binary keys", "ms " + b64("b1 \u00e9") + " 2 b T0 F3\r\nhi\r\nmg " + b64("b1 \u00e9") + " b v k f s\r\nmg " + b64("b1 \u00e9") + " b k q\r\n" +
+		"mg " + b64("b1 nope") + " b k v\r\nma " + b64("b1c") + " b N0 J5 v k\r\nget b1c\r\nmd " + b64("b1c") + " b k O2\r\nmd " + b64("b1c") + " b k q\r\n" +
+		"me " + b64("b1 nope") + " b\r\nms " + b64("b1d") + " 1 b k O4\r\nx\r\nmg b1d v\r\nmn\r\n",
+		"HD\r\nVA 2 k" + b64("b1 \u00e9") + " b f3 s2\r\nhi\r\nHD k" + b64("b1 \u00e9") + " b\r\nEN k" + b64("b1 nope") + " b\r\nVA 1 k" + b64("b1c") + " b\r\n5\r\n" +
+			"VALUE b1c 0 1\r\n5\r\nEND\r\nHD k" + b64("b1c") + " b O2\r\nNF k" + b64("b1c") + " b\r\nEN\r\nHD k" + b64("b1d") + " b O4\r\nVA 1\r\nx\r\nMN\r\n", false},
+	// memcached's decoder skips bytes outside the alphabet, ignores the bits past the
+	// last byte and stops after the first block with padding; a count of characters
+	// that is not a multiple of four, or three '=', is refused after the flags
+	{"binary key decoding", "mg YnF= b k\r\nmg YW=j b k\r\nmg Yn!E= b k\r\nmg YnE=YQ== b k\r\nmg YnE b k\r\nmg Y=== b\r\nmg ==== b\r\nmg !!!! b\r\n" +
+		"ms YnE 2 b\r\nhi\r\nms YnE 2 b Z\r\nhi\r\nmg YnE b T1x\r\nmd YnE b\r\nma YnE b\r\nme YnE b\r\nme YnE= bb\r\nmn\r\n",
+		"EN kYnE= b\r\nEN kYWA= b\r\nEN kYnE= b\r\nEN kYnE= b\r\nCLIENT_ERROR error decoding key\r\nCLIENT_ERROR error decoding key\r\nCLIENT_ERROR error decoding key\r\n" +
+			"CLIENT_ERROR error decoding key\r\nCLIENT_ERROR error decoding key\r\nCLIENT_ERROR invalid flag\r\nCLIENT_ERROR bad token in command line format\r\n" +
+			"CLIENT_ERROR invalid or duplicate flag\r\nCLIENT_ERROR invalid or duplicate flag\r\nCLIENT_ERROR bad command line format\r\nEN\r\nMN\r\n", false},
+	// which error a line with several gets: md and ma answer one line for all but a long
+	// opaque; a bad number wins over a long opaque, whatever the order; a bad F leaves
+	// the line's default error to a later one
+	{"meta error precedence", "md n1 Z\r\nmd n1 q q\r\nmd n1 C1x\r\nmd n1 " + o33 + "\r\nma n1 " + o33 + "\r\nmd n1 T1x " + o33 + "\r\n" +
+		"mg n1 T1x " + o33 + "\r\nmg n1 " + o33 + " T1x\r\nms n1 1 T1x F1x\r\nx\r\nms n1 1 F1x\r\nx\r\nms n1 1 F1x MXX\r\nx\r\nmn\r\n",
+		"CLIENT_ERROR invalid or duplicate flag\r\nCLIENT_ERROR invalid or duplicate flag\r\nCLIENT_ERROR invalid or duplicate flag\r\n" +
+			"CLIENT_ERROR opaque token too long\r\nCLIENT_ERROR opaque token too long\r\nCLIENT_ERROR invalid or duplicate flag\r\n" +
+			"CLIENT_ERROR bad token in command line format\r\nCLIENT_ERROR bad token in command line format\r\nCLIENT_ERROR bad token in command line format\r\n" +
+			"CLIENT_ERROR bad command line format\r\nCLIENT_ERROR incorrect length for M token\r\nMN\r\n", false},
 	// h: read since stored, before this read; a read without u sets it (so does a touch),
 	// a store starts a new item; ms, md and ma take h and l and show neither
 	{"mg h", "ms hh 1 h l\r\na\r\nmg hh h\r\nmg hh h u k\r\nmg hh h v\r\nms hh 1 MA\r\nb\r\nmg hh h\r\nms hh 1\r\nc\r\n" +
