@@ -2,6 +2,7 @@ package mcproto_test
 
 import (
 	"bufio"
+	"encoding/base64"
 	"flag"
 	"fmt"
 	"math/rand/v2"
@@ -318,6 +319,10 @@ type convGen struct {
 	// pipelined: requests go out several at once, so no retrieval has a key over 250
 	// bytes (memcached then drops the replies before it in the pipeline, README)
 	pipelined bool
+	// bin is a key only the meta commands can name, in base64 with the b flag: it has a
+	// space and UTF-8. Its mg asks for no k: memcached shows a hit's key by how the item
+	// was stored, nanokv by the request (README), and ma's N stores it unmarked.
+	bin string
 }
 
 func newConvGen(seed uint64, prefix string) *convGen {
@@ -327,6 +332,7 @@ func newConvGen(seed uint64, prefix string) *convGen {
 		g.keys = append(g.keys, prefix+k)
 	}
 	g.long = [2]string{prefix + strings.Repeat("L", 250-len(prefix)), prefix + strings.Repeat("L", 251-len(prefix))}
+	g.bin = prefix + "bin \u00e9"
 	return g
 }
 
@@ -358,6 +364,24 @@ func (g *convGen) key() string {
 		return g.long[1] // too long
 	}
 	return g.keys[g.r.IntN(len(g.keys))]
+}
+
+// binary switches op, a meta command, to the binary key now and then. It returns the
+// key as the request names it, and whether the request takes the b flag.
+func (g *convGen) binary(op *convOp) (string, bool) {
+	if !g.chance(0.15) {
+		return op.key, false
+	}
+	op.key, op.keys = g.bin, []string{g.bin}
+	return base64.StdEncoding.EncodeToString([]byte(g.bin)), true
+}
+
+// withB adds the b flag to flags at a random place.
+func (g *convGen) withB(flags []string) []string {
+	flags = append(flags, "b")
+	i := g.r.IntN(len(flags))
+	flags[i], flags[len(flags)-1] = flags[len(flags)-1], flags[i]
+	return flags
 }
 
 func (g *convGen) exptime() string {
@@ -475,9 +499,14 @@ func (g *convGen) next() *convOp {
 		op.casMoves = true
 	case n < 68:
 		op.meta = true
+		name, b := g.binary(op)
+		k = op.key
 		// not h: memcached changes a counter in place, keeping the item's fetched flag,
 		// only while no reply still holds the item, which pipelining decides
 		fl := g.metaFlags(0.3, "v", "f", "t", "k", "c", "q", g.opaque())
+		if b {
+			fl = g.withB(slices.DeleteFunc(fl, func(f string) bool { return f == "k" }))
+		}
 		if !g.padded[k] && g.chance(0.3) {
 			fl = append(fl, "s")
 		}
@@ -487,11 +516,16 @@ func (g *convGen) next() *convOp {
 			op.casMoves = true
 		}
 		slices.SortStableFunc(fl, func(a, b string) int { return ttlFirst(a) - ttlFirst(b) }) // README
-		op.text = "mg " + k + joinFlags(fl) + "\r\n"
+		op.text = "mg " + name + joinFlags(fl) + "\r\n"
 	case n < 80:
 		op.meta = true
+		name, b := g.binary(op)
+		k = op.key
 		v := g.valueFor(k)
 		fl := g.metaFlags(0.2, "F"+g.flags(), "T"+g.exptime(), "q", "k", "c", g.opaque(), "C%CAS%")
+		if b {
+			fl = g.withB(fl)
+		}
 		if g.chance(0.3) {
 			mode := g.pick("E", "A", "P", "R", "S")
 			if g.padded[k] && (mode == "A" || mode == "P") {
@@ -502,12 +536,19 @@ func (g *convGen) next() *convOp {
 		} else {
 			op.fresh = !strings.Contains(strings.Join(fl, " "), "C%CAS%")
 		}
-		op.text = fmt.Sprintf("ms %s %d%s\r\n%s\r\n", k, len(v), joinFlags(fl), v)
+		op.text = fmt.Sprintf("ms %s %d%s\r\n%s\r\n", name, len(v), joinFlags(fl), v)
 		op.huge = isHuge(v)
 	case n < 86:
 		op.meta = true
-		op.text = "md " + k + joinFlags(g.metaFlags(0.3, "q", "k", g.opaque(), "C%CAS%")) + "\r\n"
+		name, b := g.binary(op)
+		fl := g.metaFlags(0.3, "q", "k", g.opaque(), "C%CAS%")
+		if b {
+			fl = g.withB(fl)
+		}
+		op.text = "md " + name + joinFlags(fl) + "\r\n"
 	case n < 94:
+		name, b := g.binary(op)
+		k = op.key
 		if g.huge[k] {
 			op.text, op.mns = "mn\r\n", 1
 			break
@@ -520,8 +561,11 @@ func (g *convGen) next() *convOp {
 		// one it keeps when the number grows longer. It prints t with the TTL of the
 		// moment, and sets N's as it reaches it among the flags; nanokv prints the TTL
 		// the command left (README).
+		if b {
+			fl = g.withB(fl)
+		}
 		slices.SortStableFunc(fl, func(a, b string) int { return ttlFirst(a) - ttlFirst(b) })
-		op.text = "ma " + k + joinFlags(fl) + "\r\n"
+		op.text = "ma " + name + joinFlags(fl) + "\r\n"
 		op.huge = strings.Contains(op.text, "18446744073709551615")
 	case n < 96:
 		op.text, op.mns = "mn\r\n", 1
