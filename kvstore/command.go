@@ -588,8 +588,15 @@ func (c *Ctx) unshareItem(key []byte, it item) {
 // costs one allocation: of the value alone for a key short enough to sit in its table
 // entry, of the key followed by the value for a longer one.
 func (c *Ctx) setStringBytes(key, val []byte, flags uint32, keepTTL bool) {
+	c.setStringMC(key, val, flags, false, keepTTL)
+}
+
+// setStringMC is setStringBytes for memcached, which may mark the key binary (item.binKey).
+func (c *Ctx) setStringMC(key, val []byte, flags uint32, binKey, keepTTL bool) {
+	it := item{typ: TypeString, flags: flags, binKey: binKey}
 	if len(key) <= inlineKey {
-		c.storeAt(key, item{str: string(val), typ: TypeString, flags: flags}, "", keepTTL)
+		it.str = string(val)
+		c.storeAt(key, it, "", keepTTL)
 		return
 	}
 	var b strings.Builder
@@ -597,7 +604,8 @@ func (c *Ctx) setStringBytes(key, val []byte, flags uint32, keepTTL bool) {
 	b.Write(key)
 	b.Write(val)
 	kv := b.String()
-	c.storeAt(key, item{str: kv[len(key):], typ: TypeString, flags: flags}, kv, keepTTL)
+	it.str = kv[len(key):]
+	c.storeAt(key, it, kv, keepTTL)
 }
 
 // touched records an in-place change to the collection at key: it bumps the version and

@@ -13,7 +13,7 @@ package kvstore
 // Commands never see slots: they get and put item views.
 type slot struct {
 	str  string
-	meta uint64 // ver<<metaVerShift | strEnc<<metaEncShift | hasFlags | hasTTL | type
+	meta uint64 // ver<<metaVerShift | binKey | strEnc<<metaEncShift | hasFlags | hasTTL | type
 }
 
 const (
@@ -22,6 +22,7 @@ const (
 	metaHasFlags  = 1 << 4
 	metaEncShift  = 5
 	metaEncMask   = 3 << metaEncShift
+	metaBinKey    = 1 << 7
 	metaVerShift  = 8
 	maxVersion    = 1<<(64-metaVerShift) - 1
 	metaFlagsMask = metaHasTTL | metaHasFlags
@@ -35,13 +36,16 @@ func packSlot(it item) slot {
 	if it.flags != 0 {
 		m |= metaHasFlags
 	}
+	if it.binKey {
+		m |= metaBinKey
+	}
 	return slot{str: it.str, meta: m}
 }
 
 // view rebuilds the item for key k from its slot.
 func (d *dbShard) view(k string, s slot) item {
 	it := item{str: s.str, typ: Type(s.meta & metaTypeMask), ver: s.meta >> metaVerShift, hasTTL: s.meta&metaHasTTL != 0,
-		enc: strEnc(s.meta&metaEncMask) >> metaEncShift}
+		enc: strEnc(s.meta&metaEncMask) >> metaEncShift, binKey: s.meta&metaBinKey != 0}
 	if it.typ != TypeString {
 		it.coll = d.colls[k]
 	}

@@ -96,9 +96,26 @@ func AppendMemcache(dst []byte, args [][]byte) []byte {
 // CAS unique (classic cas, ms C). vivify, when not MCNoValue, is the exptime with which
 // append/prepend create a missing item (ms N).
 func AppendMCStore(dst []byte, mode MCStore, key, value []byte, flags uint32, exptime int64, cas, vivify string) []byte {
+	return AppendMCMetaStore(dst, mode, key, value, flags, false, exptime, cas, vivify)
+}
+
+// AppendMCMetaStore is AppendMCStore for ms, whose b flag (binKey) marks the item it
+// stores as one of a binary key. The mark travels as bit 32 of the flags argument, so
+// entries written before it existed read the same.
+func AppendMCMetaStore(dst []byte, mode MCStore, key, value []byte, flags uint32, binKey bool, exptime int64, cas, vivify string) []byte {
 	var fb, eb [24]byte
 	return AppendMemcache(dst, [][]byte{[]byte("mcstore"), []byte(mode), key, value,
-		strconv.AppendUint(fb[:0], uint64(flags), 10), strconv.AppendInt(eb[:0], exptime, 10), []byte(cas), []byte(vivify)})
+		strconv.AppendUint(fb[:0], mcFlagsArg(flags, binKey), 10), strconv.AppendInt(eb[:0], exptime, 10), []byte(cas), []byte(vivify)})
+}
+
+// mcFlagsArg packs an item's memcached fields into one number: the client flags, and
+// bit 32 for a binary key (the log's mcstore argument, snapshot records, mcReply).
+func mcFlagsArg(flags uint32, binKey bool) uint64 {
+	v := uint64(flags)
+	if binKey {
+		v |= 1 << 32
+	}
+	return v
 }
 
 // AppendMCDelete appends a delete, compared against cas unless it is MCNoValue.
@@ -214,7 +231,7 @@ func (c *Ctx) mcReply(code string, key []byte) {
 		return
 	}
 	c.W.BulkString(it.str)
-	c.W.Int(int64(it.flags))
+	c.W.Int(int64(mcFlagsArg(it.flags, it.binKey)))
 	c.W.Int(int64(it.ver))
 	c.W.Int(c.mcTTL(key))
 }
@@ -231,12 +248,12 @@ func (c *Ctx) mcStatus(code string) {
 
 // mcPut stores a new value at key with flags and an expiry; an expired one deletes the
 // key instead (memcached stores it and never shows it again).
-func (c *Ctx) mcPut(key, val []byte, flags uint32, exp mcExpiry) {
+func (c *Ctx) mcPut(key, val []byte, flags uint32, binKey bool, exp mcExpiry) {
 	if exp.expired {
 		c.del(key)
 		return
 	}
-	c.setStringBytes(key, val, flags, false)
+	c.setStringMC(key, val, flags, binKey, false)
 	c.notify(notifyString, "set", key)
 	if exp.at != 0 {
 		c.setExpire(key, exp.at)
@@ -296,9 +313,10 @@ func mcStoreCmd(c *Ctx, args [][]byte) {
 	exptime := p.int(args[5])
 	cas, hasCAS := p.optionalUint(args[6])
 	vivify, hasVivify := p.optional(args[7])
-	if flags > math.MaxUint32 {
+	if flags > mcFlagsArg(math.MaxUint32, true) {
 		p.bad = true
 	}
+	binKey := flags>>32 != 0
 	if p.failed() {
 		return
 	}
@@ -332,20 +350,20 @@ func mcStoreCmd(c *Ctx, args [][]byte) {
 	exp := mcDeadline(exptime, c.Now) // the new item's; an append keeps the old one's
 	switch mode {
 	case MCSet:
-		c.mcPut(key, val, uint32(flags), exp)
+		c.mcPut(key, val, uint32(flags), binKey, exp)
 	case MCAdd:
 		// a key of another Redis type is taken too
 		if _, taken := c.lookup(key); taken {
 			c.mcStatus(MCNotStored)
 			return
 		}
-		c.mcPut(key, val, uint32(flags), exp)
+		c.mcPut(key, val, uint32(flags), binKey, exp)
 	case MCReplace:
 		if !exists {
 			c.mcStatus(MCNotStored)
 			return
 		}
-		c.mcPut(key, val, uint32(flags), exp)
+		c.mcPut(key, val, uint32(flags), binKey, exp)
 	case MCAppend, MCPrepend:
 		if !exists {
 			if !hasVivify {
@@ -353,7 +371,7 @@ func mcStoreCmd(c *Ctx, args [][]byte) {
 				return
 			}
 			exp = mcDeadline(vivify, c.Now)
-			c.mcPut(key, val, uint32(flags), exp)
+			c.mcPut(key, val, uint32(flags), binKey, exp)
 			break
 		}
 		exp = mcExpiry{}
@@ -372,6 +390,7 @@ func mcStoreCmd(c *Ctx, args [][]byte) {
 			b.WriteString(old.str)
 		}
 		old.str, old.enc = b.String(), strRaw // as APPEND makes it
+		old.binKey = false                    // memcached's joined item is a new one, unmarked
 		c.store(key, old, true)
 		c.notify(notifyString, string(mode), key) // "append" or "prepend"
 	default:
@@ -468,7 +487,7 @@ func mcIncrCmd(c *Ctx, args [][]byte) {
 		// ma N: create the counter with the initial value; the delta is not applied.
 		// STORED tells the frontend it was created (memcached answers that even to q).
 		var num [20]byte // mcPut copies it
-		c.mcPut(key, strconv.AppendUint(num[:0], initial, 10), 0, mcDeadline(vivify, c.Now))
+		c.mcPut(key, strconv.AppendUint(num[:0], initial, 10), 0, false, mcDeadline(vivify, c.Now))
 		c.mcTouchReply(MCStored, key, touch, hasTouch) // T applies to the new counter too
 		return
 	}
@@ -490,10 +509,12 @@ func mcIncrCmd(c *Ctx, args [][]byte) {
 		cur -= delta
 	}
 	// memcached changes a counter in place when its digits fit the item, which stays
-	// fetched if it was; a longer one is a new item
+	// fetched (and binary) if it was; a longer one is a new item
 	digits := strconv.FormatUint(cur, 10)
-	keepFetched := len(digits) <= len(it.str) && c.fetchedKey(key, false)
+	inPlace := len(digits) <= len(it.str)
+	keepFetched := inPlace && c.fetchedKey(key, false)
 	it.str = digits
+	it.binKey = it.binKey && inPlace // the new item is not marked binary
 	c.store(key, it, true)
 	if keepFetched {
 		c.fetchedKey(key, true)
@@ -605,6 +626,8 @@ type MCItem struct {
 	// Fetched: the key was read since it was last stored, before this read (mg's h,
 	// me's fetch).
 	Fetched bool
+	// BinaryKey: a meta command with b stored the item (memcached's ITEM_KEY_BINARY).
+	BinaryKey bool
 }
 
 // SecondsLeft is the item's remaining TTL in whole seconds (rounded up), −1 for none.
@@ -637,7 +660,7 @@ func (s *Store) mcGet(key []byte, now int64, access bool) (MCItem, bool) {
 		return MCItem{}, false
 	}
 	it := d.view(string(key), t.ents[i].slot())
-	out := MCItem{Value: it.str, Flags: it.flags, CAS: it.ver}
+	out := MCItem{Value: it.str, Flags: it.flags, CAS: it.ver, BinaryKey: it.binKey}
 	if it.hasTTL {
 		out.Deadline = d.ttl[string(key)]
 		if out.Deadline <= now {
@@ -671,7 +694,7 @@ func (s *Store) MCEach(now int64, fn func(key string, it MCItem)) {
 			if it.typ != TypeString {
 				return true
 			}
-			out := MCItem{Value: it.str, Flags: it.flags, CAS: it.ver}
+			out := MCItem{Value: it.str, Flags: it.flags, CAS: it.ver, BinaryKey: it.binKey}
 			if it.hasTTL {
 				if out.Deadline = d.ttl[k]; out.Deadline <= now {
 					return true

@@ -330,3 +330,80 @@ func TestMemcacheMalformedInternalArgs(t *testing.T) {
 		t.Fatal(got)
 	}
 }
+
+// An item a meta command with b stored is marked binary, as memcached 1.6 marks it
+// (ITEM_KEY_BINARY): the mark stays while the item does (a touch, a counter changed in
+// place) and is gone with an item made anew (a counter that grows, a joined append, a
+// vivified counter, a store without b). It is replicated state: in the snapshot and the
+// digest.
+func TestMemcacheBinaryKeyMark(t *testing.T) {
+	h := newHarness(t)
+	store := func(mode MCStore, key, val string, bin bool) string {
+		t.Helper()
+		return h.mcCode(AppendMCMetaStore(nil, mode, []byte(key), []byte(val), 0, bin, 0, MCNoValue, MCNoValue))
+	}
+	marked := func(key string) bool {
+		t.Helper()
+		it, ok := h.mcGet(key)
+		if !ok {
+			t.Fatalf("%s is missing", key)
+		}
+		return it.BinaryKey
+	}
+	incr := func(key string, decr bool) {
+		t.Helper()
+		if got := h.mcCode(AppendMCIncr(nil, []byte(key), decr, 1, MCNoValue, MCNoValue, 0, MCNoValue)); got != MCOK {
+			t.Fatalf("incr %s: %s", key, got)
+		}
+	}
+	store(MCSet, "k", "9", true)
+	if !marked("k") {
+		t.Fatal("ms with b stored an unmarked item")
+	}
+	h.mcCode(AppendMCTouch(nil, []byte("k"), 100))
+	incr("k", true) // 9 -> 8, in place
+	if !marked("k") {
+		t.Fatal("a touch or a counter changed in place lost the mark")
+	}
+	store(MCSet, "k", "9", true)
+	incr("k", false) // 9 -> 10: a new item
+	if marked("k") {
+		t.Fatal("a counter that grew kept the mark")
+	}
+	store(MCSet, "k", "x", true)
+	store(MCAppend, "k", "y", true)
+	if marked("k") {
+		t.Fatal("an append kept the mark")
+	}
+	store(MCReplace, "k", "x", false)
+	if marked("k") {
+		t.Fatal("a store without b marked the item")
+	}
+	h.mc(AppendMCIncr(nil, []byte("n"), false, 1, MCNoValue, "0", 5, MCNoValue))
+	if marked("n") {
+		t.Fatal("a vivified counter is marked (memcached 1.6.18 does not mark it)")
+	}
+
+	store(MCSet, "k", "x", true)
+	var snap bytes.Buffer
+	if err := h.s.Snapshot(&snap); err != nil {
+		t.Fatal(err)
+	}
+	c := New()
+	if err := c.Restore(&snap); err != nil {
+		t.Fatal(err)
+	}
+	if it, _ := c.MCGet([]byte("k"), h.now); !it.BinaryKey {
+		t.Fatal("a restored snapshot lost the mark")
+	}
+	if c.Digest() != h.s.Digest() {
+		t.Fatal("restored store differs")
+	}
+	h2 := newHarness(t)
+	h2.mc(AppendMCMetaStore(nil, MCSet, []byte("k"), []byte("x"), 0, false, 0, MCNoValue, MCNoValue))
+	h3 := newHarness(t)
+	h3.mc(AppendMCMetaStore(nil, MCSet, []byte("k"), []byte("x"), 0, true, 0, MCNoValue, MCNoValue))
+	if h2.s.Digest() == h3.s.Digest() {
+		t.Fatal("the mark is not in the digest")
+	}
+}

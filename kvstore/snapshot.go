@@ -19,6 +19,7 @@ import (
 //	magic "NKVSNAP5" applied ver
 //	per shard, per db: tombFloor ntomb (key:bytes ver)* nkeys (key record)*
 //	key record := key:bytes type:byte ver flags ttl:varint(0 = none) value:bytes
+//	  (flags: memcached's client flags, and bit 32 for a binary key: mcFlagsArg)
 //	the ZooKeeper tree (zk_snapshot.go)
 //	the idempotent-request table (idempotent.go)
 //	the script cache: n (body:bytes)*, in the order of their SHA-1s (script.go)
@@ -282,7 +283,7 @@ func appendEntryRecord[K ~string | ~[]byte](buf []byte, key K, sl slot, cp *dbCo
 	default:
 		val = string(cp.colls[string(key)])
 	}
-	return appendRecord(buf, key, typ, sl.meta>>metaVerShift, flags, ttl, val)
+	return appendRecord(buf, key, typ, sl.meta>>metaVerShift, mcFlagsArg(flags, sl.meta&metaBinKey != 0), ttl, val)
 }
 
 // beforeWrite runs when the applier has write-locked shard i: a snapshot being written
@@ -315,15 +316,16 @@ func appendKeyRecord(dst []byte, key string, it item, ttl int64) []byte {
 	if it.typ != TypeString {
 		val = string(it.coll.appendTo(nil))
 	}
-	return appendRecord(dst, key, it.typ, it.ver, it.flags, ttl, val)
+	return appendRecord(dst, key, it.typ, it.ver, mcFlagsArg(it.flags, it.binKey), ttl, val)
 }
 
-// appendRecord appends one key record: key type ver flags ttl (0: none) value.
-func appendRecord[K ~string | ~[]byte](dst []byte, key K, typ Type, ver uint64, flags uint32, ttl int64, val string) []byte {
+// appendRecord appends one key record: key type ver flags ttl (0: none) value, where
+// flags are the memcached client flags and the binary-key mark (mcFlagsArg).
+func appendRecord[K ~string | ~[]byte](dst []byte, key K, typ Type, ver uint64, flags uint64, ttl int64, val string) []byte {
 	dst = appendBytes(dst, key)
 	dst = append(dst, byte(typ))
 	dst = binary.AppendUvarint(dst, ver)
-	dst = binary.AppendUvarint(dst, uint64(flags))
+	dst = binary.AppendUvarint(dst, flags)
 	dst = binary.AppendVarint(dst, ttl)
 	return appendBytes(dst, val)
 }
@@ -461,7 +463,9 @@ func (r *snapReader) readShards(tombs func(shard, db int, floor uint64, tomb map
 					r.err = fmt.Errorf("%w: %v", ErrBadSnapshot, err)
 				}
 				typ := Type(tb)
-				it := item{typ: typ, ver: r.uvarint(), flags: uint32(r.uvarint())}
+				it := item{typ: typ, ver: r.uvarint()}
+				mc := r.uvarint()
+				it.flags, it.binKey = uint32(mc), mc>>32 != 0
 				ttl := r.varint()
 				val := r.bytes()
 				if r.err != nil {

@@ -41,7 +41,7 @@ func canonicalSnapshot(t *testing.T, b []byte) []byte {
 					t.Fatalf("snapshot: %v", err)
 				}
 				ver, flags, ttl, val := r.uvarint(), r.uvarint(), r.varint(), r.bytes()
-				recs[i] = appendRecord(nil, key, Type(typ), ver, uint32(flags), ttl, string(val))
+				recs[i] = appendRecord(nil, key, Type(typ), ver, flags, ttl, string(val))
 			}
 			slices.SortFunc(recs, bytes.Compare)
 			for _, rec := range recs {

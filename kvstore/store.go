@@ -88,6 +88,7 @@ type item struct {
 	typ    Type
 	enc    strEnc // TypeString: how Redis would have represented it (OBJECT ENCODING)
 	hasTTL bool   // a deadline is in the db's ttl map
+	binKey bool   // memcached's ITEM_KEY_BINARY: ms with b stored it (mg's k, me show the key in base64)
 }
 
 // dbShard is one shard's slice of one database.

@@ -379,9 +379,9 @@ func (c *conn) render(p *pending, r *result) {
 			c.line("OK")
 		}
 	case pMetaGet:
-		it := metaItem{key: p.key}
+		it := metaItem{key: p.key, binary: p.meta.Binary}
 		if code == kvstore.MCTouched && r.hasVal {
-			it = metaItem{key: p.key, flags: r.flags, cas: r.cas, size: len(r.val), ttl: r.ttl,
+			it = metaItem{key: p.key, binary: r.binKey, flags: r.flags, cas: r.cas, size: len(r.val), ttl: r.ttl,
 				idle: p.meta.idle, fetched: p.meta.fetched, hit: true}
 		}
 		c.renderMetaGet(p.meta, &it, r.val)

@@ -120,6 +120,7 @@ type result struct {
 	hasVal bool
 	val    string
 	flags  uint32
+	binKey bool // the item is marked binary (kvstore.MCItem.BinaryKey)
 	cas    uint64
 	ttl    int64
 }
@@ -179,7 +180,7 @@ func (r *resultSink) Int(n int64) {
 	res := r.last()
 	switch r.rfield {
 	case 2:
-		res.flags = uint32(n)
+		res.flags, res.binKey = uint32(n), n>>32 != 0 // as kvstore packs them
 	case 3:
 		res.cas = uint64(n)
 	case 4:

@@ -320,8 +320,8 @@ type convGen struct {
 	// bytes (memcached then drops the replies before it in the pipeline, README)
 	pipelined bool
 	// bin is a key only the meta commands can name, in base64 with the b flag: it has a
-	// space and UTF-8. Its mg asks for no k: memcached shows a hit's key by how the item
-	// was stored, nanokv by the request (README), and ma's N stores it unmarked.
+	// space and UTF-8. (mg's k shows it by how the item was stored: ma's N, an append
+	// and a counter that grows leave it unmarked, and k then shows its bytes as they are.)
 	bin string
 }
 
@@ -505,7 +505,7 @@ func (g *convGen) next() *convOp {
 		// only while no reply still holds the item, which pipelining decides
 		fl := g.metaFlags(0.3, "v", "f", "t", "k", "c", "q", g.opaque())
 		if b {
-			fl = g.withB(slices.DeleteFunc(fl, func(f string) bool { return f == "k" }))
+			fl = g.withB(fl)
 		}
 		if !g.padded[k] && g.chance(0.3) {
 			fl = append(fl, "s")

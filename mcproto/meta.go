@@ -184,6 +184,7 @@ func metaErr(kind Kind, line string) string {
 // metaItem is what the return flags of a meta reply can show.
 type metaItem struct {
 	key     []byte
+	binary  bool // k shows the key in base64, followed by b
 	flags   uint32
 	cas     uint64
 	size    int
@@ -209,7 +210,7 @@ func appendReturnFlags(dst []byte, m *Meta, it *metaItem, returns string) []byte
 		case 'O':
 			dst = append(dst, m.Opaque...)
 		case 'k':
-			dst = appendKey(dst, it.key, m.Binary)
+			dst = appendKey(dst, it.key, it.binary)
 		case 'c':
 			dst = strconv.AppendUint(dst, it.cas, 10)
 		case 'f':
@@ -294,10 +295,11 @@ func (c *conn) handleMetaGet(toks [][]byte) {
 	}
 	c.s.stats.cmdGet.Add(1)
 	v, found := c.get(key, !m.NoBump)
-	it := metaItem{key: key}
+	it := metaItem{key: key, binary: m.Binary}
 	if found {
 		c.s.stats.getHits.Add(1)
-		it = metaItem{key: key, flags: v.Flags, cas: v.CAS, size: len(v.Value), ttl: v.SecondsLeft(c.clock.Now()),
+		// a hit's key shows as the item was stored, as memcached's does
+		it = metaItem{key: key, binary: v.BinaryKey, flags: v.Flags, cas: v.CAS, size: len(v.Value), ttl: v.SecondsLeft(c.clock.Now()),
 			idle: v.Idle, fetched: v.Fetched, hit: true}
 	} else {
 		c.s.stats.getMisses.Add(1)
@@ -350,7 +352,7 @@ func (c *conn) handleMetaSet(req *Request) {
 		wantCAS = wantCAS || t[0] == 'c'
 	}
 	blind := m.Mode == 'S' && !m.HasCAS && !wantCAS
-	c.write(kvstore.AppendMCStore(c.batch, metaSetModes[m.Mode], req.Key, req.Data, m.ClientFlags, m.TTL, cas, vivify),
+	c.write(kvstore.AppendMCMetaStore(c.batch, metaSetModes[m.Mode], req.Key, req.Data, m.ClientFlags, m.Binary, m.TTL, cas, vivify),
 		pending{kind: pMetaSet, key: req.Key, meta: m.keep()}, blind)
 }
 
@@ -372,7 +374,7 @@ func (c *conn) renderMetaSet(p *pending, r *result, code string) {
 		code = kvstore.MCStored
 	}
 	// memcached 1.6 returns c on every ms reply: c0 when nothing was stored
-	it := metaItem{key: p.key, hit: true}
+	it := metaItem{key: p.key, binary: p.meta.Binary, hit: true}
 	if code == kvstore.MCStored {
 		c.s.stats.totalItems.Add(1)
 		if p.meta.Quiet {
@@ -409,7 +411,7 @@ func (c *conn) renderMetaDelete(p *pending, code string) {
 		c.s.stats.deleteMisses.Add(1)
 	}
 	c.out = append(c.out, metaCode(code)...)
-	c.out = appendReturnFlags(c.out, p.meta, &metaItem{key: p.key}, mdReturns)
+	c.out = appendReturnFlags(c.out, p.meta, &metaItem{key: p.key, binary: p.meta.Binary}, mdReturns)
 	c.out = append(c.out, "\r\n"...)
 }
 
@@ -445,7 +447,7 @@ func (c *conn) renderMetaArith(p *pending, r *result, code string) {
 			c.s.stats.incrMisses.Add(1)
 		}
 		c.out = append(c.out, metaCode(code)...)
-		c.out = appendReturnFlags(c.out, m, &metaItem{key: p.key}, maReturns)
+		c.out = appendReturnFlags(c.out, m, &metaItem{key: p.key, binary: m.Binary}, maReturns)
 		c.out = append(c.out, "\r\n"...)
 		return
 	}
@@ -459,7 +461,7 @@ func (c *conn) renderMetaArith(p *pending, r *result, code string) {
 	if m.Quiet && !created {
 		return
 	}
-	it := metaItem{key: p.key, flags: r.flags, cas: r.cas, size: len(r.val), ttl: r.ttl, hit: true}
+	it := metaItem{key: p.key, binary: m.Binary, flags: r.flags, cas: r.cas, size: len(r.val), ttl: r.ttl, hit: true}
 	if m.Value {
 		c.out = append(c.out, "VA "...)
 		c.out = strconv.AppendInt(c.out, int64(len(r.val)), 10)
@@ -508,8 +510,9 @@ func (c *conn) handleMetaDebug(toks [][]byte) {
 	}
 	size := itemSize(len(key), it.Flags, len(it.Value))
 	c.out = append(c.out, "ME "...)
-	if binary {
-		c.out = base64.StdEncoding.AppendEncode(c.out, key) // without the b flag, as memcached
+	if it.BinaryKey {
+		// by how the item was stored, in base64 without the b flag, as memcached shows it
+		c.out = base64.StdEncoding.AppendEncode(c.out, key)
 	} else {
 		c.out = append(c.out, key...)
 	}

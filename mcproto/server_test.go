@@ -269,6 +269,17 @@ var protoCases = []protoCase{
 		"me " + b64("b1 nope") + " b\r\nms " + b64("b1d") + " 1 b k O4\r\nx\r\nmg b1d v\r\nmn\r\n",
 		"HD\r\nVA 2 k" + b64("b1 \u00e9") + " b f3 s2\r\nhi\r\nHD k" + b64("b1 \u00e9") + " b\r\nEN k" + b64("b1 nope") + " b\r\nVA 1 k" + b64("b1c") + " b\r\n5\r\n" +
 			"VALUE b1c 0 1\r\n5\r\nEND\r\nHD k" + b64("b1c") + " b O2\r\nNF k" + b64("b1c") + " b\r\nEN\r\nHD k" + b64("b1d") + " b O4\r\nVA 1\r\nx\r\nMN\r\n", false},
+	// a hit's k shows the key as the item was stored (ms with b marks it; a counter that
+	// grows, an append and ma's N make an unmarked item; a touch keeps the mark), and
+	// me's key too, where ms, md, ma and a miss go by the request
+	{"binary keys by item", "ms " + b64("bk") + " 1 b\r\n9\r\nmg bk k v\r\nma " + b64("bk") + " b k\r\nmg bk k v\r\n" +
+		"set bk2 0 0 1\r\nx\r\nmg " + b64("bk2") + " b k v\r\nms " + b64("bk2") + " 1 b\r\ny\r\nms bk2 1 MA k\r\nz\r\nmg bk2 k v\r\n" +
+		"ms " + b64("bk3") + " 1 b\r\nq\r\nmg bk3 k T100\r\ntouch bk3 50\r\nmg bk3 k\r\nma " + b64("bk4") + " b N0 J5 k\r\nmg bk4 k\r\n" +
+		"md bk3 k\r\nmn\r\n",
+		"HD\r\nVA 1 k" + b64("bk") + " b\r\n9\r\nHD k" + b64("bk") + " b\r\nVA 2 kbk\r\n10\r\n" +
+			"STORED\r\nVA 1 kbk2\r\nx\r\nHD\r\nHD kbk2\r\nVA 2 kbk2\r\nyz\r\n" +
+			"HD\r\nHD k" + b64("bk3") + " b\r\nTOUCHED\r\nHD k" + b64("bk3") + " b\r\nHD k" + b64("bk4") + " b\r\nHD kbk4\r\n" +
+			"HD kbk3\r\nMN\r\n", false},
 	// memcached's decoder skips bytes outside the alphabet, ignores the bits past the
 	// last byte and stops after the first block with padding; a count of characters
 	// that is not a multiple of four, or three '=', is refused after the flags
@@ -561,5 +572,31 @@ func TestAdminCommands(t *testing.T) {
 				c.expect(x.want)
 			}
 		})
+	}
+}
+
+// me shows a key in base64 (without b) when a meta command with b stored its item, as
+// memcached does, whether or not me itself was given b.
+func TestMetaDebugShowsBinaryKey(t *testing.T) {
+	addr := startNode(t, 0).MemcacheAddr()
+	enc := b64("me key")
+	p, err := dialPeer("nanokv", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.c.Close()
+	got, err := p.exchange("ms "+enc+" 1 b\r\nx\r\nme "+enc+" b\r\nset mk 0 0 1\r\ny\r\nme "+b64("mk")+" b\r\nme mk\r\nme !!!! b\r\n", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(got, "\r\n")
+	want := []string{"HD", "ME " + enc + " exp=-1 ", "STORED", "ME mk exp=-1 ", "ME mk exp=-1 ", "CLIENT_ERROR bad command line format", ""}
+	if len(lines) != len(want) {
+		t.Fatalf("replies %q", got)
+	}
+	for i, w := range want {
+		if !strings.HasPrefix(lines[i], w) {
+			t.Errorf("reply %d: %q, want it to begin %q", i, lines[i], w)
+		}
 	}
 }
