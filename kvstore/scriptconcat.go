@@ -1,6 +1,7 @@
 package kvstore
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -109,6 +110,11 @@ var scriptMaxSource = 4 << 20
 func compileChunk(src, chunkName string) (*lua.FunctionProto, error) {
 	if len(src) > scriptMaxSource {
 		return nil, fmt.Errorf("%s:1: chunk too long (%d bytes; nanokv compiles %d at most)", chunkName, len(src), scriptMaxSource)
+	}
+	// Lua 5.1's grammar first: gopher-lua's takes some chunks Lua 5.1 refuses (goto, an
+	// escape past \255) and words its errors otherwise (luasyntax.go)
+	if msg := luaSyntaxError(chunkName, src); msg != "" {
+		return nil, errors.New(msg)
 	}
 	chunk, err := parse.Parse(strings.NewReader(src), chunkName)
 	if err == nil {
