@@ -474,6 +474,13 @@ func (p *luaSyntax) loopBlock() {
 	p.fs.loops--
 }
 
+// loopBody is the do ... end of a while or for loop that began at line.
+func (p *luaSyntax) loopBody(who, line int) {
+	p.checkNext(tkDo)
+	p.loopBlock()
+	p.checkMatch(tkEnd, who, line)
+}
+
 // statement parses one statement and reports whether it must be the block's last.
 func (p *luaSyntax) statement() bool {
 	line := p.line
@@ -490,9 +497,7 @@ func (p *luaSyntax) statement() bool {
 	case tkWhile:
 		p.next()
 		p.expr()
-		p.checkNext(tkDo)
-		p.loopBlock()
-		p.checkMatch(tkEnd, tkWhile, line)
+		p.loopBody(tkWhile, line)
 	case tkDo:
 		p.next()
 		p.block()
@@ -518,9 +523,7 @@ func (p *luaSyntax) statement() bool {
 		default:
 			p.syntaxError("'=' or 'in' expected")
 		}
-		p.checkNext(tkDo)
-		p.loopBlock()
-		p.checkMatch(tkEnd, tkFor, line)
+		p.loopBody(tkFor, line)
 	case tkRepeat:
 		p.next()
 		p.loopBlock()
