@@ -9,10 +9,12 @@ import (
 // words a syntax error its own way ("user_script line:1(column:12) near 'end': syntax
 // error"); Lua 5.1's recursive-descent parser (llex.c, lparser.c) names what it expected
 // and the token it met ("user_script:1: '<eof>' expected near 'end'"), which is what
-// Redis answers and what a script's author reads. luaSyntaxError runs Lua 5.1's grammar,
-// lexer quirks included, over a chunk gopher-lua refused and returns the first error as
-// Lua 5.1 words it. It only checks: no code is generated, and it runs on the error path
-// alone.
+// Redis answers and what a script's author reads; and gopher-lua's grammar takes some
+// chunks Lua 5.1 refuses (goto, labels). luaSyntaxError runs Lua 5.1's grammar, lexer
+// quirks included, over a chunk before gopher-lua compiles it, and returns the first
+// error as Lua 5.1 words it. It only checks: no code is generated. Of Lua's limits it
+// checks the nesting of syntax levels; a chunk past another (200 locals in a function,
+// 60 upvalues) is left to gopher-lua.
 
 // Tokens other than single bytes, in llex.h's order.
 const (
