@@ -1,6 +1,7 @@
 package kvstore
 
 import (
+	"bytes"
 	"fmt"
 	"strings"
 )
@@ -149,10 +150,14 @@ func (p *luaSyntax) lexError(msg string, tok int) {
 	panic(luaSyntaxErr{msg})
 }
 
-// text is llex's txtToken: a name, string or number as the buffer holds it.
+// text is llex's txtToken: a name, string or number as the buffer holds it, up to a
+// NUL (Lua formats it as a C string).
 func (p *luaSyntax) text(tok int) string {
 	switch tok {
 	case tkName, tkString, tkNumber:
+		if i := bytes.IndexByte(p.buf, 0); i >= 0 {
+			return string(p.buf[:i])
+		}
 		return string(p.buf)
 	}
 	return luaTokenString(tok)

@@ -29,7 +29,7 @@ func TestLuaSyntaxErrorsAsRedis(t *testing.T) {
 		"return .5", "return 0xA", "return 1e+5", "return 1e-", "return 5..", "return 1..2",
 		"return [==[ab", "return [=x", "return [[a [[b]]", "return [[\nx]]", "return [==[a]]b]==]",
 		"--[[ unfinished", "--[==[ x ]=] y", "-- a comment\nreturn 1 +", "--[[ x\n]] return 1 +",
-		"return \x01", "return \x7f", "return 'a\\0b'", "return '\\0001'",
+		"return \x01", "return \x7f", "return 'a\\0b'", "return '\\0001'", "return 'a\\0b", "return 'a\\0b\nx'",
 	})
 }
 
