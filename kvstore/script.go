@@ -360,8 +360,18 @@ func newScriptVM() *scriptVM {
 	})
 	g.RawSetString("pcall", L.NewFunction(func(L *lua.LState) int {
 		n := L.GetTop()
-		if n == 0 {
-			L.ArgError(1, "value expected")
+		// Redis's pcall (luaRedisPcall) calls with lua_pcall, which fails a value that
+		// cannot be called with Lua's message, placed nowhere; and with no argument at
+		// all it calls the true it pushed for its result.
+		var callee lua.LValue = lua.LTrue
+		if n > 0 {
+			callee = L.Get(1)
+		}
+		if _, ok := callee.(*lua.LFunction); !ok && L.GetMetaField(callee, "__call") == lua.LNil {
+			L.SetTop(0)
+			L.Push(lua.LFalse)
+			L.Push(lua.LString("attempt to call a " + callee.Type().String() + " value"))
+			return 2
 		}
 		vm.pcalls = append(vm.pcalls, pcallFrame{L, frameBase(L)})
 		err := L.PCall(n-1, lua.MultRet, reword)
