@@ -155,11 +155,68 @@ func boundStringBuilders(L *lua.LState) {
 		}
 		return size
 	})
+	// Lua 5.1's upper and lower map each byte with C's toupper and tolower, which change
+	// ASCII letters only in the C locale Redis runs in; gopher-lua's mapped Unicode.
+	str.RawSetString("upper", L.NewFunction(func(L *lua.LState) int { return luaASCIICase(L, 'a', 'z', 'A'-'a') }))
+	str.RawSetString("lower", L.NewFunction(func(L *lua.LState) int { return luaASCIICase(L, 'A', 'Z', 'a'-'A') }))
 	for _, name := range []string{"upper", "lower", "reverse"} {
 		wrap(str, name, func(L *lua.LState) int { return len(L.CheckString(1)) })
 	}
 	tab := L.GetGlobal(lua.TabLibName).(*lua.LTable)
 	tab.RawSetString("concat", L.NewFunction(tableConcat))
+	addTableCompat(tab, L)
+}
+
+// luaASCIICase is string.upper or string.lower: the letters from..to moved by delta.
+func luaASCIICase(L *lua.LState, from, to byte, delta int) int {
+	b := []byte(L.CheckString(1))
+	for i, c := range b {
+		if c >= from && c <= to {
+			b[i] = byte(int(c) + delta)
+		}
+	}
+	L.Push(lua.LString(b))
+	return 1
+}
+
+// addTableCompat adds what Lua 5.1's table library keeps from 5.0 and gopher-lua left
+// out: foreach and foreachi (a call per pair, stopping at the first non-nil result,
+// which they return) and setn (obsolete: it fails).
+func addTableCompat(tab *lua.LTable, L *lua.LState) {
+	tab.RawSetString("foreach", L.NewFunction(func(L *lua.LState) int {
+		t, f := L.CheckTable(1), L.CheckFunction(2)
+		for k, v := t.Next(lua.LNil); k != lua.LNil; k, v = t.Next(k) {
+			L.Push(f)
+			L.Push(k)
+			L.Push(v)
+			L.Call(2, 1)
+			if L.Get(-1) != lua.LNil {
+				return 1
+			}
+			L.Pop(1)
+		}
+		return 0
+	}))
+	tab.RawSetString("foreachi", L.NewFunction(func(L *lua.LState) int {
+		t := L.CheckTable(1)
+		f := L.CheckFunction(2)
+		for i, n := 1, t.Len(); i <= n; i++ {
+			L.Push(f)
+			L.Push(lua.LNumber(i))
+			L.Push(t.RawGetInt(i))
+			L.Call(2, 1)
+			if L.Get(-1) != lua.LNil {
+				return 1
+			}
+			L.Pop(1)
+		}
+		return 0
+	}))
+	tab.RawSetString("setn", L.NewFunction(func(L *lua.LState) int {
+		L.CheckTable(1)
+		L.RaiseError("'setn' is obsolete")
+		return 0
+	}))
 }
 
 // tableConcat is Lua 5.1's table.concat (tconcat): the separator is checked before the
