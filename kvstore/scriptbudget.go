@@ -186,14 +186,9 @@ func addTableCompat(tab *lua.LTable, L *lua.LState) {
 	tab.RawSetString("foreach", L.NewFunction(func(L *lua.LState) int {
 		t, f := L.CheckTable(1), L.CheckFunction(2)
 		for k, v := t.Next(lua.LNil); k != lua.LNil; k, v = t.Next(k) {
-			L.Push(f)
-			L.Push(k)
-			L.Push(v)
-			L.Call(2, 1)
-			if L.Get(-1) != lua.LNil {
+			if callStops(L, f, k, v) {
 				return 1
 			}
-			L.Pop(1)
 		}
 		return 0
 	}))
@@ -201,14 +196,9 @@ func addTableCompat(tab *lua.LTable, L *lua.LState) {
 		t := L.CheckTable(1)
 		f := L.CheckFunction(2)
 		for i, n := 1, t.Len(); i <= n; i++ {
-			L.Push(f)
-			L.Push(lua.LNumber(i))
-			L.Push(t.RawGetInt(i))
-			L.Call(2, 1)
-			if L.Get(-1) != lua.LNil {
+			if callStops(L, f, lua.LNumber(i), t.RawGetInt(i)) {
 				return 1
 			}
-			L.Pop(1)
 		}
 		return 0
 	}))
@@ -217,6 +207,20 @@ func addTableCompat(tab *lua.LTable, L *lua.LState) {
 		L.RaiseError("'setn' is obsolete")
 		return 0
 	}))
+}
+
+// callStops calls f(a, b) for foreach and foreachi: a result other than nil stops
+// them and is left on the stack to return.
+func callStops(L *lua.LState, f *lua.LFunction, a, b lua.LValue) bool {
+	L.Push(f)
+	L.Push(a)
+	L.Push(b)
+	L.Call(2, 1)
+	if L.Get(-1) != lua.LNil {
+		return true
+	}
+	L.Pop(1)
+	return false
 }
 
 // tableConcat is Lua 5.1's table.concat (tconcat): the separator is checked before the
