@@ -588,12 +588,12 @@ func (c *Ctx) unshareItem(key []byte, it item) {
 // costs one allocation: of the value alone for a key short enough to sit in its table
 // entry, of the key followed by the value for a longer one.
 func (c *Ctx) setStringBytes(key, val []byte, flags uint32, keepTTL bool) {
-	c.setStringMC(key, val, flags, false, keepTTL)
+	c.setStringMC(key, val, flags, 0, keepTTL)
 }
 
-// setStringMC is setStringBytes for memcached, which may mark the key binary (item.binKey).
-func (c *Ctx) setStringMC(key, val []byte, flags uint32, binKey, keepTTL bool) {
-	it := item{typ: TypeString, flags: flags, binKey: binKey}
+// setStringMC is setStringBytes for memcached, which may mark the item (item.mc).
+func (c *Ctx) setStringMC(key, val []byte, flags uint32, mark mcMark, keepTTL bool) {
+	it := item{typ: TypeString, flags: flags, mc: mark}
 	if len(key) <= inlineKey {
 		it.str = string(val)
 		c.storeAt(key, it, "", keepTTL)

@@ -13,7 +13,7 @@ package kvstore
 // Commands never see slots: they get and put item views.
 type slot struct {
 	str  string
-	meta uint64 // ver<<metaVerShift | binKey | strEnc<<metaEncShift | hasFlags | hasTTL | type
+	meta uint64 // ver<<metaVerShift | mcMark<<metaMCShift | strEnc<<metaEncShift | hasFlags | hasTTL | type
 }
 
 const (
@@ -22,22 +22,20 @@ const (
 	metaHasFlags  = 1 << 4
 	metaEncShift  = 5
 	metaEncMask   = 3 << metaEncShift
-	metaBinKey    = 1 << 7
-	metaVerShift  = 8
+	metaMCShift   = 7
+	metaMCMask    = uint64(mcMarkMask) << metaMCShift
+	metaVerShift  = 10
 	maxVersion    = 1<<(64-metaVerShift) - 1
 	metaFlagsMask = metaHasTTL | metaHasFlags
 )
 
 func packSlot(it item) slot {
-	m := uint64(it.typ) | it.ver<<metaVerShift | uint64(it.enc)<<metaEncShift
+	m := uint64(it.typ) | it.ver<<metaVerShift | uint64(it.enc)<<metaEncShift | uint64(it.mc)<<metaMCShift
 	if it.hasTTL {
 		m |= metaHasTTL
 	}
 	if it.flags != 0 {
 		m |= metaHasFlags
-	}
-	if it.binKey {
-		m |= metaBinKey
 	}
 	return slot{str: it.str, meta: m}
 }
@@ -45,7 +43,7 @@ func packSlot(it item) slot {
 // view rebuilds the item for key k from its slot.
 func (d *dbShard) view(k string, s slot) item {
 	it := item{str: s.str, typ: Type(s.meta & metaTypeMask), ver: s.meta >> metaVerShift, hasTTL: s.meta&metaHasTTL != 0,
-		enc: strEnc(s.meta&metaEncMask) >> metaEncShift, binKey: s.meta&metaBinKey != 0}
+		enc: strEnc(s.meta&metaEncMask) >> metaEncShift, mc: mcMark((s.meta & metaMCMask) >> metaMCShift)}
 	if it.typ != TypeString {
 		it.coll = d.colls[k]
 	}

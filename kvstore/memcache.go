@@ -35,6 +35,8 @@ const (
 	MCDeleted   = "DELETED"
 	MCTouched   = "TOUCHED"
 	MCOK        = "OK"
+	// MCWon answers an mg that won the item's recache token (mcmget): memcached's W.
+	MCWon = "WON"
 )
 
 // MCNonNumeric is memcached's reply to incr/decr of a value that is not a number.
@@ -66,6 +68,10 @@ func init() {
 		&Spec{Name: "mcincr", Arity: 8, Flags: FlagWrite, FirstKey: 1, LastKey: 1, Step: 1, Run: mcIncrCmd},
 		// mctouch key exptime
 		&Spec{Name: "mctouch", Arity: 3, Flags: FlagWrite, FirstKey: 1, LastKey: 1, Step: 1, Run: mcTouchCmd},
+		// mcmget key touch vivify recache bump: an mg that may change the item
+		&Spec{Name: "mcmget", Arity: 6, Flags: FlagWrite, FirstKey: 1, LastKey: 1, Step: 1, Run: mcMetaGetCmd},
+		// mcinvalidate key cas exptime: md with I
+		&Spec{Name: "mcinvalidate", Arity: 4, Flags: FlagWrite, FirstKey: 1, LastKey: 1, Step: 1, Run: mcInvalidateCmd},
 		// mcflush delay
 		&Spec{Name: "mcflush", Arity: 2, Flags: FlagWrite | FlagAllKeys, Run: mcFlushCmd},
 	)
@@ -92,30 +98,61 @@ func AppendMemcache(dst []byte, args [][]byte) []byte {
 	return appendArgs(dst, 0, args)
 }
 
+// mcMark is the state memcached keeps in an item's it_flags that nanokv keeps too, in
+// three spare bits of the key's slot (keyspace.go). A command that changes an item in
+// place (a touch, md with I, a counter whose digits fit) keeps the marks; one that makes
+// a new item (any store, an append, a counter that grows) starts from none, as
+// memcached's new item does: each rule was checked against memcached 1.6.18.
+type mcMark uint8
+
+const (
+	// mcBinKey is ITEM_KEY_BINARY: ms with b stored the item, so mg's k and me show its
+	// key in base64.
+	mcBinKey mcMark = 1 << iota
+	// mcStale is ITEM_STALE: md with I (or ms with I and an older CAS) invalidated the
+	// item, which mg still serves, flagged X.
+	mcStale
+	// mcWon is ITEM_TOKEN_SENT: one mg won the right to recache the item (W); every
+	// other sees Z until a new item replaces it or md I invalidates it again.
+	mcWon
+	mcMarkMask = 1<<3 - 1
+)
+
 // AppendMCStore appends a storage command. cas, when not MCNoValue, must equal the key's
 // CAS unique (classic cas, ms C). vivify, when not MCNoValue, is the exptime with which
 // append/prepend create a missing item (ms N).
 func AppendMCStore(dst []byte, mode MCStore, key, value []byte, flags uint32, exptime int64, cas, vivify string) []byte {
-	return AppendMCMetaStore(dst, mode, key, value, flags, false, exptime, cas, vivify)
+	return AppendMCMetaStore(dst, mode, key, value, flags, false, false, exptime, cas, vivify)
 }
 
-// AppendMCMetaStore is AppendMCStore for ms, whose b flag (binKey) marks the item it
-// stores as one of a binary key. The mark travels as bit 32 of the flags argument, so
-// entries written before it existed read the same.
-func AppendMCMetaStore(dst []byte, mode MCStore, key, value []byte, flags uint32, binKey bool, exptime int64, cas, vivify string) []byte {
+// AppendMCMetaStore is AppendMCStore for ms: its b flag (binKey) marks the item it
+// stores as one of a binary key; its I flag (invalidate) makes a set whose CAS is older
+// than the item's store the value stale instead of failing. They travel as bits 32 and
+// 33 of the flags argument, so entries written before them read the same, and a member
+// that does not know bit 33 refuses the entry rather than storing something else.
+func AppendMCMetaStore(dst []byte, mode MCStore, key, value []byte, flags uint32, binKey, invalidate bool, exptime int64, cas, vivify string) []byte {
+	var m mcMark
+	if binKey {
+		m |= mcBinKey
+	}
+	if invalidate {
+		m |= mcStale
+	}
 	var fb, eb [24]byte
 	return AppendMemcache(dst, [][]byte{[]byte("mcstore"), []byte(mode), key, value,
-		strconv.AppendUint(fb[:0], mcFlagsArg(flags, binKey), 10), strconv.AppendInt(eb[:0], exptime, 10), []byte(cas), []byte(vivify)})
+		strconv.AppendUint(fb[:0], mcFlagsArg(flags, m), 10), strconv.AppendInt(eb[:0], exptime, 10), []byte(cas), []byte(vivify)})
 }
 
 // mcFlagsArg packs an item's memcached fields into one number: the client flags, and
-// bit 32 for a binary key (the log's mcstore argument, snapshot records, mcReply).
-func mcFlagsArg(flags uint32, binKey bool) uint64 {
-	v := uint64(flags)
-	if binKey {
-		v |= 1 << 32
-	}
-	return v
+// the marks from bit 32 (the log's mcstore argument, snapshot records, mcReply).
+func mcFlagsArg(flags uint32, m mcMark) uint64 {
+	return uint64(flags) | uint64(m)<<32
+}
+
+// MCMarks unpacks the marks mcReply sends in its flags field.
+func MCMarks(flagsArg int64) (binKey, stale, won bool) {
+	m := mcMark(uint64(flagsArg) >> 32)
+	return m&mcBinKey != 0, m&mcStale != 0, m&mcWon != 0
 }
 
 // AppendMCDelete appends a delete, compared against cas unless it is MCNoValue.
@@ -135,7 +172,27 @@ func AppendMCIncr(dst []byte, key []byte, decr bool, delta uint64, cas, vivify s
 		[]byte(cas), []byte(vivify), strconv.AppendUint(ib[:0], initial, 10), []byte(touch)})
 }
 
-// AppendMCTouch appends a touch (touch, gat, mg T).
+// AppendMCInvalidate appends md with I: the item is marked stale rather than deleted,
+// compared against cas unless it is MCNoValue, and given exptime unless that is
+// MCNoValue.
+func AppendMCInvalidate(dst []byte, key []byte, cas, exptime string) []byte {
+	return AppendMemcache(dst, [][]byte{[]byte("mcinvalidate"), key, []byte(cas), []byte(exptime)})
+}
+
+// AppendMCMetaGet appends an mg that may change the item, which the frontend sends
+// through the log rather than answering from its copy: one with T (touch), one with N
+// (vivify) that missed, one that may win the recache token (a stale item, or R with the
+// item's TTL below recache). touch, vivify and recache are MCNoValue when absent; bump
+// is false for mg's u, which leaves the item unfetched.
+func AppendMCMetaGet(dst []byte, key []byte, touch, vivify, recache string, bump bool) []byte {
+	b := "0"
+	if bump {
+		b = "1"
+	}
+	return AppendMemcache(dst, [][]byte{[]byte("mcmget"), key, []byte(touch), []byte(vivify), []byte(recache), []byte(b)})
+}
+
+// AppendMCTouch appends a touch (touch, gat).
 func AppendMCTouch(dst []byte, key []byte, exptime int64) []byte {
 	var eb [24]byte
 	return AppendMemcache(dst, [][]byte{[]byte("mctouch"), key, strconv.AppendInt(eb[:0], exptime, 10)})
@@ -196,6 +253,14 @@ func (c *Ctx) mcLookup(key []byte) (item, bool) {
 	return it, true
 }
 
+// taken reports whether key holds a live value of any type. One of another Redis type
+// (a list, say) is a miss to memcached's reads, and its vivifying commands (mg N, ma N)
+// leave it alone rather than overwrite it.
+func (c *Ctx) taken(key []byte) bool {
+	_, taken := c.lookup(key)
+	return taken
+}
+
 // mcTTL is the whole seconds left before key expires (rounded up), −1 if it never does.
 func (c *Ctx) mcTTL(key []byte) int64 {
 	at, ok := c.expireAt(key)
@@ -231,7 +296,7 @@ func (c *Ctx) mcReply(code string, key []byte) {
 		return
 	}
 	c.W.BulkString(it.str)
-	c.W.Int(int64(mcFlagsArg(it.flags, it.binKey)))
+	c.W.Int(int64(mcFlagsArg(it.flags, it.mc)))
 	c.W.Int(int64(it.ver))
 	c.W.Int(c.mcTTL(key))
 }
@@ -248,12 +313,12 @@ func (c *Ctx) mcStatus(code string) {
 
 // mcPut stores a new value at key with flags and an expiry; an expired one deletes the
 // key instead (memcached stores it and never shows it again).
-func (c *Ctx) mcPut(key, val []byte, flags uint32, binKey bool, exp mcExpiry) {
+func (c *Ctx) mcPut(key, val []byte, flags uint32, mark mcMark, exp mcExpiry) {
 	if exp.expired {
 		c.del(key)
 		return
 	}
-	c.setStringMC(key, val, flags, binKey, false)
+	c.setStringMC(key, val, flags, mark, false)
 	c.notify(notifyString, "set", key)
 	if exp.at != 0 {
 		c.setExpire(key, exp.at)
@@ -313,10 +378,11 @@ func mcStoreCmd(c *Ctx, args [][]byte) {
 	exptime := p.int(args[5])
 	cas, hasCAS := p.optionalUint(args[6])
 	vivify, hasVivify := p.optional(args[7])
-	if flags > mcFlagsArg(math.MaxUint32, true) {
+	if flags > mcFlagsArg(math.MaxUint32, mcBinKey|mcStale) {
 		p.bad = true
 	}
-	binKey := flags>>32 != 0
+	mark := mcMark(flags>>32) & mcBinKey
+	invalidate := flags>>32&uint64(mcStale) != 0
 	if p.failed() {
 		return
 	}
@@ -334,6 +400,15 @@ func mcStoreCmd(c *Ctx, args [][]byte) {
 			case !exists:
 				c.mcStatus(MCNotFound)
 				return
+			case old.ver != cas && invalidate && cas < old.ver:
+				// ms I with an older unique: the value is stored stale, keeping the
+				// item's TTL and its won token, as memcached's set_stale does
+				it := item{typ: TypeString, flags: uint32(flags), mc: mark | mcStale | old.mc&mcWon}
+				it.str = string(val)
+				c.store(key, it, true)
+				c.notify(notifyString, "set", key)
+				c.mcReply(MCStored, key)
+				return
 			case old.ver != cas:
 				c.mcStatus(MCExists)
 				return
@@ -350,20 +425,20 @@ func mcStoreCmd(c *Ctx, args [][]byte) {
 	exp := mcDeadline(exptime, c.Now) // the new item's; an append keeps the old one's
 	switch mode {
 	case MCSet:
-		c.mcPut(key, val, uint32(flags), binKey, exp)
+		c.mcPut(key, val, uint32(flags), mark, exp)
 	case MCAdd:
 		// a key of another Redis type is taken too
-		if _, taken := c.lookup(key); taken {
+		if c.taken(key) {
 			c.mcStatus(MCNotStored)
 			return
 		}
-		c.mcPut(key, val, uint32(flags), binKey, exp)
+		c.mcPut(key, val, uint32(flags), mark, exp)
 	case MCReplace:
 		if !exists {
 			c.mcStatus(MCNotStored)
 			return
 		}
-		c.mcPut(key, val, uint32(flags), binKey, exp)
+		c.mcPut(key, val, uint32(flags), mark, exp)
 	case MCAppend, MCPrepend:
 		if !exists {
 			if !hasVivify {
@@ -371,7 +446,7 @@ func mcStoreCmd(c *Ctx, args [][]byte) {
 				return
 			}
 			exp = mcDeadline(vivify, c.Now)
-			c.mcPut(key, val, uint32(flags), binKey, exp)
+			c.mcPut(key, val, uint32(flags), mark, exp)
 			break
 		}
 		exp = mcExpiry{}
@@ -390,7 +465,7 @@ func mcStoreCmd(c *Ctx, args [][]byte) {
 			b.WriteString(old.str)
 		}
 		old.str, old.enc = b.String(), strRaw // as APPEND makes it
-		old.binKey = false                    // memcached's joined item is a new one, unmarked
+		old.mc = 0                            // memcached's joined item is a new one, unmarked
 		c.store(key, old, true)
 		c.notify(notifyString, string(mode), key) // "append" or "prepend"
 	default:
@@ -408,14 +483,22 @@ func mcStoreCmd(c *Ctx, args [][]byte) {
 // gives such an item a CAS unique of its own, and a client may send it back (ms with c,
 // then C): it must be one no item has, so a fresh version, taken whether or not this
 // member writes the reply, as every replica takes it.
-func (c *Ctx) mcStoredExpired() {
+func (c *Ctx) mcStoredExpired() { c.mcStoredExpiredAs(MCStored, false) }
+
+// mcStoredExpiredAs is mcStoredExpired with another reply code, and with an empty value
+// for an mg that vivified the item.
+func (c *Ctx) mcStoredExpiredAs(code string, empty bool) {
 	ver := c.nextVer()
 	if c.W == Discard {
 		return
 	}
 	c.W.Array(5)
-	c.W.Status(MCStored)
-	c.W.Null()
+	c.W.Status(code)
+	if empty {
+		c.W.BulkString("")
+	} else {
+		c.W.Null()
+	}
 	c.W.Int(0)
 	c.W.Int(int64(ver))
 	c.W.Int(-1)
@@ -480,14 +563,14 @@ func mcIncrCmd(c *Ctx, args [][]byte) {
 	}
 	it, ok := c.mcLookup(key)
 	if !ok {
-		if !hasVivify {
+		if !hasVivify || c.taken(key) {
 			c.mcStatus(MCNotFound)
 			return
 		}
 		// ma N: create the counter with the initial value; the delta is not applied.
 		// STORED tells the frontend it was created (memcached answers that even to q).
 		var num [20]byte // mcPut copies it
-		c.mcPut(key, strconv.AppendUint(num[:0], initial, 10), 0, false, mcDeadline(vivify, c.Now))
+		c.mcPut(key, strconv.AppendUint(num[:0], initial, 10), 0, 0, mcDeadline(vivify, c.Now))
 		c.mcTouchReply(MCStored, key, touch, hasTouch) // T applies to the new counter too
 		return
 	}
@@ -509,12 +592,14 @@ func mcIncrCmd(c *Ctx, args [][]byte) {
 		cur -= delta
 	}
 	// memcached changes a counter in place when its digits fit the item, which stays
-	// fetched (and binary) if it was; a longer one is a new item
+	// fetched (and keeps its marks) if it was; a longer one is a new item
 	digits := strconv.FormatUint(cur, 10)
 	inPlace := len(digits) <= len(it.str)
 	keepFetched := inPlace && c.fetchedKey(key, false)
 	it.str = digits
-	it.binKey = it.binKey && inPlace // the new item is not marked binary
+	if !inPlace {
+		it.mc = 0
+	}
 	c.store(key, it, true)
 	if keepFetched {
 		c.fetchedKey(key, true)
@@ -578,6 +663,97 @@ func mcTouchCmd(c *Ctx, args [][]byte) {
 	c.mcReply(MCTouched, key)
 }
 
+// mcMetaGetCmd is an mg that may change the item, as memcached 1.6's process_mget_command
+// does past its lookup: a miss with vivify creates an empty item (flags 0, TTL vivify)
+// whose token this mg wins; a hit is touched (T) first, then wins the token if no mg
+// has and the item is stale or its TTL is below recache (R). The reply is MCWon for a
+// win, MCTouched for another hit, MCNotFound for a miss; the item's marks (X, Z) are in
+// its flags field.
+func mcMetaGetCmd(c *Ctx, args [][]byte) {
+	p := mcArgs{c: c}
+	key := args[1]
+	touch, hasTouch := p.optional(args[2])
+	vivify, hasVivify := p.optional(args[3])
+	recache, hasRecache := p.optional(args[4])
+	bump := string(args[5]) == "1"
+	if p.failed() {
+		return
+	}
+	it, ok := c.mcLookup(key)
+	if !ok {
+		if !hasVivify || c.taken(key) {
+			c.mcStatus(MCNotFound)
+			return
+		}
+		exp := mcDeadline(vivify, c.Now)
+		c.mcPut(key, nil, 0, mcWon, exp)
+		if exp.expired {
+			c.mcStoredExpiredAs(MCWon, true) // memcached answers for the item it then drops
+			return
+		}
+		c.mcReply(MCWon, key)
+		if bump {
+			c.fetchedKey(key, true)
+		}
+		return
+	}
+	if bump {
+		c.fetchedKey(key, true)
+	}
+	expiring := hasTouch && mcDeadline(touch, c.Now).expired
+	if hasTouch && !expiring {
+		c.mcTouch(key, touch)
+	}
+	code := MCTouched
+	if it.mc&mcWon == 0 {
+		ttl := c.mcTTL(key) // after the touch, as memcached checks it
+		if it.mc&mcStale != 0 || (hasRecache && ttl >= 0 && ttl < recache) {
+			code = MCWon
+			// the token changes no value: no new CAS unique (the item as touched)
+			d := c.db(key)
+			now, _ := d.get(key)
+			now.mc |= mcWon
+			d.put(key, now)
+		}
+	}
+	c.mcReply(code, key)
+	if expiring {
+		c.del(key) // answered for, then gone, as a touch that expires it
+	}
+}
+
+// mcInvalidateCmd is md with I: rather than deleted, the item is marked stale, its
+// recache token is free to win again, it gets a new CAS unique and, with an exptime, a
+// new TTL (0: none; negative: it expires now).
+func mcInvalidateCmd(c *Ctx, args [][]byte) {
+	p := mcArgs{c: c}
+	key := args[1]
+	cas, hasCAS := p.optionalUint(args[2])
+	exptime, hasExp := p.optional(args[3])
+	if p.failed() {
+		return
+	}
+	it, ok := c.mcLookup(key)
+	switch {
+	case !ok:
+		c.mcStatus(MCNotFound)
+		return
+	case hasCAS && it.ver != cas:
+		c.mcStatus(MCExists)
+		return
+	}
+	fetched := c.fetchedKey(key, false)
+	it.mc = it.mc&^mcWon | mcStale
+	c.store(key, it, true)
+	if fetched {
+		c.fetchedKey(key, true) // changed in place: still fetched
+	}
+	if hasExp {
+		c.mcTouch(key, exptime)
+	}
+	c.mcStatus(MCDeleted)
+}
+
 // mcFlushCmd is flush_all: with no delay it empties database 0 (as FLUSHDB); with a delay
 // every item that exists now expires when the delay has passed, unless it expires sooner.
 // All the touched items get one new version, so the order of the walk does not matter.
@@ -628,6 +804,9 @@ type MCItem struct {
 	Fetched bool
 	// BinaryKey: a meta command with b stored the item (memcached's ITEM_KEY_BINARY).
 	BinaryKey bool
+	// Stale: md with I invalidated the item (mg's X); Won: an mg won its recache token
+	// (mg's Z for the others).
+	Stale, Won bool
 }
 
 // SecondsLeft is the item's remaining TTL in whole seconds (rounded up), −1 for none.
@@ -660,7 +839,7 @@ func (s *Store) mcGet(key []byte, now int64, access bool) (MCItem, bool) {
 		return MCItem{}, false
 	}
 	it := d.view(string(key), t.ents[i].slot())
-	out := MCItem{Value: it.str, Flags: it.flags, CAS: it.ver, BinaryKey: it.binKey}
+	out := mcItemOf(it)
 	if it.hasTTL {
 		out.Deadline = d.ttl[string(key)]
 		if out.Deadline <= now {
@@ -679,6 +858,11 @@ func (s *Store) mcGet(key []byte, now int64, access bool) (MCItem, bool) {
 	return out, true
 }
 
+func mcItemOf(it item) MCItem {
+	return MCItem{Value: it.str, Flags: it.flags, CAS: it.ver, BinaryKey: it.mc&mcBinKey != 0,
+		Stale: it.mc&mcStale != 0, Won: it.mc&mcWon != 0}
+}
+
 // MCItemCount is the number of keys in database 0 (memcached's curr_items).
 func (s *Store) MCItemCount() int { return s.DBSize(0) }
 
@@ -694,7 +878,7 @@ func (s *Store) MCEach(now int64, fn func(key string, it MCItem)) {
 			if it.typ != TypeString {
 				return true
 			}
-			out := MCItem{Value: it.str, Flags: it.flags, CAS: it.ver, BinaryKey: it.binKey}
+			out := mcItemOf(it)
 			if it.hasTTL {
 				if out.Deadline = d.ttl[k]; out.Deadline <= now {
 					return true

@@ -340,7 +340,7 @@ func TestMemcacheBinaryKeyMark(t *testing.T) {
 	h := newHarness(t)
 	store := func(mode MCStore, key, val string, bin bool) string {
 		t.Helper()
-		return h.mcCode(AppendMCMetaStore(nil, mode, []byte(key), []byte(val), 0, bin, 0, MCNoValue, MCNoValue))
+		return h.mcCode(AppendMCMetaStore(nil, mode, []byte(key), []byte(val), 0, bin, false, 0, MCNoValue, MCNoValue))
 	}
 	marked := func(key string) bool {
 		t.Helper()
@@ -400,10 +400,118 @@ func TestMemcacheBinaryKeyMark(t *testing.T) {
 		t.Fatal("restored store differs")
 	}
 	h2 := newHarness(t)
-	h2.mc(AppendMCMetaStore(nil, MCSet, []byte("k"), []byte("x"), 0, false, 0, MCNoValue, MCNoValue))
+	h2.mc(AppendMCMetaStore(nil, MCSet, []byte("k"), []byte("x"), 0, false, false, 0, MCNoValue, MCNoValue))
 	h3 := newHarness(t)
-	h3.mc(AppendMCMetaStore(nil, MCSet, []byte("k"), []byte("x"), 0, true, 0, MCNoValue, MCNoValue))
+	h3.mc(AppendMCMetaStore(nil, MCSet, []byte("k"), []byte("x"), 0, true, false, 0, MCNoValue, MCNoValue))
 	if h2.s.Digest() == h3.s.Digest() {
 		t.Fatal("the mark is not in the digest")
+	}
+}
+
+// TestMemcacheStaleAndWon covers the marks behind memcached's anti-dogpiling as state
+// the log decides: mcmget wins a token once (WON, then TOUCHED with the mark), vivifies
+// a miss, leaves a key of another Redis type alone; mcinvalidate marks an item stale,
+// frees its token and moves its CAS unique; ms with I and an older unique stores a
+// stale value that keeps the TTL and the token. The marks survive a snapshot and are
+// in the digest.
+func TestMemcacheStaleAndWon(t *testing.T) {
+	h := newHarness(t)
+	mget := func(key, recache string) string {
+		t.Helper()
+		return h.mcCode(AppendMCMetaGet(nil, []byte(key), MCNoValue, MCNoValue, recache, true))
+	}
+	marks := func(key string) (stale, won bool) {
+		t.Helper()
+		it, ok := h.mcGet(key)
+		if !ok {
+			t.Fatalf("%s is missing", key)
+		}
+		return it.Stale, it.Won
+	}
+
+	if got := h.mcCode(AppendMCMetaGet(nil, []byte("v"), MCNoValue, "30", MCNoValue, true)); got != MCWon {
+		t.Fatalf("mg N of a miss: %s, want %s", got, MCWon)
+	}
+	if it, _ := h.mcGet("v"); it.Value != "" || !it.Won || it.Stale || it.SecondsLeft(h.now) != 30 {
+		t.Fatalf("vivified item %+v", it)
+	}
+	if got := h.mcCode(AppendMCMetaGet(nil, []byte("v"), MCNoValue, "30", MCNoValue, true)); got != MCTouched {
+		t.Fatalf("mg N of the vivified item: %s, want %s (its token is won)", got, MCTouched)
+	}
+
+	h.mc(set("k", "v", 0, 100))
+	if got := mget("k", "50"); got != MCTouched {
+		t.Fatalf("R50 with 100 s left: %s", got)
+	}
+	if got := mget("k", "101"); got != MCWon {
+		t.Fatalf("R101 with 100 s left: %s", got)
+	}
+	if got := mget("k", "101"); got != MCTouched {
+		t.Fatalf("second R101: %s (the token is won once)", got)
+	}
+	before, _ := h.mcGet("k")
+	if got := h.mcCode(AppendMCInvalidate(nil, []byte("k"), MCNoValue, MCNoValue)); got != MCDeleted {
+		t.Fatalf("md I: %s", got)
+	}
+	it, _ := h.mcGet("k")
+	if !it.Stale || it.Won || it.CAS == before.CAS || it.SecondsLeft(h.now) != 100 {
+		t.Fatalf("after md I: %+v (before %+v)", it, before)
+	}
+	if got := mget("k", MCNoValue); got != MCWon {
+		t.Fatalf("mg of a stale item: %s, want %s", got, MCWon)
+	}
+	won, _ := h.mcGet("k")
+	if won.CAS != it.CAS {
+		t.Fatal("winning the token moved the CAS unique")
+	}
+	if got := h.mcCode(AppendMCMetaStore(nil, MCSet, []byte("k"), []byte("new"), 7, false, true, 500, "1", MCNoValue)); got != MCStored {
+		t.Fatalf("ms I with an older unique: %s", got)
+	}
+	if it, _ := h.mcGet("k"); it.Value != "new" || it.Flags != 7 || !it.Stale || !it.Won || it.SecondsLeft(h.now) != 100 {
+		t.Fatalf("stale store: %+v", it)
+	}
+	if got := h.mcCode(AppendMCMetaStore(nil, MCSet, []byte("k"), []byte("x"), 0, false, true, 0, "99999999", MCNoValue)); got != MCExists {
+		t.Fatalf("ms I with a newer unique: %s", got)
+	}
+	if got := h.mcCode(AppendMCMetaStore(nil, MCSet, []byte("k"), []byte("x"), 0, false, false, 0, "1", MCNoValue)); got != MCExists {
+		t.Fatalf("ms with an older unique, no I: %s", got)
+	}
+
+	h.do("RPUSH", "list", "a")
+	for _, op := range [][]byte{
+		AppendMCMetaGet(nil, []byte("list"), MCNoValue, "30", MCNoValue, true),
+		AppendMCIncr(nil, []byte("list"), false, 1, MCNoValue, "30", 5, MCNoValue),
+		AppendMCInvalidate(nil, []byte("list"), MCNoValue, MCNoValue),
+	} {
+		if got := h.mcCode(op); got != MCNotFound {
+			t.Fatalf("%q on a list: %s, want %s", op, got, MCNotFound)
+		}
+	}
+	if got := h.do("LLEN", "list"); got != int64(1) {
+		t.Fatalf("the list after memcached's vivifying commands: LLEN %v", got)
+	}
+
+	var snap bytes.Buffer
+	if err := h.s.Snapshot(&snap); err != nil {
+		t.Fatal(err)
+	}
+	c := New()
+	if err := c.Restore(&snap); err != nil {
+		t.Fatal(err)
+	}
+	if it, _ := c.MCGet([]byte("k"), h.now); !it.Stale || !it.Won {
+		t.Fatalf("restored item %+v lost its marks", it)
+	}
+	if c.Digest() != h.s.Digest() {
+		t.Fatal("restored store differs")
+	}
+	h.mcCode(AppendMCInvalidate(nil, []byte("k"), MCNoValue, MCNoValue)) // frees the token
+	d := h.s.Digest()
+	h.mcCode(AppendMCMetaGet(nil, []byte("k"), MCNoValue, MCNoValue, MCNoValue, true))
+	if h.s.Digest() == d {
+		t.Fatal("the won token is not in the digest")
+	}
+	if stale, won := marks("k"); !stale || !won {
+		t.Fatal("mg did not win the stale item")
 	}
 }

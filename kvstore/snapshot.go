@@ -283,7 +283,7 @@ func appendEntryRecord[K ~string | ~[]byte](buf []byte, key K, sl slot, cp *dbCo
 	default:
 		val = string(cp.colls[string(key)])
 	}
-	return appendRecord(buf, key, typ, sl.meta>>metaVerShift, mcFlagsArg(flags, sl.meta&metaBinKey != 0), ttl, val)
+	return appendRecord(buf, key, typ, sl.meta>>metaVerShift, mcFlagsArg(flags, mcMark((sl.meta&metaMCMask)>>metaMCShift)), ttl, val)
 }
 
 // beforeWrite runs when the applier has write-locked shard i: a snapshot being written
@@ -316,7 +316,7 @@ func appendKeyRecord(dst []byte, key string, it item, ttl int64) []byte {
 	if it.typ != TypeString {
 		val = string(it.coll.appendTo(nil))
 	}
-	return appendRecord(dst, key, it.typ, it.ver, mcFlagsArg(it.flags, it.binKey), ttl, val)
+	return appendRecord(dst, key, it.typ, it.ver, mcFlagsArg(it.flags, it.mc), ttl, val)
 }
 
 // appendRecord appends one key record: key type ver flags ttl (0: none) value, where
@@ -465,7 +465,10 @@ func (r *snapReader) readShards(tombs func(shard, db int, floor uint64, tomb map
 				typ := Type(tb)
 				it := item{typ: typ, ver: r.uvarint()}
 				mc := r.uvarint()
-				it.flags, it.binKey = uint32(mc), mc>>32 != 0
+				it.flags, it.mc = uint32(mc), mcMark(mc>>32)
+				if mc>>32 > uint64(mcMarkMask) {
+					return fmt.Errorf("%w: memcached marks %#x", ErrBadSnapshot, mc>>32)
+				}
 				ttl := r.varint()
 				val := r.bytes()
 				if r.err != nil {

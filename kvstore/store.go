@@ -83,12 +83,12 @@ var collectionDecoders = map[Type]func(b []byte) (collection, error){}
 type item struct {
 	str    string     // TypeString: the value
 	coll   collection // other types
-	ver    uint64     // store-wide modification counter when last written (WATCH, CAS); < 2^56
+	ver    uint64     // store-wide modification counter when last written (WATCH, CAS); < 2^54
 	flags  uint32     // memcached client flags; 0 for Redis writes
 	typ    Type
 	enc    strEnc // TypeString: how Redis would have represented it (OBJECT ENCODING)
 	hasTTL bool   // a deadline is in the db's ttl map
-	binKey bool   // memcached's ITEM_KEY_BINARY: ms with b stored it (mg's k, me show the key in base64)
+	mc     mcMark // memcached's state of the item (memcache.go)
 }
 
 // dbShard is one shard's slice of one database.

@@ -380,9 +380,20 @@ func (c *conn) render(p *pending, r *result) {
 		}
 	case pMetaGet:
 		it := metaItem{key: p.key, binary: p.meta.Binary}
-		if code == kvstore.MCTouched && r.hasVal {
+		if win := code == kvstore.MCWon; (win || code == kvstore.MCTouched) && r.hasVal {
 			it = metaItem{key: p.key, binary: r.binKey, flags: r.flags, cas: r.cas, size: len(r.val), ttl: r.ttl,
-				idle: p.meta.idle, fetched: p.meta.fetched, hit: true}
+				idle: p.meta.idle, fetched: p.meta.fetched, hit: true, stale: r.stale, wonBefore: r.won && !win, win: win}
+		}
+		if p.meta.vivifying {
+			// memcached counts an item mg N created as a hit, and as an item stored
+			if it.hit {
+				st.getHits.Add(1)
+				if it.win {
+					st.totalItems.Add(1)
+				}
+			} else {
+				st.getMisses.Add(1)
+			}
 		}
 		c.renderMetaGet(p.meta, &it, r.val)
 	case pMetaSet:

@@ -107,7 +107,7 @@ const (
 	pTouch                  // touch
 	pGat                    // one key of gat/gats
 	pFlush                  // flush_all
-	pMetaGet                // mg with T
+	pMetaGet                // mg that may change the item (T, N, R, a stale item)
 	pMetaSet                // ms
 	pMetaDel                // md
 	pMetaArith              // ma
@@ -120,9 +120,10 @@ type result struct {
 	hasVal bool
 	val    string
 	flags  uint32
-	binKey bool // the item is marked binary (kvstore.MCItem.BinaryKey)
 	cas    uint64
 	ttl    int64
+	// the item's marks (kvstore.MCItem): binary key, stale, recache token won
+	binKey, stale, won bool
 }
 
 func newConn(s *Server, nc net.Conn) *conn {
@@ -180,7 +181,8 @@ func (r *resultSink) Int(n int64) {
 	res := r.last()
 	switch r.rfield {
 	case 2:
-		res.flags, res.binKey = uint32(n), n>>32 != 0 // as kvstore packs them
+		res.flags = uint32(n)
+		res.binKey, res.stale, res.won = kvstore.MCMarks(n)
 	case 3:
 		res.cas = uint64(n)
 	case 4:

@@ -515,6 +515,9 @@ func (g *convGen) next() *convOp {
 			fl = append(fl, "T"+g.pick(strconv.Itoa(diffTTL), "0"))
 			op.casMoves = true
 		}
+		// win tokens: N creates a missing item; R wins one whose TTL is below it (R5
+		// never does here, R2000 does an item of diffTTL's)
+		fl = append(fl, g.metaFlags(0.1, "N"+g.pick(strconv.Itoa(diffTTL), "0"), "R"+g.pick("5", "2000"))...)
 		slices.SortStableFunc(fl, func(a, b string) int { return ttlFirst(a) - ttlFirst(b) }) // README
 		op.text = "mg " + name + joinFlags(fl) + "\r\n"
 	case n < 80:
@@ -522,7 +525,8 @@ func (g *convGen) next() *convOp {
 		name, b := g.binary(op)
 		k = op.key
 		v := g.valueFor(k)
-		fl := g.metaFlags(0.2, "F"+g.flags(), "T"+g.exptime(), "q", "k", "c", g.opaque(), "C%CAS%")
+		// I with a unique older than the item's (C1) stores the value stale
+		fl := g.metaFlags(0.2, "F"+g.flags(), "T"+g.exptime(), "q", "k", "c", g.opaque(), g.pick("C%CAS%", "C%CAS%", "C1"), "I")
 		if b {
 			fl = g.withB(fl)
 		}
@@ -541,7 +545,8 @@ func (g *convGen) next() *convOp {
 	case n < 86:
 		op.meta = true
 		name, b := g.binary(op)
-		fl := g.metaFlags(0.3, "q", "k", g.opaque(), "C%CAS%")
+		// I marks the item stale instead, and T gives it a TTL (md ignores T without I)
+		fl := g.metaFlags(0.3, "q", "k", g.opaque(), "C%CAS%", "I", "T"+g.pick(strconv.Itoa(diffTTL), "0", "-1"))
 		if b {
 			fl = g.withB(fl)
 		}

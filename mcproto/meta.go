@@ -19,6 +19,9 @@ type Meta struct {
 	HasTTL      bool
 	Vivify      int64 // N: autovivify with this exptime
 	HasVivify   bool
+	Recache     int64 // R: mg wins the recache token if the TTL left is below this
+	HasRecache  bool
+	Invalidate  bool   // I: md marks the item stale; ms with an older C stores it stale
 	CAS         uint64 // C: compare
 	HasCAS      bool
 	ClientFlags uint32 // F
@@ -32,6 +35,9 @@ type Meta struct {
 	// the log (l and h).
 	idle    int64
 	fetched bool
+	// vivifying: the mg missed on this member's copy and goes through the log to create
+	// the item (the stats count it once the log decided)
+	vivifying bool
 }
 
 // maxOpaque is memcached's MFLAG_MAX_OPAQUE_LENGTH.
@@ -45,9 +51,8 @@ const maxOpaque = 32
 // key that does not decode; then an opaque token that is too long. md and ma answer all
 // but the last with one line (metaErr).
 //
-// Flags memcached has but nanokv does not implement (E: explicit CAS; I: invalidation
-// and stale items; R: recache; N on mg: vivify with win tokens) are refused as invalid
-// rather than silently ignored.
+// The flags are memcached 1.6.18's: E (an explicit CAS unique) came in 1.6.27 and is
+// refused as invalid, as 1.6.18 refuses it.
 func ParseMeta(kind Kind, keyTok []byte, toks [][]byte) (m *Meta, key []byte, errLine string) {
 	m = &Meta{Tokens: toks, Delta: 1}
 	var seen [128]bool
@@ -87,14 +92,19 @@ func ParseMeta(kind Kind, keyTok []byte, toks [][]byte) (m *Meta, key []byte, er
 			}
 			m.TTL, m.HasTTL = v, true
 		case 'N':
-			if kind == KindMetaGet {
-				return nil, nil, metaErr(kind, "CLIENT_ERROR invalid flag")
-			}
 			v, ok := ParseInt32(arg)
 			if !ok {
 				bad("CLIENT_ERROR bad token in command line format")
 			}
 			m.Vivify, m.HasVivify = v, true
+		case 'R':
+			v, ok := ParseInt32(arg)
+			if !ok {
+				bad("CLIENT_ERROR bad token in command line format")
+			}
+			m.Recache, m.HasRecache = v, true
+		case 'I':
+			m.Invalidate = true
 		case 'C':
 			v, ok := ParseUint64(arg)
 			if !ok {
@@ -192,6 +202,9 @@ type metaItem struct {
 	idle    int64 // seconds since the last access before this one (l)
 	fetched bool  // read since stored, before this read (h)
 	hit     bool
+	// mg's marks of a hit: stale (X), the recache token won by an earlier mg (Z), or by
+	// this one (W)
+	stale, wonBefore, win bool
 }
 
 // appendReturnFlags appends the flags the client asked back, in its order: on a hit every
@@ -228,6 +241,20 @@ func appendReturnFlags(dst []byte, m *Meta, it *metaItem, returns string) []byte
 		case 'l':
 			dst = strconv.AppendInt(dst, it.idle, 10)
 		}
+	}
+	return dst
+}
+
+// appendMarks appends mg's marks after the return flags, in memcached's order.
+func appendMarks(dst []byte, it *metaItem) []byte {
+	if it.wonBefore {
+		dst = append(dst, " Z"...)
+	}
+	if it.stale {
+		dst = append(dst, " X"...)
+	}
+	if it.win {
+		dst = append(dst, " W"...)
 	}
 	return dst
 }
@@ -286,7 +313,7 @@ func (c *conn) handleMetaGet(toks [][]byte) {
 				m.idle, m.fetched = v.Idle, v.Fetched
 			}
 		}
-		c.write(kvstore.AppendMCTouch(c.batch, key, m.TTL), pending{kind: pMetaGet, key: key, meta: m.keep()}, false)
+		c.writeMetaGet(key, m)
 		return
 	}
 	c.flushBatch()
@@ -298,13 +325,41 @@ func (c *conn) handleMetaGet(toks [][]byte) {
 	it := metaItem{key: key, binary: m.Binary}
 	if found {
 		c.s.stats.getHits.Add(1)
+		ttl := v.SecondsLeft(c.clock.Now())
+		if !v.Won && (v.Stale || (m.HasRecache && ttl >= 0 && ttl < m.Recache)) {
+			// this mg may win the recache token: a write, decided by the log
+			m.idle, m.fetched = v.Idle, v.Fetched
+			c.writeMetaGet(key, m)
+			return
+		}
 		// a hit's key shows as the item was stored, as memcached's does
-		it = metaItem{key: key, binary: v.BinaryKey, flags: v.Flags, cas: v.CAS, size: len(v.Value), ttl: v.SecondsLeft(c.clock.Now()),
-			idle: v.Idle, fetched: v.Fetched, hit: true}
+		it = metaItem{key: key, binary: v.BinaryKey, flags: v.Flags, cas: v.CAS, size: len(v.Value), ttl: ttl,
+			idle: v.Idle, fetched: v.Fetched, hit: true, stale: v.Stale, wonBefore: v.Won}
 	} else {
+		if m.HasVivify {
+			m.vivifying = true
+			c.writeMetaGet(key, m) // creates the item, unless another mg did meanwhile
+			return
+		}
 		c.s.stats.getMisses.Add(1)
 	}
 	c.renderMetaGet(m, &it, v.Value)
+}
+
+// writeMetaGet sends an mg that may change the item through the log (mcmget).
+func (c *conn) writeMetaGet(key []byte, m *Meta) {
+	touch, vivify, recache := kvstore.MCNoValue, kvstore.MCNoValue, kvstore.MCNoValue
+	if m.HasTTL {
+		touch = strconv.FormatInt(m.TTL, 10)
+	}
+	if m.HasVivify {
+		vivify = strconv.FormatInt(m.Vivify, 10)
+	}
+	if m.HasRecache {
+		recache = strconv.FormatInt(m.Recache, 10)
+	}
+	c.write(kvstore.AppendMCMetaGet(c.batch, key, touch, vivify, recache, !m.NoBump),
+		pending{kind: pMetaGet, key: key, meta: m.keep()}, false)
 }
 
 func (c *conn) renderMetaGet(m *Meta, it *metaItem, val string) {
@@ -318,12 +373,14 @@ func (c *conn) renderMetaGet(m *Meta, it *metaItem, val string) {
 		c.out = append(c.out, "VA "...)
 		c.out = strconv.AppendInt(c.out, int64(len(val)), 10)
 		c.out = appendReturnFlags(c.out, m, it, mgReturns)
+		c.out = appendMarks(c.out, it)
 		c.out = append(c.out, "\r\n"...)
 		c.out = append(c.out, val...)
 		c.out = append(c.out, "\r\n"...)
 	default:
 		c.out = append(c.out, "HD"...)
 		c.out = appendReturnFlags(c.out, m, it, mgReturns)
+		c.out = appendMarks(c.out, it)
 		c.out = append(c.out, "\r\n"...)
 	}
 }
@@ -352,7 +409,7 @@ func (c *conn) handleMetaSet(req *Request) {
 		wantCAS = wantCAS || t[0] == 'c'
 	}
 	blind := m.Mode == 'S' && !m.HasCAS && !wantCAS
-	c.write(kvstore.AppendMCMetaStore(c.batch, metaSetModes[m.Mode], req.Key, req.Data, m.ClientFlags, m.Binary, m.TTL, cas, vivify),
+	c.write(kvstore.AppendMCMetaStore(c.batch, metaSetModes[m.Mode], req.Key, req.Data, m.ClientFlags, m.Binary, m.Invalidate, m.TTL, cas, vivify),
 		pending{kind: pMetaSet, key: req.Key, meta: m.keep()}, blind)
 }
 
@@ -398,12 +455,23 @@ func (c *conn) handleMetaDelete(toks [][]byte) {
 	if m.HasCAS {
 		cas = strconv.FormatUint(m.CAS, 10)
 	}
-	c.write(kvstore.AppendMCDelete(c.batch, key, cas), pending{kind: pMetaDel, key: key, meta: m.keep()}, false)
+	op := kvstore.AppendMCDelete(c.batch, key, cas)
+	if m.Invalidate {
+		// the item stays, stale; T gives it a new TTL (without I, md ignores T)
+		ttl := kvstore.MCNoValue
+		if m.HasTTL {
+			ttl = strconv.FormatInt(m.TTL, 10)
+		}
+		op = kvstore.AppendMCInvalidate(c.batch, key, cas, ttl)
+	}
+	c.write(op, pending{kind: pMetaDel, key: key, meta: m.keep()}, false)
 }
 
 func (c *conn) renderMetaDelete(p *pending, code string) {
 	if code == kvstore.MCDeleted {
-		c.s.stats.deleteHits.Add(1)
+		if !p.meta.Invalidate { // memcached counts neither a hit nor a miss for md I
+			c.s.stats.deleteHits.Add(1)
+		}
 		if p.meta.Quiet {
 			return
 		}

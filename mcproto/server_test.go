@@ -7,9 +7,11 @@ import (
 	"fmt"
 	"io"
 	"log"
+	"maps"
 	"net"
 	"os"
 	"os/exec"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -261,7 +263,9 @@ var protoCases = []protoCase{
 	{"ma errors", "set j3 0 0 1\r\nz\r\nma j3\r\nma j3 Dx\r\nma j3 Jx\r\nma j3 MX\r\nma\r\nmn\r\n",
 		"STORED\r\nCLIENT_ERROR cannot increment or decrement non-numeric value\r\nCLIENT_ERROR invalid or duplicate flag\r\nCLIENT_ERROR invalid or duplicate flag\r\nCLIENT_ERROR invalid mode for ma M token\r\nERROR\r\nMN\r\n", false},
 	{"me", "me\r\nme l1\r\nms l1 2 T100\r\nhi\r\nmn\r\n", "CLIENT_ERROR bad command line format\r\nEN\r\nHD\r\nMN\r\n", false},
-	{"unsupported meta flags are refused", "mg m1 N30 v\r\nmd m1 I\r\nmg m1 R30\r\nmn\r\n", "CLIENT_ERROR invalid flag\r\nCLIENT_ERROR invalid or duplicate flag\r\nCLIENT_ERROR invalid flag\r\nMN\r\n", true},
+	// E (an explicit CAS unique) is memcached 1.6.27's: 1.6.18 refuses it (ms swallows its data)
+	{"flags of later memcacheds are refused", "mg m1 E5 v\r\nmd m1 E5\r\nma m1 E5\r\nms m1 1 E5\r\nx\r\nmn\r\n",
+		"CLIENT_ERROR invalid flag\r\nCLIENT_ERROR invalid or duplicate flag\r\nCLIENT_ERROR invalid or duplicate flag\r\nCLIENT_ERROR invalid flag\r\nMN\r\n", false},
 	// b: the key is base64, the item's key what it decodes to (here with a space and
 	// UTF-8), and k returns it encoded again, followed by b
 	{"binary keys", "ms " + b64("b1 \u00e9") + " 2 b T0 F3\r\nhi\r\nmg " + b64("b1 \u00e9") + " b v k f s\r\nmg " + b64("b1 \u00e9") + " b k q\r\n" +
@@ -299,6 +303,39 @@ var protoCases = []protoCase{
 			"CLIENT_ERROR bad command line format\r\nCLIENT_ERROR incorrect length for M token\r\nMN\r\n", false},
 	// h: read since stored, before this read; a read without u sets it (so does a touch),
 	// a store starts a new item; ms, md and ma take h and l and show neither
+	// Win tokens and stale items (memcached's anti-dogpiling): mg N creates a missing
+	// item and wins it (W), later mgs see Z; R wins an item whose TTL left is below it
+	// (after T), once; no TTL never wins; a bad token is refused.
+	{"mg vivify and recache", "mg vv f v N30\r\nmg vv f v N30 q k\r\nmg vv s t v\r\nget vv\r\nms vv 2 T100\r\nhi\r\n" +
+		"mg vv v t R30\r\nmg vv v t R200\r\nmg vv t R200\r\nms vv 2 T100\r\nhi\r\nmg vv T10 R30 t\r\nmg vv t R30\r\n" +
+		"ms vw 1\r\n5\r\nmg vw R999999 t\r\nmg vx N-1 v\r\nmg vx v\r\nmg vy N0 v t\r\nmg vy T60 N30 v t\r\n" +
+		"mg vz T60 N30 v t\r\nmg vu N30 u v\r\nmg vu h v\r\nmg vv Rx\r\nmg vv N\r\nmg vv R\r\nmg vq q N-1\r\nmn\r\n",
+		"VA 0 f0 W\r\n\r\nVA 0 f0 kvv Z\r\n\r\nVA 0 s0 t30 Z\r\n\r\nVALUE vv 0 0\r\n\r\nEND\r\nHD\r\n" +
+			"VA 2 t100\r\nhi\r\nVA 2 t100 W\r\nhi\r\nHD t100 Z\r\nHD\r\nHD t10 W\r\nHD t10 Z\r\n" +
+			"HD\r\nHD t-1\r\nVA 0 W\r\n\r\nEN\r\nVA 0 t-1 W\r\n\r\nVA 0 t60 Z\r\n\r\n" +
+			"VA 0 t30 W\r\n\r\nVA 0 W\r\n\r\nVA 0 h0 Z\r\n\r\nCLIENT_ERROR bad token in command line format\r\n" +
+			"CLIENT_ERROR bad token in command line format\r\nCLIENT_ERROR bad token in command line format\r\nHD W\r\nMN\r\n", false},
+	// md I marks an item stale instead of deleting it (T sets its TTL: 0 none, -1 gone);
+	// the first mg wins it (X W), the others see Z X, a classic get sees the value; a
+	// touch keeps the marks; md I again frees the token.
+	{"md invalidate", "ms st 4 T100\r\ndata\r\nmd st I T30\r\nmg st t v\r\nmg st t v k\r\nget st\r\ntouch st 100\r\n" +
+		"mg st t\r\nmd st I q\r\nmg st O9 k\r\nmd st I T0\r\nmg st t\r\nmd st I C1\r\nmd st I C1 q\r\nmd st I T-1\r\nmg st t\r\n" +
+		"md nokey I\r\nmd nokey I q\r\nmd st2 I\r\nms st3 1\r\n5\r\nmd st3 T5\r\nmg st3\r\nmn\r\n",
+		"HD\r\nHD\r\nVA 4 t30 X W\r\ndata\r\nVA 4 t30 kst Z X\r\ndata\r\nVALUE st 0 4\r\ndata\r\nEND\r\nTOUCHED\r\n" +
+			"HD t100 Z X\r\nHD O9 kst X W\r\nHD\r\nHD t-1 X W\r\nEX\r\nEX\r\nHD\r\nEN\r\n" +
+			"NF\r\nNF\r\nNF\r\nHD\r\nHD\r\nEN\r\nMN\r\n", false},
+	// ms I with a CAS older than the item's stores the value stale, keeping the TTL and
+	// the token; a newer or equal one, or none, stores as usual. A counter changed in
+	// place (incr, ma) keeps the marks; one that grows, or an append, is a new item.
+	{"ms invalidate", "ms si 1 T100\r\n5\r\nmd si I\r\nms si 1 I C1 T500\r\n6\r\nmg si t v\r\nms si 1 I C1 q\r\n7\r\n" +
+		"mg si t v\r\nms si 1 I\r\n8\r\nmg si t v\r\nms si 1 C1\r\n9\r\nms si 1 I C99999999999999\r\n9\r\n" +
+		"ms sj 1 I C1\r\n1\r\nms si 1 I C1 MR\r\n9\r\nmg si v\r\nms si 1 I C1 ME\r\n9\r\n" +
+		"ms sn 1\r\n5\r\nmd sn I\r\nincr sn 1\r\nmg sn v\r\nmd sn I\r\nincr sn 100\r\nmg sn v\r\n" +
+		"ms sa 1\r\n5\r\nmd sa I\r\nappend sa 0 0 1\r\n1\r\nmg sa v\r\nms sm 1\r\n5\r\nmd sm I\r\nma sm v\r\nmg sm v\r\nmn\r\n",
+		"HD\r\nHD\r\nHD\r\nVA 1 t100 X W\r\n6\r\nVA 1 t100 Z X\r\n7\r\nHD\r\nVA 1 t-1\r\n8\r\nEX\r\nEX\r\n" +
+			"NF\r\nHD\r\nVA 1 X W\r\n9\r\nNS\r\n" +
+			"HD\r\nHD\r\n6\r\nVA 1 X W\r\n6\r\nHD\r\n106\r\nVA 3\r\n106\r\n" +
+			"HD\r\nHD\r\nSTORED\r\nVA 2\r\n51\r\nHD\r\nHD\r\nVA 1\r\n6\r\nVA 1 X W\r\n6\r\nMN\r\n", false},
 	{"mg h", "ms hh 1 h l\r\na\r\nmg hh h\r\nmg hh h u k\r\nmg hh h v\r\nms hh 1 MA\r\nb\r\nmg hh h\r\nms hh 1\r\nc\r\n" +
 		"touch hh 0\r\nmg hh h\r\nset hh 0 0 1\r\nd\r\ngat 0 hh\r\nmg hh h u\r\nma hh h l\r\nmd hh h l\r\nmg hh h l\r\nmn\r\n",
 		"HD\r\nHD h0\r\nHD h1 khh\r\nVA 1 h1\r\na\r\nHD\r\nHD h0\r\nHD\r\nTOUCHED\r\nHD h1\r\nSTORED\r\nVALUE hh 0 1\r\nd\r\nEND\r\nHD h1\r\n" +
@@ -597,6 +634,39 @@ func TestMetaDebugShowsBinaryKey(t *testing.T) {
 	for i, w := range want {
 		if !strings.HasPrefix(lines[i], w) {
 			t.Errorf("reply %d: %q, want it to begin %q", i, lines[i], w)
+		}
+	}
+}
+
+// TestWinTokenStatsAsMemcached counts what the win tokens' commands do as memcached
+// 1.6.18 counts it: an item mg N creates is a hit and an item stored, md I is neither a
+// delete hit nor (when it finds the item) a miss.
+func TestWinTokenStatsAsMemcached(t *testing.T) {
+	const req = "ms a 1\r\n1\r\nmd a I\r\nmg a v\r\nmg b N30 v\r\nmg b v\r\nmg c R30\r\nmd zz I\r\nmg q N-1\r\nmn\r\n"
+	const want = "HD\r\nHD\r\nVA 1 X W\r\n1\r\nVA 0 W\r\n\r\nVA 0 Z\r\n\r\nEN\r\nNF\r\nHD W\r\nMN\r\n"
+	counters := []string{"cmd_get", "get_hits", "get_misses", "delete_hits", "delete_misses", "total_items"}
+	read := func(addr string) map[string]string {
+		c := dial(t, addr)
+		c.send(req)
+		c.expect(want)
+		c.send("stats\r\n")
+		stats := map[string]string{}
+		for l := c.line(); l != "END\r\n"; l = c.line() {
+			if f := strings.Fields(l); len(f) == 3 && slices.Contains(counters, f[1]) {
+				stats[f[1]] = f[2]
+			}
+		}
+		return stats
+	}
+	got := read(startNode(t, 0).MemcacheAddr())
+	wantStats := map[string]string{"cmd_get": "5", "get_hits": "4", "get_misses": "1", "delete_hits": "0",
+		"delete_misses": "1", "total_items": "3"}
+	if !maps.Equal(got, wantStats) {
+		t.Errorf("nanokv's counters %v, want %v", got, wantStats)
+	}
+	if mc := startMemcached(t); mc != "" {
+		if m := read(mc); !maps.Equal(m, wantStats) {
+			t.Errorf("memcached's counters %v (the test's expectation is wrong), want %v", m, wantStats)
 		}
 	}
 }

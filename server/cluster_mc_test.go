@@ -4,6 +4,7 @@ import (
 	"context"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -94,4 +95,78 @@ func TestClusterMemcacheFollowerProxy(t *testing.T) {
 		f.exchange(t, "get l\r\n", "VALUE l 0 "+strconv.Itoa(len(v))+"\r\n"+v+"\r\nEND\r\n")
 	}
 	l.exchange(t, "get k\r\n", "VALUE k 0 2\r\n19\r\nEND\r\n")
+}
+
+// TestClusterMemcacheWinTokenOnce: memcached's recache token is replicated state the log
+// decides, so among clients racing on the leader and on a proxying follower exactly one
+// mg wins each key (W), the others see Z; after md I exactly one wins the stale item
+// (X W), the others see Z X; and every member ends with the same store.
+func TestClusterMemcacheWinTokenOnce(t *testing.T) {
+	servers := startMCCluster(t)
+	leadID, lead := leaderOf(t, servers, 0)
+	var conns []*raw
+	for id, s := range servers {
+		if id == leadID {
+			conns = append(conns, rawDial(t, s.MemcacheAddr()), rawDial(t, s.MemcacheAddr()))
+			continue
+		}
+		awaitLeaderKnown(t, s, leadID)
+		if err := client(t, s).ConfigSet(context.Background(), "raft.follower-proxy", "yes").Err(); err != nil {
+			t.Fatal(err)
+		}
+		conns = append(conns, rawDial(t, s.MemcacheAddr()))
+	}
+	// race sends req on every connection at once and returns the replies (one line each)
+	race := func(req string) []string {
+		t.Helper()
+		replies := make([]string, len(conns))
+		errs := make([]error, len(conns))
+		var wg sync.WaitGroup
+		for i, c := range conns {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				if _, errs[i] = c.nc.Write([]byte(req)); errs[i] == nil {
+					replies[i], errs[i] = c.r.ReadString('\n')
+				}
+			}()
+		}
+		wg.Wait()
+		for _, err := range errs {
+			if err != nil {
+				t.Fatal(err)
+			}
+		}
+		return replies
+	}
+	count := func(replies []string, won, lost string) {
+		t.Helper()
+		wins := 0
+		for _, r := range replies {
+			switch r {
+			case won:
+				wins++
+			case lost:
+			default:
+				t.Fatalf("reply %q, want %q or %q", r, won, lost)
+			}
+		}
+		if wins != 1 {
+			t.Fatalf("%d of %d racing clients won the token (%q), want 1", wins, len(replies), replies)
+		}
+	}
+	for i := range 20 {
+		k := "w" + strconv.Itoa(i)
+		count(race("mg "+k+" N30\r\n"), "HD W\r\n", "HD Z\r\n")
+		rawDial(t, lead.MemcacheAddr()).exchange(t, "md "+k+" I\r\n", "HD\r\n")
+		count(race("mg "+k+"\r\n"), "HD X W\r\n", "HD Z X\r\n")
+	}
+	want := lead.Store().Digest()
+	for id, s := range servers {
+		for deadline := time.Now().Add(10 * time.Second); s.Store().Digest() != want; time.Sleep(time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatalf("member %d's store differs from the leader's", id)
+			}
+		}
+	}
 }
