@@ -73,10 +73,33 @@ const luaMaxLevels = 200
 // luaSyntaxErr is a syntax error on its way out of the checker.
 type luaSyntaxErr struct{ msg string }
 
+// luaFuncState is what the checker keeps of a function being parsed (lparser.c's
+// FuncState): enough to count its locals and upvalues against Lua 5.1's limits.
 type luaFuncState struct {
+	prev   *luaFuncState // the enclosing function; nil for the main chunk
+	line   int           // linedefined, 0 for the main chunk (errorlimit's wording)
 	vararg bool
 	loops  int // breakable blocks open in this function
+	// actvar are the locals: the first nactvar in scope, the rest declared by the
+	// statement being parsed (new_localvar) and not yet in scope (adjustlocalvars)
+	actvar  []string
+	nactvar int
+	ups     []luaUpval
 }
+
+// luaUpval is an upvalue of a function: a local of the enclosing function (its index
+// among that function's locals) or an upvalue of it. indexupvalue tells them apart by
+// these, not by name.
+type luaUpval struct {
+	local bool
+	index int
+}
+
+// Lua 5.1's limits per function (LUAI_MAXVARS, LUAI_MAXUPVALUES).
+const (
+	luaMaxVars     = 200
+	luaMaxUpvalues = 60
+)
 
 type luaSyntax struct {
 	chunk    string // the chunk's name in messages
@@ -88,6 +111,7 @@ type luaSyntax struct {
 	ahead    int // the lookahead token, when there is one
 	hasAhead bool
 	buf      []byte // llex's buffer: the text of the last name, string or number lexed
+	name     string // the current token's text when it is a name
 	fs       *luaFuncState
 	levels   int
 }
@@ -107,7 +131,7 @@ func luaSyntaxError(name, src string) (msg string) {
 	}()
 	p.fs = &luaFuncState{vararg: true} // the main chunk takes ...
 	p.next()
-	p.block()
+	p.statList()
 	p.check(tkEOS)
 	return ""
 }
@@ -400,9 +424,12 @@ func (p *luaSyntax) next() {
 	p.lastline = p.line
 	if p.hasAhead {
 		p.tok, p.hasAhead = p.ahead, false
-		return
+	} else {
+		p.tok = p.lex()
 	}
-	p.tok = p.lex()
+	if p.tok == tkName {
+		p.name = string(p.buf) // a lookahead lexes over buf
+	}
 }
 
 func (p *luaSyntax) lookahead() int {
@@ -448,6 +475,79 @@ func (p *luaSyntax) checkMatch(what, who, where int) {
 
 func (p *luaSyntax) checkName() { p.checkNext(tkName) }
 
+// strCheckName is str_checkname: the name, once past it.
+func (p *luaSyntax) strCheckName() string {
+	p.check(tkName)
+	name := p.name
+	p.next()
+	return name
+}
+
+// --- locals and upvalues: what Lua 5.1 counts of them against its limits ---
+
+// errorLimit is errorlimit: a function over one of Lua's limits.
+func (p *luaSyntax) errorLimit(fs *luaFuncState, limit int, what string) {
+	msg := fmt.Sprintf("main function has more than %d %s", limit, what)
+	if fs.line != 0 {
+		msg = fmt.Sprintf("function at line %d has more than %d %s", fs.line, limit, what)
+	}
+	p.lexError(msg, 0)
+}
+
+// newLocal is new_localvar: the n-th local a statement declares, not yet in scope.
+func (p *luaSyntax) newLocal(name string, n int) {
+	fs := p.fs
+	if fs.nactvar+n+1 > luaMaxVars {
+		p.errorLimit(fs, luaMaxVars, "local variables")
+	}
+	fs.actvar = append(fs.actvar[:fs.nactvar+n], name)
+}
+
+// adjustLocals is adjustlocalvars: the last n declared locals come into scope.
+func (p *luaSyntax) adjustLocals(n int) { p.fs.nactvar += n }
+
+// leaveScope ends the scope of the locals declared since nactvar (leaveblock).
+func (p *luaSyntax) leaveScope(nactvar int) {
+	p.fs.nactvar = nactvar
+	p.fs.actvar = p.fs.actvar[:nactvar]
+}
+
+// Kinds of variable a name resolves to.
+const (
+	varGlobal = iota
+	varLocal
+	varUpval
+)
+
+// singleVar is singlevar for a name in fs: a local in scope, an upvalue (counted, as
+// indexupvalue counts them, in every function between) or a global. It returns the
+// kind and the local's or the upvalue's index.
+func (p *luaSyntax) singleVar(fs *luaFuncState, name string) (kind, index int) {
+	if fs == nil {
+		return varGlobal, 0
+	}
+	for i := fs.nactvar - 1; i >= 0; i-- {
+		if fs.actvar[i] == name {
+			return varLocal, i
+		}
+	}
+	kind, index = p.singleVar(fs.prev, name)
+	if kind == varGlobal {
+		return varGlobal, 0
+	}
+	up := luaUpval{local: kind == varLocal, index: index}
+	for i, u := range fs.ups {
+		if u == up {
+			return varUpval, i
+		}
+	}
+	if len(fs.ups)+1 > luaMaxUpvalues {
+		p.errorLimit(fs, luaMaxUpvalues, "upvalues")
+	}
+	fs.ups = append(fs.ups, up)
+	return varUpval, len(fs.ups) - 1
+}
+
 func (p *luaSyntax) enterLevel() {
 	if p.levels++; p.levels > luaMaxLevels {
 		p.lexError("chunk has too many syntax levels", 0)
@@ -462,8 +562,15 @@ func blockFollow(tok int) bool {
 	return false
 }
 
-// block is lparser.c's chunk: statements up to a block's end.
+// block is lparser.c's block: statements that are a scope for the locals they declare.
 func (p *luaSyntax) block() {
+	nactvar := p.fs.nactvar
+	p.statList()
+	p.leaveScope(nactvar)
+}
+
+// statList is lparser.c's chunk: statements up to a block's end.
+func (p *luaSyntax) statList() {
 	p.enterLevel()
 	for !blockFollow(p.tok) {
 		last := p.statement()
@@ -481,7 +588,7 @@ func (p *luaSyntax) loopBlock() {
 	p.fs.loops--
 }
 
-// loopBody is the do ... end of a while or for loop that began at line.
+// loopBody is the do ... end of a while loop that began at line.
 func (p *luaSyntax) loopBody(who, line int) {
 	p.checkNext(tkDo)
 	p.loopBlock()
@@ -510,10 +617,16 @@ func (p *luaSyntax) statement() bool {
 		p.block()
 		p.checkMatch(tkEnd, tkDo, line)
 	case tkFor:
+		nactvar := p.fs.nactvar // the scope of the loop's variables
 		p.next()
-		p.checkName()
+		name := p.strCheckName()
+		nvars := 1
 		switch p.tok {
 		case '=':
+			p.newLocal("(for index)", 0)
+			p.newLocal("(for limit)", 1)
+			p.newLocal("(for step)", 2)
+			p.newLocal(name, 3)
 			p.next()
 			p.expr()
 			p.checkNext(',')
@@ -522,46 +635,68 @@ func (p *luaSyntax) statement() bool {
 				p.expr()
 			}
 		case ',', tkIn:
+			p.newLocal("(for generator)", 0)
+			p.newLocal("(for state)", 1)
+			p.newLocal("(for control)", 2)
+			p.newLocal(name, 3)
 			for p.testNext(',') {
-				p.checkName()
+				p.newLocal(p.strCheckName(), 3+nvars)
+				nvars++
 			}
 			p.checkNext(tkIn)
 			p.exprList()
 		default:
 			p.syntaxError("'=' or 'in' expected")
 		}
-		p.loopBody(tkFor, line)
-	case tkRepeat:
-		p.next()
+		p.adjustLocals(3) // the control variables
+		p.checkNext(tkDo)
+		p.adjustLocals(nvars) // the declared ones, in the body's scope
 		p.loopBlock()
+		p.checkMatch(tkEnd, tkFor, line)
+		p.leaveScope(nactvar)
+	case tkRepeat:
+		// the condition is in the scope of the body's locals
+		nactvar := p.fs.nactvar
+		p.next()
+		p.fs.loops++
+		p.statList()
+		p.fs.loops--
 		p.checkMatch(tkUntil, tkRepeat, line)
 		p.expr()
+		p.leaveScope(nactvar)
 	case tkFunction:
 		p.next()
-		p.checkName()
+		p.singleVar(p.fs, p.strCheckName())
 		for p.tok == '.' {
 			p.next()
 			p.checkName()
 		}
-		if p.tok == ':' {
+		method := p.tok == ':'
+		if method {
 			p.next()
 			p.checkName()
 		}
-		p.body(line)
+		p.body(line, method)
 	case tkLocal:
 		p.next()
 		if p.testNext(tkFunction) {
-			p.checkName()
-			p.body(p.line)
+			p.newLocal(p.strCheckName(), 0)
+			p.adjustLocals(1) // in scope in its own body: it may call itself
+			p.body(p.line, false)
 			break
 		}
-		p.checkName()
-		for p.testNext(',') {
-			p.checkName()
+		n := 0
+		for {
+			p.newLocal(p.strCheckName(), n)
+			n++
+			if !p.testNext(',') {
+				break
+			}
 		}
 		if p.testNext('=') {
 			p.exprList()
 		}
+		p.adjustLocals(n)
 	case tkReturn:
 		p.next()
 		if !blockFollow(p.tok) && p.tok != ';' {
@@ -587,29 +722,38 @@ func (p *luaSyntax) testThenBlock() {
 	p.block()
 }
 
-// body is a function's parameters and block; line is where its definition began.
-func (p *luaSyntax) body(line int) {
+// body is a function's parameters and block; line is where its definition began (its
+// linedefined), method whether it takes self.
+func (p *luaSyntax) body(line int, method bool) {
 	outer := p.fs
-	p.fs = &luaFuncState{}
+	p.fs = &luaFuncState{prev: outer, line: line}
 	p.checkNext('(')
+	if method {
+		p.newLocal("self", 0)
+		p.adjustLocals(1)
+	}
+	n := 0
 	if p.tok != ')' {
 		for {
 			switch p.tok {
 			case tkName:
-				p.next()
+				p.newLocal(p.strCheckName(), n)
 			case tkDots:
 				p.next()
 				p.fs.vararg = true
+				p.newLocal("arg", n) // LUA_COMPAT_VARARG, as Redis builds Lua
 			default:
 				p.syntaxError("<name> or '...' expected")
 			}
+			n++
 			if p.fs.vararg || !p.testNext(',') {
 				break
 			}
 		}
 	}
+	p.adjustLocals(n)
 	p.checkNext(')')
-	p.block()
+	p.statList()
 	p.checkMatch(tkEnd, tkFunction, line)
 	p.fs = outer
 }
@@ -652,7 +796,7 @@ func (p *luaSyntax) prefixExp() int {
 		p.checkMatch(')', '(', line)
 		return expParens
 	case tkName:
-		p.next()
+		p.singleVar(p.fs, p.strCheckName())
 		return expVar
 	}
 	p.syntaxError("unexpected symbol")
@@ -794,7 +938,7 @@ func (p *luaSyntax) simpleExp() {
 		p.constructor()
 	case tkFunction:
 		p.next()
-		p.body(p.line)
+		p.body(p.line, false)
 	default:
 		p.primaryExp()
 	}

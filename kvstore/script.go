@@ -325,9 +325,10 @@ func newScriptVM() *scriptVM {
 	}
 	// Redis has collectgarbage and gcinfo, but what they answer differs from replica to
 	// replica.
-	for _, name := range []string{"dofile", "loadfile", "load", "print", "module", "require", "collectgarbage", "gcinfo", "newproxy", "setfenv", "getfenv", "_printregs"} {
+	for _, name := range []string{"dofile", "loadfile", "print", "module", "require", "collectgarbage", "gcinfo", "newproxy", "setfenv", "getfenv", "_printregs"} {
 		g.RawSetString(name, lua.LNil)
 	}
+	installLoaders(L, g, vm.onError) // luaload.go
 	// Lua 5.1 converts a string to a number with C's strtod (hex, inf, nan, spaces around
 	// it); gopher-lua's own conversion takes fewer forms.
 	tonumber := g.RawGetString("tonumber").(*lua.LFunction)

@@ -509,6 +509,10 @@ func TestScriptSyntaxIsBounded(t *testing.T) {
 			t.Errorf("%.40s...: %.200v, want %v", c.script, got, c.want)
 		}
 	}
+	// loadstring and load compile as EVAL does: gopher-lua's own took this nesting and
+	// overflowed the applier's stack (every member died)
+	h.expect(`[string "return #{{{{{{{{{{{{{{{{{{{{{{{{{{{{{{{{{{{{{{{{{{{{{{{{{{{{{{{..."]:1: chunk has too many syntax levels`,
+		"EVAL", "local f, e = loadstring('return #' .. string.rep('{', 1e6) .. string.rep('}', 1e6)) return e", "0")
 	defer func(n int) { scriptMaxSource = n }(scriptMaxSource)
 	scriptMaxSource = 1000
 	h.expect(Err("ERR Error compiling script (new function): user_script:1: chunk too long (1009 bytes; nanokv compiles 1000 at most)"),
@@ -516,6 +520,11 @@ func TestScriptSyntaxIsBounded(t *testing.T) {
 	h.expect(Err("ERR Error compiling function: user_function:1: chunk too long (1010 bytes; nanokv compiles 1000 at most)"),
 		"FUNCTION", "LOAD", "#!lua name=big\nreturn '"+strings.Repeat("x", 1000)+"'")
 	h.expect(int64(1000), "EVAL", "return #'"+strings.Repeat("x", 985)+"' + 15", "0") // 1000 bytes: compiled
+	// a reader that never stops is read up to the same bound
+	h.expect("(load):1: chunk too long (1001 bytes; nanokv compiles 1000 at most)",
+		"EVAL", "local f, e = load(function() return 'x' end) return e", "0")
+	h.expect("(load):1: chunk too long (1010 bytes; nanokv compiles 1000 at most)",
+		"EVAL", "local f, e = load(function() return 'return 1 +' end) return e", "0")
 }
 
 // TestScriptStringsAreCharged: the strings a script makes count against its budget,
@@ -670,4 +679,27 @@ func restored(t *testing.T, snap *bytes.Buffer) *Store {
 		t.Fatal(err)
 	}
 	return s
+}
+
+// TestScriptMethodDefinition: `function t:m()` compiles and runs. Its name has no Func
+// in gopher-lua's tree (a Receiver and a Method instead), and guardChunk dereferenced
+// the nil Func: one such EVAL ended the applier of every member, and again at each
+// replay of its entry.
+func TestScriptMethodDefinition(t *testing.T) {
+	h := newHarness(t)
+	h.expect(int64(7), "EVAL", "local t = {n = 3} function t:add(k) return self.n + k end return t:add(4)", "0")
+	h.expect(int64(2), "EVAL", "local t = {u = {}} function t.u:f() return 2 end return t.u:f()", "0")
+	h.expect("ok", "EVAL", "local t = {} local f = loadstring('local t = ... function t:m() return \"ok\" end') f(t) return t:m()", "0")
+}
+
+// TestScriptCompilingIsCharged: loadstring charges the script for what it compiles, so a
+// loop over it ends as a long loop does, where each call (one instruction) compiled
+// megabytes for seconds of every applier's time.
+func TestScriptCompilingIsCharged(t *testing.T) {
+	defer func(n int64) { scriptMaxInstructions = n }(scriptMaxInstructions)
+	scriptMaxInstructions = 1_000_000
+	h := newHarness(t)
+	h.expect(int64(10), "EVAL", "local n = 0 for i = 1, 10 do if loadstring('return 1') then n = n + 1 end end return n", "0")
+	h.expectErr("ERR user_script:1: Script killed after 1000000 Lua instructions",
+		"EVAL", "local s = string.rep('x = 1 ', 10000) for i = 1, 100 do loadstring(s) end return 1", "0")
 }

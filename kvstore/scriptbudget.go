@@ -90,11 +90,19 @@ const scriptBytesPerInstruction = 16
 // chargeBytes counts n bytes a library function is about to make against the running
 // script's budget, and fails the script as out of instructions when it is spent.
 func chargeBytes(L *lua.LState, n int) {
+	if n >= scriptBytesPerInstruction {
+		chargeInstructions(L, int64(n/scriptBytesPerInstruction))
+	}
+}
+
+// chargeInstructions counts n instructions' worth of work a library function does
+// against the running script's budget, and fails the script when it is spent.
+func chargeInstructions(L *lua.LState, n int64) {
 	b, ok := L.Context().(*scriptBudget)
-	if !ok || n < scriptBytesPerInstruction {
+	if !ok {
 		return
 	}
-	if b.left -= int64(n / scriptBytesPerInstruction); b.left < 0 {
+	if b.left -= n; b.left < 0 {
 		L.RaiseError("%s", scriptBudgetError().Error())
 	}
 }

@@ -107,7 +107,16 @@ var scriptMaxSource = 4 << 20
 // compileChunk compiles a script's or a library's source: bounded in length and depth,
 // its concatenations, table assignments, lengths and comparisons guarded
 // (scripttable.go, scriptcompare.go).
-func compileChunk(src, chunkName string) (*lua.FunctionProto, error) {
+func compileChunk(src, chunkName string) (_ *lua.FunctionProto, err error) {
+	// A panic compiling a client's chunk is a bug here or in gopher-lua; on the applier
+	// it would end every member, and again at each replay of the entry. The chunk fails
+	// to compile instead, on every member alike. (`function t:m() end`, whose name has
+	// no Func, once made guardChunk dereference nil.)
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("%s: nanokv could not compile this chunk: %v", chunkName, r)
+		}
+	}()
 	if len(src) > scriptMaxSource {
 		return nil, fmt.Errorf("%s:1: chunk too long (%d bytes; nanokv compiles %d at most)", chunkName, len(src), scriptMaxSource)
 	}
@@ -212,7 +221,9 @@ func (g *astGuard) stmt(s ast.Stmt) ast.Stmt {
 		g.stmts(s.Stmts)
 	case *ast.FuncDefStmt:
 		if s.Name != nil {
-			s.Name.Func = g.expr(s.Name.Func)
+			if s.Name.Func != nil { // nil for a method (function t:m()), which has a Receiver
+				s.Name.Func = g.expr(s.Name.Func)
+			}
 			if s.Name.Receiver != nil {
 				s.Name.Receiver = g.expr(s.Name.Receiver)
 			}

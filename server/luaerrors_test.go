@@ -59,3 +59,34 @@ func TestLuaRuntimeErrorsAsRedis(t *testing.T) {
 		"local f pcall(function() local x = 3 pcall(function() local y = 4 f = function() return x + y end error('in') end) error('out') end) local a, b, c, d, e = 1, 2, 3, 4, 5 return f()",
 	})
 }
+
+// TestLuaLoadAsRedis: loadstring and load as Lua 5.1 has them in Redis: the chunk named
+// as luaO_chunkid names it (the source's first line, cut at Redis's LUA_IDSIZE; "=name";
+// "@file"), Lua 5.1's syntax errors, load's reader called until nil or "" (a number is a
+// string), and a reader that fails or returns something else reaching the caller as
+// Redis's error handler made it, a table.
+func TestLuaLoadAsRedis(t *testing.T) {
+	sameAsRedis(t, []string{
+		"local f, e = loadstring('return 1 +') return e", "return loadstring('return 6 * 7')()",
+		"local f, e = loadstring('x=', string.rep('a', 100)) return e",
+		"local f, e = loadstring('x=', '@' .. string.rep('b', 100)) return e",
+		"local f, e = loadstring('x=', '=' .. string.rep('c', 100)) return e",
+		"local f, e = loadstring('x=', 'ab\\ncd') return e", "local f, e = loadstring('x=', 'n\\0m') return e",
+		"local f, e = loadstring('return 1 + 1 + 1 + 1 + 1 + 1 + 1 + 1 + 1 + 1 + 1 + 1 + 1 + 1 + +') return e",
+		"local f = loadstring('error(\"boom\")') local ok, m = pcall(f) return m",
+		"local f = loadstring('local a = ... return a .. select(2, ...)') return f('x', 'y')",
+		"return loadstring()", "return loadstring({})", "return type(loadstring(12))", "return loadstring('return 1', {})",
+		"local f, e = loadstring('return \"\\300\"') return e", "local f, e = loadstring('return ' .. string.rep('{', 300) .. string.rep('}', 300)) return e",
+		"local f, e = loadstring('return x', 'chunk') return {pcall(f)}",
+		"return load()", "return load(1)", "return load(function() end, {})",
+		"local p, i = {'return ', '1+', 2}, 0 return load(function() i = i + 1 return p[i] end)()",
+		"local n = 0 return load(function() n = n + 1 if n == 1 then return 'return 7' end return '' end)()",
+		"local f = load(function() return nil end, 'nm') return {type(f), f()}",
+		"local f, e = load(function() error('rd') end) return {type(e), e.err, e.line}",
+		"local f, e = load(function() error('rd') end) return e", "local f, e = load(function() error({x = 1}) end) return e.x",
+		"local f, e = load(function() return {} end) return e",
+		"local f, e = load(\nfunction() return false end) return {e.err, e.line}",
+		"local n = 0 local f, e = load(function() n = n + 1 if n == 1 then return 'return +' end end) return e",
+		"local f, e = load(function() return nil end, '=x') return {type(f), e}",
+	})
+}

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 )
@@ -89,4 +90,61 @@ func TestLuaSyntaxRandomAsRedis(t *testing.T) {
 	if refused < 200 || refused > 550 {
 		t.Fatalf("redis-server refused %d of 600 scripts", refused)
 	}
+}
+
+// TestLuaLimitsAsRedis: a function with more than 200 locals in scope, or more than 60
+// upvalues, is refused as Lua 5.1 refuses it (the function's line, the line where the
+// parser was), counting as Lua counts: the hidden variables of a for loop, self, the arg
+// of a vararg function, locals whose scope ended, an upvalue used twice, an upvalue
+// passed through a function between.
+func TestLuaLimitsAsRedis(t *testing.T) {
+	locals := func(from, n int, sep string) string {
+		var b strings.Builder
+		for i := range n {
+			fmt.Fprintf(&b, "local v%d = %d%s", from+i, i, sep)
+		}
+		return b.String()
+	}
+	names := func(prefix string, n int) string {
+		var b []string
+		for i := range n {
+			b = append(b, fmt.Sprintf("%s%d", prefix, i))
+		}
+		return strings.Join(b, ", ")
+	}
+	sum := func(prefix string, n int) string {
+		var b []string
+		for i := range n {
+			b = append(b, fmt.Sprintf("%s%d", prefix, i))
+		}
+		return strings.Join(b, " + ")
+	}
+	var scripts []string
+	// not 200: gopher-lua allocates at most 200 registers, locals and temporaries
+	// together, where Lua 5.1 has 250 (README)
+	for _, n := range []int{199, 201} {
+		scripts = append(scripts,
+			locals(0, n, " ")+"return 1",
+			locals(0, n, "\n")+"return 1",
+			"local "+names("a", n)+" return 1",
+			"local "+names("a", n-1)+"\nlocal function f() end return 1",
+			"return function()\n"+locals(0, n, " ")+"end",
+			"local t = {}\nfunction t.f(...)\n"+locals(0, n-1, " ")+"end return 1",
+			"local t = {}\nfunction t:f(a)\n"+locals(0, n-2, " ")+"end return 1",
+			locals(0, n-4, " ")+"for i = 1, 2 do end return 1",
+			locals(0, n-5, " ")+"for k, v in pairs({}) do end return 1",
+			locals(0, n-5, " ")+"\nfor k,\nv in pairs({}) do end return 1",
+			"do "+locals(0, 150, " ")+"end "+locals(200, n-50, " ")+"return 1",
+			"repeat "+locals(0, n-1, " ")+"local z = 1 until z return 1",
+		)
+	}
+	for _, n := range []int{59, 60, 61} {
+		scripts = append(scripts,
+			"local "+names("u", n)+" = 1\nreturn function() return "+sum("u", n)+" end",
+			"local "+names("u", n)+" = 1\nreturn function()\nreturn function() return "+sum("u", n)+" end end",
+			"local "+names("u", n)+" = 1\nreturn function() return "+sum("u", n)+" + u0 + u1 end",
+			"local "+names("u", n-1)+" = 1 do local w = 1 end\nreturn function() return "+sum("u", n-1)+" + x end",
+		)
+	}
+	sameAsRedis(t, scripts)
 }
