@@ -39,3 +39,36 @@ func FuzzLuaSyntax(f *testing.F) {
 		}
 	})
 }
+
+// FuzzCompileChunk compiles what Lua 5.1 takes as gopher-lua parses it, guarded
+// (guardChunk), without compileChunk's recover: a panic there is a bug that, on the
+// applier, compileChunk can only turn into a compile error. `function t:m() end` was
+// one (a nil dereference in guardChunk).
+func FuzzCompileChunk(f *testing.F) {
+	for _, s := range []string{
+		"local t = {} function t:m(a, ...) return self, a, ... end return t:m(1)",
+		"local t = {u = {}} function t.u.v(x) return #x .. 'a' .. x end",
+		"local a, b = 1, 2 a, b = b, a return a .. b .. (a == b and 'x' or 'y')",
+		"local t = {[1] = 1, x = 2, [{}] = 3, 'v'; f = function() end} t[#t + 1] = t.x return t",
+		"repeat local x = 1 until x > 0 for i = 1, 3, 1 do end for k, v in pairs({}) do break end",
+		"while false do local f = function(...) local a = {...} return select('#', ...) end end",
+		"if a then elseif b < c then else return -x ^ 2 % 3 ~= not y end",
+		"local function f(n) if n <= 1 then return 1 end return n * f(n - 1) end return f(5)",
+		"return (function(...) return ... end)(1, 2), {...}, #KEYS, ARGV[1] <= '0'",
+		"do local s = '' for i = 1, 10 do s = s .. i end return s end",
+		"local mt = setmetatable({}, {__index = function(t, k) return k end}) return mt.a, mt['b'], mt:c()",
+	} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, src string) {
+		if len(src) > 1<<16 || luaSyntaxError("user_script", src) != "" {
+			return
+		}
+		defer func() {
+			if r := recover(); r != nil {
+				t.Fatalf("%q: compiling panicked: %v", src, r)
+			}
+		}()
+		compileBounded(src, "user_script")
+	})
+}

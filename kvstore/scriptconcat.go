@@ -117,6 +117,12 @@ func compileChunk(src, chunkName string) (_ *lua.FunctionProto, err error) {
 			err = fmt.Errorf("%s: nanokv could not compile this chunk: %v", chunkName, r)
 		}
 	}()
+	return compileBounded(src, chunkName)
+}
+
+// compileBounded is compileChunk but for its recover (FuzzCompileChunk calls it, to see
+// a panic).
+func compileBounded(src, chunkName string) (*lua.FunctionProto, error) {
 	if len(src) > scriptMaxSource {
 		return nil, fmt.Errorf("%s:1: chunk too long (%d bytes; nanokv compiles %d at most)", chunkName, len(src), scriptMaxSource)
 	}
