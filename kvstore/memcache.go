@@ -400,9 +400,10 @@ func mcStoreCmd(c *Ctx, args [][]byte) {
 			case !exists:
 				c.mcStatus(MCNotFound)
 				return
-			case old.ver != cas && invalidate && cas < old.ver:
+			case old.ver != cas && invalidate && cas != 0 && cas < old.ver:
 				// ms I with an older unique: the value is stored stale, keeping the
-				// item's TTL and its won token, as memcached's set_stale does
+				// item's TTL and its won token, as memcached's set_stale does (a
+				// unique of 0 is none, which memcached 1.6.18 refuses as EXISTS)
 				it := item{typ: TypeString, flags: uint32(flags), mc: mark | mcStale | old.mc&mcWon}
 				it.str = string(val)
 				c.store(key, it, true)

@@ -35,7 +35,12 @@ var (
 // pads a shortened number with are ignored, and such a value is not appended to or
 // measured; a remaining TTL is compared within the few seconds a conversation may take.
 func TestRandomConversationsAgainstMemcached(t *testing.T) {
-	mc := startMemcached(t)
+	// No LRU maintainer: with it, fetching an item in the cold LRU queues an
+	// asynchronous bump that holds a reference to it for a while, and a counter changed
+	// meanwhile is copied to a new item (losing its binary-key mark) rather than changed
+	// in place, depending on the thread's timing (a seed that failed that way passed
+	// when replayed slower)
+	mc := startMemcached(t, "-o", "no_lru_maintainer")
 	if mc == "" {
 		if os.Getenv("CI") != "" {
 			t.Fatal("memcached is missing (CI installs it): a skip would hide the comparison")
@@ -152,6 +157,13 @@ func converseRandomly(seed uint64, prefix string, n, pipeline int, mcAddr, nkAdd
 				return fmt.Errorf("requests %d-%d %q: %v", i, i+len(ops)-1, req.String(), err)
 			}
 			p.learnCAS(ops, got)
+			if g.pipelined {
+				// memcached changes a counter in place, keeping its binary-key mark,
+				// only while no reply still holds the item, which pipelining decides:
+				// how k shows the binary key is compared one request at a time only
+				got = strings.ReplaceAll(got, "k"+base64.StdEncoding.EncodeToString([]byte(g.bin))+" b", "k<bin>")
+				got = strings.ReplaceAll(got, "k"+g.bin, "k<bin>")
+			}
 			replies[j] = normalizeReply(got)
 		}
 		if replies[0] != replies[1] {

@@ -329,11 +329,11 @@ var protoCases = []protoCase{
 	// place (incr, ma) keeps the marks; one that grows, or an append, is a new item.
 	{"ms invalidate", "ms si 1 T100\r\n5\r\nmd si I\r\nms si 1 I C1 T500\r\n6\r\nmg si t v\r\nms si 1 I C1 q\r\n7\r\n" +
 		"mg si t v\r\nms si 1 I\r\n8\r\nmg si t v\r\nms si 1 C1\r\n9\r\nms si 1 I C99999999999999\r\n9\r\n" +
-		"ms sj 1 I C1\r\n1\r\nms si 1 I C1 MR\r\n9\r\nmg si v\r\nms si 1 I C1 ME\r\n9\r\n" +
+		"ms sj 1 I C1\r\n1\r\nms si 1 I C1 MR\r\n9\r\nmg si v\r\nms si 1 I C1 ME\r\n9\r\nms si 1 I C0\r\n9\r\n" +
 		"ms sn 1\r\n5\r\nmd sn I\r\nincr sn 1\r\nmg sn v\r\nmd sn I\r\nincr sn 100\r\nmg sn v\r\n" +
 		"ms sa 1\r\n5\r\nmd sa I\r\nappend sa 0 0 1\r\n1\r\nmg sa v\r\nms sm 1\r\n5\r\nmd sm I\r\nma sm v\r\nmg sm v\r\nmn\r\n",
 		"HD\r\nHD\r\nHD\r\nVA 1 t100 X W\r\n6\r\nVA 1 t100 Z X\r\n7\r\nHD\r\nVA 1 t-1\r\n8\r\nEX\r\nEX\r\n" +
-			"NF\r\nHD\r\nVA 1 X W\r\n9\r\nNS\r\n" +
+			"NF\r\nHD\r\nVA 1 X W\r\n9\r\nNS\r\nEX\r\n" +
 			"HD\r\nHD\r\n6\r\nVA 1 X W\r\n6\r\nHD\r\n106\r\nVA 3\r\n106\r\n" +
 			"HD\r\nHD\r\nSTORED\r\nVA 2\r\n51\r\nHD\r\nHD\r\nVA 1\r\n6\r\nVA 1 X W\r\n6\r\nMN\r\n", false},
 	{"mg h", "ms hh 1 h l\r\na\r\nmg hh h\r\nmg hh h u k\r\nmg hh h v\r\nms hh 1 MA\r\nb\r\nmg hh h\r\nms hh 1\r\nc\r\n" +
