@@ -1,6 +1,7 @@
 package kvstore
 
 import (
+	"math"
 	"reflect"
 	"strconv"
 	"strings"
@@ -415,19 +416,157 @@ func libFunctions(L *lua.LState, g *lua.LTable) {
 		}
 		return xpcall(L)
 	}))
-	// tonumber's base: 2 to 36, checked after the string
+	// tonumber with a base other than 10 reads the string (a number as Lua prints it)
+	// with C's strtoul, as luaB_tonumber does; the base, 2 to 36, is checked after the
+	// string. (gopher-lua converted a number as it was: tonumber(-2.5, 16) was -2.5.)
 	tonumber := g.RawGetString("tonumber").(*lua.LFunction).GFunction
 	g.RawSetString("tonumber", L.NewFunction(func(L *lua.LState) int {
 		if L.GetTop() >= 2 && L.Get(2) != lua.LNil {
 			if base := L.CheckInt(2); base != 10 {
-				L.CheckString(1)
+				s := luaCheckString(L, "tonumber", 1)
 				if base < 2 || base > 36 {
 					L.ArgError(2, "base out of range")
 				}
+				if n, ok := cStrtoul(s, base); ok {
+					L.Push(lua.LNumber(n))
+				} else {
+					L.Push(lua.LNil)
+				}
+				return 1
 			}
 		}
 		return tonumber(L)
 	}))
+	// pow, fmod, atan2 and ldexp check their second argument first: lmathlib.c's
+	// pow(luaL_checknumber(L, 1), luaL_checknumber(L, 2)) has its arguments evaluated
+	// right to left by GCC on x86-64. A NaN they make of numbers is x86's default NaN,
+	// which Lua prints as -nan (Go's NaN prints as nan).
+	for name, f := range map[string]func(a, b float64) float64{"pow": math.Pow, "fmod": math.Mod, "atan2": math.Atan2} {
+		mathLib.RawSetString(name, L.NewFunction(func(L *lua.LState) int {
+			b := luaCheckNumber(L, name, 2)
+			a := luaCheckNumber(L, name, 1)
+			L.Push(lua.LNumber(cNaN(f(a, b), a, b)))
+			return 1
+		}))
+	}
+	// deg and rad as lmathlib.c computes them, with RADIANS_PER_DEGREE: gopher-lua's
+	// x * math.Pi / 180 overflowed for x near the largest double
+	const radiansPerDegree = math.Pi / 180
+	mathLib.RawSetString("deg", L.NewFunction(func(L *lua.LState) int {
+		L.Push(lua.LNumber(luaCheckNumber(L, "deg", 1) / radiansPerDegree))
+		return 1
+	}))
+	mathLib.RawSetString("rad", L.NewFunction(func(L *lua.LState) int {
+		L.Push(lua.LNumber(luaCheckNumber(L, "rad", 1) * radiansPerDegree))
+		return 1
+	}))
+	// modf of an infinity: its fraction is a zero of its sign, as C's (Go's is NaN)
+	mathLib.RawSetString("modf", L.NewFunction(func(L *lua.LState) int {
+		x := luaCheckNumber(L, "modf", 1)
+		ip, fp := math.Modf(x)
+		if math.IsInf(x, 0) {
+			fp = math.Copysign(0, x)
+		}
+		L.Push(lua.LNumber(ip))
+		L.Push(lua.LNumber(fp))
+		return 2
+	}))
+	mathLib.RawSetString("ldexp", L.NewFunction(func(L *lua.LState) int {
+		e := luaInt(luaCheckNumber(L, "ldexp", 2))
+		x := luaCheckNumber(L, "ldexp", 1)
+		L.Push(lua.LNumber(math.Ldexp(x, e)))
+		return 1
+	}))
+	// The math library takes a numeric string as Lua reads it, with strtod: gopher-lua's
+	// conversion refuses one past the largest double ("1e400"), which strtod reads as
+	// inf. (Arithmetic on such a string still fails: that conversion is inside
+	// gopher-lua's VM. README.)
+	fns := map[lua.LValue]lua.LGFunction{}
+	mathLib.ForEach(func(k, v lua.LValue) {
+		if f, ok := v.(*lua.LFunction); ok && f.GFunction != nil {
+			fns[k] = f.GFunction
+		}
+	})
+	for k, inner := range fns {
+		mathLib.RawSet(k, L.NewFunction(func(L *lua.LState) int {
+			for i := 1; i <= L.GetTop(); i++ {
+				if s, ok := L.Get(i).(lua.LString); ok {
+					if n, ok := luaStringNumber(string(s)).(lua.LNumber); ok {
+						L.Replace(i, n)
+					}
+				}
+			}
+			return inner(L)
+		}))
+	}
+}
+
+// cNaN is r as the C library makes it: a NaN from NaN operands is theirs, one made of
+// numbers is x86's default NaN, whose sign bit is set.
+func cNaN(r, a, b float64) float64 {
+	switch {
+	case !math.IsNaN(r):
+		return r
+	case math.IsNaN(a):
+		return a
+	case math.IsNaN(b):
+		return b
+	}
+	return math.Float64frombits(0xfff8000000000000)
+}
+
+// cStrtoul reads s as C's strtoul(s, &end, base) does and reports whether it was a
+// number to its end but for white space (luaB_tonumber's test): white space, a sign
+// (a minus negates the unsigned result), "0x" before hexadecimal digits in base 16,
+// digits of the base (too many: ULONG_MAX). A NUL ends s.
+func cStrtoul(s string, base int) (float64, bool) {
+	if i := strings.IndexByte(s, 0); i >= 0 {
+		s = s[:i]
+	}
+	digit := func(c byte) int {
+		switch {
+		case c >= '0' && c <= '9':
+			return int(c - '0')
+		case c|0x20 >= 'a' && c|0x20 <= 'z':
+			return int(c|0x20-'a') + 10
+		}
+		return 99
+	}
+	i := 0
+	for i < len(s) && isCSpace(s[i]) {
+		i++
+	}
+	neg := false
+	if i < len(s) && (s[i] == '+' || s[i] == '-') {
+		neg = s[i] == '-'
+		i++
+	}
+	if base == 16 && i+2 < len(s) && s[i] == '0' && s[i+1]|0x20 == 'x' && digit(s[i+2]) < 16 {
+		i += 2
+	}
+	start := i
+	var n uint64
+	overflow := false
+	for ; i < len(s) && digit(s[i]) < base; i++ {
+		d := uint64(digit(s[i]))
+		if n > (math.MaxUint64-d)/uint64(base) {
+			overflow = true
+		}
+		n = n*uint64(base) + d
+	}
+	if i == start {
+		return 0, false
+	}
+	switch {
+	case overflow:
+		n = math.MaxUint64
+	case neg:
+		n = -n
+	}
+	for i < len(s) && isCSpace(s[i]) {
+		i++
+	}
+	return float64(n), i == len(s)
 }
 
 // ltableKeys is the index of LTable's k2i among its fields: the position of every key

@@ -152,6 +152,7 @@ func boundStringBuilders(L *lua.LState) {
 		}))
 	}
 	str := L.GetGlobal(lua.StringLibName).(*lua.LTable)
+	str.RawSetString("format", L.NewFunction(luaStrFormat)) // Lua 5.1's (luaformat.go)
 	wrap(str, "format", func(L *lua.LState) int {
 		size := len(L.CheckString(1))
 		for i := 2; i <= L.GetTop() && size <= scriptMaxString; i++ {

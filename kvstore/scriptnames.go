@@ -2,7 +2,6 @@ package kvstore
 
 import (
 	"fmt"
-	"strings"
 
 	lua "github.com/yuin/gopher-lua"
 )
@@ -42,8 +41,8 @@ func (vm *scriptVM) objectName(v lua.LValue) string {
 	return fmt.Sprintf("%s: 0x%08x", v.Type().String(), id)
 }
 
-// nameObjects installs tostring and string.format's check of %s. Called before the
-// library tables are made read-only.
+// nameObjects installs tostring, which names tables and functions as this VM numbers
+// them. Called before the library tables are made read-only.
 func (vm *scriptVM) nameObjects(L *lua.LState) {
 	g := L.Get(lua.GlobalsIndex).(*lua.LTable)
 	tostring := g.RawGetString("tostring").(*lua.LFunction).GFunction
@@ -61,83 +60,6 @@ func (vm *scriptVM) nameObjects(L *lua.LState) {
 		}
 		return tostring(L)
 	}))
-	str := L.GetGlobal(lua.StringLibName).(*lua.LTable)
-	format := str.RawGetString("format").(*lua.LFunction).GFunction
-	str.RawSetString("format", L.NewFunction(func(L *lua.LState) int {
-		f, last := checkFormat(L, L.CheckString(1))
-		L.SetTop(last) // Lua ignores the rest; Go's Sprintf printed them, addresses too
-		L.Replace(1, lua.LString(f))
-		return format(L)
-	}))
-}
-
-// checkFormat walks string.format's format as Lua 5.1's str_format does (%% is a
-// percent; every other conversion takes the next argument) and fails as it fails: an
-// invalid conversion, a missing argument, a %d (or any numeric conversion) of what is
-// not a number or a numeric string, a %s or %q of what is not a string or a number.
-// gopher-lua printed Go's complaints into the result ("%!y(int64=1)"), 0 for a %d of
-// "x", and a table's address for its %s and %q. It returns the format to give
-// gopher-lua, whose %q of each argument it has quoted as Lua does (a newline as a
-// backslash and the newline) and turned into a %s, and the last argument a conversion
-// takes.
-func checkFormat(L *lua.LState, f string) (string, int) {
-	out := make([]byte, 0, len(f))
-	arg := 1
-	for i := 0; i < len(f); i++ {
-		out = append(out, f[i])
-		if f[i] != '%' {
-			continue
-		}
-		if i+1 < len(f) && f[i+1] == '%' {
-			out = append(out, '%')
-			i++
-			continue
-		}
-		spec := i
-		for i+1 < len(f) && (f[i+1] == '-' || f[i+1] == '+' || f[i+1] == ' ' || f[i+1] == '#' ||
-			f[i+1] == '0' || f[i+1] == '.' || f[i+1] >= '1' && f[i+1] <= '9') {
-			i++
-		}
-		var c byte
-		if i+1 < len(f) {
-			i++
-			c = f[i]
-		}
-		arg++
-		if c == 0 { // the format ends in the conversion: Lua prints its NUL
-			raiseAsC(L, "invalid option '%' to 'format'")
-		}
-		if strings.IndexByte("cdiouxXeEfgGqs", c) < 0 {
-			raiseAsC(L, fmt.Sprintf("invalid option '%%%c' to 'format'", c))
-		}
-		if arg > L.GetTop() {
-			raiseArgError(L, arg, "format", "no value")
-		}
-		switch c {
-		case 's', 'q':
-			// a number as Lua prints it, %.14g (luastruct.go): gopher-lua gave Sprintf
-			// the number, which printed 2^60 in full
-			s := luaCheckString(L, "format", arg)
-			if c == 's' {
-				L.Replace(arg, lua.LString(s))
-			} else {
-				// a NUL quotes to four bytes: bounded and charged as every string made
-				if n := quotedLen(s); n > scriptMaxString {
-					L.RaiseError("not enough memory")
-				} else {
-					chargeBytes(L, n)
-				}
-				L.Replace(arg, lua.LString(luaQuoted(s)))
-				out = append(out, 's') // flags and width are dropped: Lua's %q ignores them
-				continue
-			}
-		default:
-			// a numeric string as the number it spells ("0x10" is 16), as Lua reads it
-			L.Replace(arg, lua.LNumber(luaCheckNumber(L, "format", arg)))
-		}
-		out = append(out, f[spec+1:i+1]...)
-	}
-	return string(out), arg
 }
 
 // quotedLen is the length of luaQuoted(s).

@@ -132,5 +132,37 @@ func TestLuaFormatAsRedis(t *testing.T) {
 		"return string.format('%10s|%.2s|%5.2s%%|%g', 'ab', 'abc', 'xyz', 1e20)",
 		"return string.format('%x %X %o %e', 255, 255, 8, 12345.678)",
 		"return string.format('%q|%s', 1/3, 2^60)",
+		// every conversion as glibc's sprintf makes it from what C casts the number to
+		"return string.format('%u|%o|%x|%X', 3.7, 8, -1, 255)", "return string.format('%u|%x|%o', 2^64, 2^63, 0/0)",
+		"return string.format('%d|%i|%d', 2^63, -2^63, 1e300)", "return string.format('%c%c|%5c|%-3c|', 72, 105, 65, 66)",
+		"return #string.format('%c', 0)", "return #string.format('%5c', 0)", "return string.format('%c', 2^32 + 65)",
+		"return string.format('%#x|%#X|%#o|%#.0o|%#x', 255, 255, 8, 0, 0)", "return string.format('%.0d|%.3d|%05d|%-5d|%+d|% d', 0, 7, -7, 7, 7, 7)",
+		"return string.format('%05.1d|%-05d|%+05d', 7, 7, 7)",
+		"return string.format('%f|%e|%g|%E|%G', 0/0, tonumber('nan'), 1/0, -1/0, 0/0)",
+		"return string.format('%5.1f|%-8g|%08.3f|%+e|% f', 0/0, 1/3, -1/0, 2, 1/0)",
+		"return string.format('%g|%g|%g|%g|%.3g|%#g|%#.3x', 1/3, 1e20, 1e-5, 100000, 1234.5, 1, 1)",
+		"return string.format('%.3s|%5.1s|%-4s|', '\\195\\169t\\195\\169', 'xyz', 'a')", "return #string.format('%s', 'a\\0b')",
+		"return #string.format('%s', string.rep('a\\0', 60))", "return string.format('%.99f', 1)", "return string.format('%99d', 1)",
+		"return string.format('%100d', 1)", "return string.format('%.100f', 1)", "return string.format('%-+ #0d', 1)",
+		"return string.format('%-+ #0-d', 1)", "return string.format('%y')", "return string.format('%')", "return string.format('%5')",
+	})
+}
+
+// TestLuaNumbersAsRedis: tonumber with a base reads as C's strtoul does; the math
+// library checks the arguments pow, fmod, atan2 and ldexp take in the order GCC
+// evaluates them, takes numeric strings as strtod reads them, and makes modf, deg and
+// rad as C does, NaNs with their sign.
+func TestLuaNumbersAsRedis(t *testing.T) {
+	sameAsRedis(t, []string{
+		"return {tonumber('ff', 16), tonumber(' 0x1F ', 16), tonumber('-ff', 16), tonumber('z', 36), tonumber('777', 8)}",
+		"return {tostring(tonumber('1e', 16)), tostring(tonumber('8', 8)), tostring(tonumber('0x', 16)), tostring(tonumber('', 2))}",
+		"return {tostring(tonumber(-2.5, 16)), tostring(tonumber(10, 2)), tostring(tonumber('10\\0z', 2)), tostring(tonumber('+ 1', 10))}",
+		"return tostring(tonumber('ffffffffffffffffffff', 16))", "return tostring(tonumber('-1', 10))", "return tostring(tonumber('-1', 16))",
+		"return tonumber('1', 1)", "return tonumber('1', 37)", "return tonumber({}, 16)", "return tostring(tonumber('0x10', 16))",
+		"return math.pow('a', false)", "return math.fmod({}, 'x')", "return math.atan2(nil, {})", "return math.ldexp('', {})",
+		"return {tostring(math.fmod(1, 0)), tostring(math.pow(-8, 1/3)), tostring(math.fmod(0/0, 1)), tostring(math.fmod(1/0, 2))}",
+		"return {tostring(math.floor('1e400')), tostring(math.max('1e400', 1)), tostring(math.sqrt(' 0x10 '))}",
+		"return {tostring(math.rad(1e308)), tostring(math.deg(1e306)), tostring(math.rad(180)), tostring(math.deg(math.pi))}",
+		"local a, b = math.modf(1/0) local c, d = math.modf(-1/0) local e, f = math.modf(-3.5) return {tostring(a), tostring(b), tostring(c), tostring(d), tostring(e), tostring(f)}",
 	})
 }
