@@ -385,19 +385,8 @@ func TestMemcacheBinaryKeyMark(t *testing.T) {
 	}
 
 	store(MCSet, "k", "x", true)
-	var snap bytes.Buffer
-	if err := h.s.Snapshot(&snap); err != nil {
-		t.Fatal(err)
-	}
-	c := New()
-	if err := c.Restore(&snap); err != nil {
-		t.Fatal(err)
-	}
-	if it, _ := c.MCGet([]byte("k"), h.now); !it.BinaryKey {
+	if it, _ := restoredCopy(t, h.s).MCGet([]byte("k"), h.now); !it.BinaryKey {
 		t.Fatal("a restored snapshot lost the mark")
-	}
-	if c.Digest() != h.s.Digest() {
-		t.Fatal("restored store differs")
 	}
 	h2 := newHarness(t)
 	h2.mc(AppendMCMetaStore(nil, MCSet, []byte("k"), []byte("x"), 0, false, false, 0, MCNoValue, MCNoValue))
@@ -491,19 +480,8 @@ func TestMemcacheStaleAndWon(t *testing.T) {
 		t.Fatalf("the list after memcached's vivifying commands: LLEN %v", got)
 	}
 
-	var snap bytes.Buffer
-	if err := h.s.Snapshot(&snap); err != nil {
-		t.Fatal(err)
-	}
-	c := New()
-	if err := c.Restore(&snap); err != nil {
-		t.Fatal(err)
-	}
-	if it, _ := c.MCGet([]byte("k"), h.now); !it.Stale || !it.Won {
+	if it, _ := restoredCopy(t, h.s).MCGet([]byte("k"), h.now); !it.Stale || !it.Won {
 		t.Fatalf("restored item %+v lost its marks", it)
-	}
-	if c.Digest() != h.s.Digest() {
-		t.Fatal("restored store differs")
 	}
 	h.mcCode(AppendMCInvalidate(nil, []byte("k"), MCNoValue, MCNoValue)) // frees the token
 	d := h.s.Digest()
@@ -514,4 +492,18 @@ func TestMemcacheStaleAndWon(t *testing.T) {
 	if stale, won := marks("k"); !stale || !won {
 		t.Fatal("mg did not win the stale item")
 	}
+}
+
+// restoredCopy is a store restored from a snapshot of s, which must have s's digest.
+func restoredCopy(t *testing.T, s *Store) *Store {
+	t.Helper()
+	var snap bytes.Buffer
+	if err := s.Snapshot(&snap); err != nil {
+		t.Fatal(err)
+	}
+	c := restored(t, &snap)
+	if c.Digest() != s.Digest() {
+		t.Fatal("restored store differs")
+	}
+	return c
 }

@@ -182,6 +182,22 @@ func ParseMeta(kind Kind, keyTok []byte, toks [][]byte) (m *Meta, key []byte, er
 	return m, key, ""
 }
 
+// optional is a flag's number for the log's commands, MCNoValue when the flag is absent.
+func optional(has bool, v int64) string {
+	if !has {
+		return kvstore.MCNoValue
+	}
+	return strconv.FormatInt(v, 10)
+}
+
+// optionalCAS is C's unique for the log's commands, MCNoValue without C.
+func optionalCAS(m *Meta) string {
+	if !m.HasCAS {
+		return kvstore.MCNoValue
+	}
+	return strconv.FormatUint(m.CAS, 10)
+}
+
 // metaErr: md and ma report every flag error, and a key that does not decode, with one
 // line.
 func metaErr(kind Kind, line string) string {
@@ -348,17 +364,8 @@ func (c *conn) handleMetaGet(toks [][]byte) {
 
 // writeMetaGet sends an mg that may change the item through the log (mcmget).
 func (c *conn) writeMetaGet(key []byte, m *Meta) {
-	touch, vivify, recache := kvstore.MCNoValue, kvstore.MCNoValue, kvstore.MCNoValue
-	if m.HasTTL {
-		touch = strconv.FormatInt(m.TTL, 10)
-	}
-	if m.HasVivify {
-		vivify = strconv.FormatInt(m.Vivify, 10)
-	}
-	if m.HasRecache {
-		recache = strconv.FormatInt(m.Recache, 10)
-	}
-	c.write(kvstore.AppendMCMetaGet(c.batch, key, touch, vivify, recache, !m.NoBump),
+	c.write(kvstore.AppendMCMetaGet(c.batch, key, optional(m.HasTTL, m.TTL), optional(m.HasVivify, m.Vivify),
+		optional(m.HasRecache, m.Recache), !m.NoBump),
 		pending{kind: pMetaGet, key: key, meta: m.keep()}, false)
 }
 
@@ -397,13 +404,7 @@ func (c *conn) handleMetaSet(req *Request) {
 	}
 	c.s.stats.cmdSet.Add(1)
 	m := req.Meta
-	cas, vivify := kvstore.MCNoValue, kvstore.MCNoValue
-	if m.HasCAS {
-		cas = strconv.FormatUint(m.CAS, 10)
-	}
-	if m.HasVivify {
-		vivify = strconv.FormatInt(m.Vivify, 10)
-	}
+	cas, vivify := optionalCAS(m), optional(m.HasVivify, m.Vivify)
 	wantCAS := false
 	for _, t := range m.Tokens {
 		wantCAS = wantCAS || t[0] == 'c'
@@ -451,18 +452,10 @@ func (c *conn) handleMetaDelete(toks [][]byte) {
 	if !ok {
 		return
 	}
-	cas := kvstore.MCNoValue
-	if m.HasCAS {
-		cas = strconv.FormatUint(m.CAS, 10)
-	}
-	op := kvstore.AppendMCDelete(c.batch, key, cas)
+	op := kvstore.AppendMCDelete(c.batch, key, optionalCAS(m))
 	if m.Invalidate {
 		// the item stays, stale; T gives it a new TTL (without I, md ignores T)
-		ttl := kvstore.MCNoValue
-		if m.HasTTL {
-			ttl = strconv.FormatInt(m.TTL, 10)
-		}
-		op = kvstore.AppendMCInvalidate(c.batch, key, cas, ttl)
+		op = kvstore.AppendMCInvalidate(c.batch, key, optionalCAS(m), optional(m.HasTTL, m.TTL))
 	}
 	c.write(op, pending{kind: pMetaDel, key: key, meta: m.keep()}, false)
 }
@@ -488,17 +481,8 @@ func (c *conn) handleMetaArith(toks [][]byte) {
 	if !ok {
 		return
 	}
-	cas, vivify, touch := kvstore.MCNoValue, kvstore.MCNoValue, kvstore.MCNoValue
-	if m.HasCAS {
-		cas = strconv.FormatUint(m.CAS, 10)
-	}
-	if m.HasVivify {
-		vivify = strconv.FormatInt(m.Vivify, 10)
-	}
-	if m.HasTTL {
-		touch = strconv.FormatInt(m.TTL, 10)
-	}
-	c.write(kvstore.AppendMCIncr(c.batch, key, m.Mode == '-', m.Delta, cas, vivify, m.Initial, touch),
+	c.write(kvstore.AppendMCIncr(c.batch, key, m.Mode == '-', m.Delta, optionalCAS(m), optional(m.HasVivify, m.Vivify),
+		m.Initial, optional(m.HasTTL, m.TTL)),
 		pending{kind: pMetaArith, key: key, meta: m.keep()}, false)
 }
 
