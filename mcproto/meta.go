@@ -452,10 +452,12 @@ func (c *conn) handleMetaDelete(toks [][]byte) {
 	if !ok {
 		return
 	}
-	op := kvstore.AppendMCDelete(c.batch, key, optionalCAS(m))
+	var op []byte
 	if m.Invalidate {
 		// the item stays, stale; T gives it a new TTL (without I, md ignores T)
 		op = kvstore.AppendMCInvalidate(c.batch, key, optionalCAS(m), optional(m.HasTTL, m.TTL))
+	} else {
+		op = kvstore.AppendMCDelete(c.batch, key, optionalCAS(m))
 	}
 	c.write(op, pending{kind: pMetaDel, key: key, meta: m.keep()}, false)
 }
