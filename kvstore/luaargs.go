@@ -460,6 +460,19 @@ func libFunctions(L *lua.LState, g *lua.LTable) {
 		L.Push(lua.LNumber(luaCheckNumber(L, "rad", 1) * radiansPerDegree))
 		return 1
 	}))
+	// log10 of a power of ten is that power, as glibc's (correctly rounded) is: Go's
+	// Log10, log2(x) times a constant, made 1e15's 14.999999999999998, so a script's
+	// math.floor(math.log10(n)) miscounted the digits of n. (Elsewhere Go's log, exp and
+	// log10 may differ from glibc's in the last bit.)
+	mathLib.RawSetString("log10", L.NewFunction(func(L *lua.LState) int {
+		x := luaCheckNumber(L, "log10", 1)
+		y := math.Log10(x)
+		if r := math.Round(y); r != y && math.Abs(r) <= 308 && math.Pow(10, r) == x {
+			y = r
+		}
+		L.Push(lua.LNumber(y))
+		return 1
+	}))
 	// modf of an infinity: its fraction is a zero of its sign, as C's (Go's is NaN)
 	mathLib.RawSetString("modf", L.NewFunction(func(L *lua.LState) int {
 		x := luaCheckNumber(L, "modf", 1)
@@ -480,23 +493,45 @@ func libFunctions(L *lua.LState, g *lua.LTable) {
 	// The math library takes a numeric string as Lua reads it, with strtod: gopher-lua's
 	// conversion refuses one past the largest double ("1e400"), which strtod reads as
 	// inf. (Arithmetic on such a string still fails: that conversion is inside
-	// gopher-lua's VM. README.)
+	// gopher-lua's VM. README.) And a NaN it makes of numbers has the C library's sign.
 	fns := map[lua.LValue]lua.LGFunction{}
 	mathLib.ForEach(func(k, v lua.LValue) {
 		if f, ok := v.(*lua.LFunction); ok && f.GFunction != nil {
 			fns[k] = f.GFunction
 		}
 	})
+	// glibc's log, cos, sin and tan of what has no value make x86's default NaN (-nan in
+	// Lua; its log10, acos and asin a positive one, as Go's); a NaN argument comes back
+	// as it is, where some of Go's functions return their own.
+	negNaN := map[string]bool{"log": true, "cos": true, "sin": true, "tan": true}
 	for k, inner := range fns {
+		neg := negNaN[lua.LVAsString(k)]
 		mathLib.RawSet(k, L.NewFunction(func(L *lua.LState) int {
+			var nanIn lua.LValue
 			for i := 1; i <= L.GetTop(); i++ {
 				if s, ok := L.Get(i).(lua.LString); ok {
 					if n, ok := luaStringNumber(string(s)).(lua.LNumber); ok {
 						L.Replace(i, n)
 					}
 				}
+				if v, ok := L.Get(i).(lua.LNumber); ok && v != v && nanIn == nil {
+					nanIn = v
+				}
 			}
-			return inner(L)
+			n := inner(L)
+			if nanIn == nil && !neg {
+				return n
+			}
+			for i := L.GetTop() - n + 1; i <= L.GetTop(); i++ {
+				if v, ok := L.Get(i).(lua.LNumber); ok && v != v {
+					if nanIn != nil {
+						L.Replace(i, nanIn)
+					} else {
+						L.Replace(i, lua.LNumber(cNaN(float64(v), 0, 0)))
+					}
+				}
+			}
+			return n
 		}))
 	}
 }

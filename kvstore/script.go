@@ -555,8 +555,14 @@ func (vm *scriptVM) proxy(index lua.LGFunction) *lua.LTable {
 // signed 32-bit numbers.
 func openBit(L *lua.LState) *lua.LTable {
 	// barg is LuaBitOp's conversion: the number rounded (half to even) and taken mod 2^32.
+	// A NaN's low bits are its payload: 0 for every NaN Lua makes on x86 (strtod's, the
+	// default one), 1 for Go's (gopher-lua's VM reads "nan" with Go's parser).
 	barg := func(L *lua.LState, i int) uint32 {
-		return uint32(math.Float64bits(float64(L.CheckNumber(i)) + 6755399441055744.0))
+		n := float64(L.CheckNumber(i))
+		if n != n {
+			return 0
+		}
+		return uint32(math.Float64bits(n + 6755399441055744.0))
 	}
 	ret := func(L *lua.LState, b uint32) int {
 		L.Push(lua.LNumber(int32(b)))

@@ -338,17 +338,10 @@ const luaMaxCStack = 8000
 // error handler and the process died (see protectedCall). Called before the library
 // tables are made read-only.
 func boundResults(L *lua.LState) {
-	wrap := func(lib *lua.LTable, name string, count func(L *lua.LState) int, msg string) {
-		orig := lib.RawGetString(name).(*lua.LFunction).GFunction
-		lib.RawSetString(name, L.NewFunction(func(L *lua.LState) int {
-			if n := count(L); n > 0 && n+L.GetTop() > luaMaxCStack {
-				raiseAsC(L, msg)
-			}
-			return orig(L)
-		}))
-	}
+	// string.byte is Lua 5.1's str_byte: a start of 0 (or before the string) is 1
+	// (gopher-lua's returned nothing for string.byte(s, 0, -1))
 	str := L.GetGlobal(lua.StringLibName).(*lua.LTable)
-	wrap(str, "byte", func(L *lua.LState) int {
+	str.RawSetString("byte", L.NewFunction(func(L *lua.LState) int {
 		s := L.CheckString(1)
 		i := L.OptInt(2, 1)
 		j := L.OptInt(3, i)
@@ -359,8 +352,18 @@ func boundResults(L *lua.LState) {
 			j += len(s) + 1
 		}
 		i, j = max(i, 1), min(j, len(s))
-		return j - i + 1
-	}, "stack overflow (string slice too long)")
+		if i > j {
+			return 0
+		}
+		n := j - i + 1
+		if n+L.GetTop() > luaMaxCStack {
+			raiseAsC(L, "stack overflow (string slice too long)")
+		}
+		for k := i; k <= j; k++ {
+			L.Push(lua.LNumber(s[k-1]))
+		}
+		return n
+	}))
 	// unpack is gopher-lua's, but its default end is `#` (border, scripttable.go):
 	// gopher-lua's scanned the nils at the end of the table's array part at every call.
 	g := L.Get(lua.GlobalsIndex).(*lua.LTable)

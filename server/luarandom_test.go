@@ -40,7 +40,13 @@ func (g *luaExprGen) expr(d int) string {
 		return g.value()
 	}
 	e := func() string { return g.expr(d - 1) }
-	switch g.r.IntN(14) {
+	switch g.r.IntN(14 + *luaRandExtra) {
+	case 14:
+		return g.bitExpr(d)
+	case 15:
+		return g.jsonExpr(d)
+	case 16:
+		return g.libExpr(d)
 	case 0:
 		return g.arith(d)
 	case 1:
@@ -85,7 +91,7 @@ func (g *luaExprGen) expr(d int) string {
 			g.pick("", "", "1", "5", "12", "99", "100") + g.pick("", "", ".", ".0", ".1", ".3", ".10", ".99", ".100") + conv
 		return "string.format('" + g.pick("", "<", "a%%") + spec + g.pick("", ">", "|%s") + "', " + e() + ", " + e() + ")"
 	case 10:
-		return "string." + g.pick("find", "match", "gsub", "gmatch") + "(" + e() + ", " +
+		return "string." + g.pick("find", "match", "gsub") + "(" + e() + ", " +
 			g.pick("'a'", "'%d+'", "'(%a)'", "'^%s*(.-)%s*$'", "'%.'", "'[%w_]+'", "'b'", "'()'", "'.'") + ")"
 	case 11:
 		switch g.r.IntN(3) {
@@ -141,6 +147,59 @@ func (g *luaExprGen) numExpr(d int) string {
 	}
 	return "math." + g.pick("fmod", "max", "min", "ldexp", "atan2") + "(" + g.expr(d-1) + ", " + g.numExpr(d-1) + ")"
 }
+
+// bitExpr is a call of the bit library (LuaBitOp).
+func (g *luaExprGen) bitExpr(d int) string {
+	n := func() string {
+		return g.pick("0", "1", "-1", "255", "2^31", "2^32", "2^32 + 5", "-(2^31)", "2^52", "2^53 + 1", "1.5", "-1.5",
+			"0xffffffff", "'12'", "1e300", "0/0", "math.huge", "7", "0x7fffffff")
+	}
+	switch g.r.IntN(3) {
+	case 0:
+		return "bit." + g.pick("tobit", "bnot", "bswap", "tohex") + "(" + g.pick(n(), g.numExpr(d-1)) + ")"
+	case 1:
+		return "bit.tohex(" + n() + ", " + g.pick("1", "2", "8", "-4", "0", "9", "-9") + ")"
+	}
+	return "bit." + g.pick("band", "bor", "bxor", "lshift", "rshift", "arshift", "rol", "ror") + "(" + n() + ", " + n() + ")"
+}
+
+// jsonExpr is cjson's encode of a value or decode of a text.
+func (g *luaExprGen) jsonExpr(d int) string {
+	if g.r.IntN(2) == 0 {
+		return "cjson.encode(" + g.pick(g.expr(d-1), "{"+g.expr(d-1)+", "+g.expr(d-1)+"}", "{a = "+g.expr(d-1)+"}",
+			"{1, nil, 3}", "{[1] = 1, [3] = 3}", "{[0] = 1}", "{1, 2, x = 3}", "{{}, {{}}}", `'\1\31\127/"'`,
+			"1/3", "2^53", "-0.0", "1e300", "0/0", "math.huge", "cjson.null") + ")"
+	}
+	return "cjson.decode(" + g.pick(`'1'`, `'-0'`, `'1e400'`, `'[1,2,3]'`, `'{"a":[true,false,null]}'`, `'"\\u00e9"'`,
+		`'"\\ud83d\\ude00"'`, `'[1,]'`, `'{"a":1,}'`, `' 12 '`, `'0x10'`, `'1.5e3'`, `'"\\x"'`, `'[[[[]]]]'`,
+		`'nan'`, `'Infinity'`, `'-Infinity'`, `'tru'`, `'"a\\u0000b"'`, `'123456789012345678901234567890'`, `''`) + ")"
+}
+
+// libExpr is a call of the string and table functions with more of their arguments.
+func (g *luaExprGen) libExpr(d int) string {
+	s := func() string { return g.pick(g.expr(d-1), "'hello world'", "'a,b,,c'", "'%d+'", "'x.y'", `'\0a\0'`) }
+	switch g.r.IntN(7) {
+	case 0:
+		return "string.find(" + s() + ", " + g.pick("'o'", "'l+'", "'%s'", "'.'", "'(o)(r)'", "'%.'", "'[a-c]'", "''") +
+			", " + g.pick("1", "-3", "0", "5", "100", "'2'") + g.pick("", ", true", ", false", ", nil") + ")"
+	case 1:
+		return "string.gsub(" + s() + ", " + g.pick("'o'", "'(%w+)'", "'%s*'", "'.'", "''", "'(l)(l)'") + ", " +
+			g.pick("'%1%1'", "'x'", "'%0-'", "{o = 1, l = true}", "string.upper", "'%2'", "'%'") + g.pick("", ", 1", ", 0", ", -1") + ")"
+	case 2:
+		return "string.byte(" + s() + ", " + g.pick("1", "-1", "2", "0") + ", " + g.pick("3", "-1", "100", "0") + ")"
+	case 3:
+		return "table.concat({" + g.expr(d-1) + ", 'b', 3, " + g.expr(d-1) + "}, " + g.pick("'-'", "''") + ", " +
+			g.pick("1", "2", "0", "4") + ", " + g.pick("1", "3", "4", "5") + ")"
+	case 4:
+		return "select('#', unpack({1, 2, 3}, " + g.pick("1", "2", "0", "-1", "'2'") + ", " + g.pick("3", "5", "1", "0") + "))"
+	case 5:
+		return "(function() local t = {5, 3, 9, 1} table.insert(t, " + g.pick("1, 'x'", "'y'", "5, 0", "2, "+g.expr(d-1)) +
+			") table.remove(t, " + g.pick("1", "", "#t", "10") + ") return table.concat(t, ',') end)()"
+	}
+	return "string.rep(" + s() + ", " + g.pick("2", "0", "-1", "'3'", "2.7") + ")"
+}
+
+var luaRandExtra = flag.Int("luarand.extra", 3, "how many of the bit, cjson and string/table generators to mix in (0-3)")
 
 // TestLuaRandomExprsAsRedis evaluates random expressions on redis-server and nanokv
 // (each in a pcall, every result shown with its type and tostring) and requires the

@@ -163,6 +163,12 @@ func TestLuaNumbersAsRedis(t *testing.T) {
 		"return {tostring(math.fmod(1, 0)), tostring(math.pow(-8, 1/3)), tostring(math.fmod(0/0, 1)), tostring(math.fmod(1/0, 2))}",
 		"return {tostring(math.floor('1e400')), tostring(math.max('1e400', 1)), tostring(math.sqrt(' 0x10 '))}",
 		"return {tostring(math.rad(1e308)), tostring(math.deg(1e306)), tostring(math.rad(180)), tostring(math.deg(math.pi))}",
+		"local t = {} for _, x in ipairs({1000, 1e15, 0.001, 1e22, 1e23, 1e300, 1e-300, 10, 1}) do t[#t+1] = string.format('%.17g', math.log10(x)) end return t",
+		"return {string.byte('abc', 0, 2)}", "return {string.byte('abc', -10, 100)}", "return {string.byte('abc', 3, 1)}",
+		"return {bit.tobit(0/0), bit.tobit(-('nan')), bit.band(0/0, -1), bit.tohex(tonumber('nan'))}",
+		"return {tostring(math.log(-1)), tostring(math.acos(2)), tostring(math.log(-math.huge)), tostring(math.sqrt(-1)), tostring(math.log10(-1)), tostring(math.asin(-2)), tostring(math.modf(0/0))}",
+		"return {tostring(math.cos(math.huge)), tostring(math.sin(math.huge)), tostring(math.tan(-math.huge)), tostring(math.fmod(math.huge, 1)), tostring(math.log10(-math.huge)), tostring(math.exp(0/0)), tostring(math.pow(-1, 0.5)), tostring(math.sqrt(-math.huge)), tostring(math.cosh(0/0)), tostring(math.floor(-(0/0)))}",
+		"return {math.floor(math.log10(1e15)), math.floor(math.log10(999999)), math.floor(math.log10(1e6))}",
 		"local a, b = math.modf(1/0) local c, d = math.modf(-1/0) local e, f = math.modf(-3.5) return {tostring(a), tostring(b), tostring(c), tostring(d), tostring(e), tostring(f)}",
 	})
 }
