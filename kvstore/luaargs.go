@@ -439,13 +439,12 @@ func libFunctions(L *lua.LState, g *lua.LTable) {
 	}))
 	// pow, fmod, atan2 and ldexp check their second argument first: lmathlib.c's
 	// pow(luaL_checknumber(L, 1), luaL_checknumber(L, 2)) has its arguments evaluated
-	// right to left by GCC on x86-64. A NaN they make of numbers is x86's default NaN,
-	// which Lua prints as -nan (Go's NaN prints as nan).
+	// right to left by GCC on x86-64
 	for name, f := range map[string]func(a, b float64) float64{"pow": math.Pow, "fmod": math.Mod, "atan2": math.Atan2} {
 		mathLib.RawSetString(name, L.NewFunction(func(L *lua.LState) int {
 			b := luaCheckNumber(L, name, 2)
 			a := luaCheckNumber(L, name, 1)
-			L.Push(lua.LNumber(cNaN(f(a, b), a, b)))
+			L.Push(lua.LNumber(f(a, b)))
 			return 1
 		}))
 	}
@@ -500,10 +499,10 @@ func libFunctions(L *lua.LState, g *lua.LTable) {
 			fns[k] = f.GFunction
 		}
 	})
-	// glibc's log, cos, sin and tan of what has no value make x86's default NaN (-nan in
-	// Lua; its log10, acos and asin a positive one, as Go's); a NaN argument comes back
-	// as it is, where some of Go's functions return their own.
-	negNaN := map[string]bool{"log": true, "cos": true, "sin": true, "tan": true}
+	// glibc's log, cos, sin, tan, pow and fmod of what has no value make x86's default
+	// NaN (-nan in Lua; its log10, acos and asin a positive one, as Go's); a NaN
+	// argument comes back as it is, where some of Go's functions return their own.
+	negNaN := map[string]bool{"log": true, "cos": true, "sin": true, "tan": true, "pow": true, "fmod": true}
 	for k, inner := range fns {
 		neg := negNaN[lua.LVAsString(k)]
 		mathLib.RawSet(k, L.NewFunction(func(L *lua.LState) int {
@@ -527,7 +526,7 @@ func libFunctions(L *lua.LState, g *lua.LTable) {
 					if nanIn != nil {
 						L.Replace(i, nanIn)
 					} else {
-						L.Replace(i, lua.LNumber(cNaN(float64(v), 0, 0)))
+						L.Replace(i, lua.LNumber(x86NaN))
 					}
 				}
 			}
@@ -536,19 +535,9 @@ func libFunctions(L *lua.LState, g *lua.LTable) {
 	}
 }
 
-// cNaN is r as the C library makes it: a NaN from NaN operands is theirs, one made of
-// numbers is x86's default NaN, whose sign bit is set.
-func cNaN(r, a, b float64) float64 {
-	switch {
-	case !math.IsNaN(r):
-		return r
-	case math.IsNaN(a):
-		return a
-	case math.IsNaN(b):
-		return b
-	}
-	return math.Float64frombits(0xfff8000000000000)
-}
+// x86NaN is x86's default NaN, whose sign bit is set: what an invalid operation of
+// numbers makes (0/0), which Lua prints as -nan.
+var x86NaN = math.Float64frombits(0xfff8000000000000)
 
 // cStrtoul reads s as C's strtoul(s, &end, base) does and reports whether it was a
 // number to its end but for white space (luaB_tonumber's test): white space, a sign

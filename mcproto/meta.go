@@ -85,24 +85,19 @@ func ParseMeta(kind Kind, keyTok []byte, toks [][]byte) (m *Meta, key []byte, er
 			m.Value = true
 		case 'q':
 			m.Quiet = true
-		case 'T':
+		case 'T', 'N', 'R':
 			v, ok := ParseInt32(arg)
 			if !ok {
 				bad("CLIENT_ERROR bad token in command line format")
 			}
-			m.TTL, m.HasTTL = v, true
-		case 'N':
-			v, ok := ParseInt32(arg)
-			if !ok {
-				bad("CLIENT_ERROR bad token in command line format")
+			switch f {
+			case 'T':
+				m.TTL, m.HasTTL = v, true
+			case 'N':
+				m.Vivify, m.HasVivify = v, true
+			default:
+				m.Recache, m.HasRecache = v, true
 			}
-			m.Vivify, m.HasVivify = v, true
-		case 'R':
-			v, ok := ParseInt32(arg)
-			if !ok {
-				bad("CLIENT_ERROR bad token in command line format")
-			}
-			m.Recache, m.HasRecache = v, true
 		case 'I':
 			m.Invalidate = true
 		case 'C':
