@@ -210,6 +210,7 @@ func (s *Store) Apply(e Entry, w ReplyWriter) error {
 	s.acc.writeNow = e.Time
 	c := &s.applyCtx
 	*c = Ctx{s: s, Now: e.Time, W: w, writing: true, rnd: rng{state: e.Index*0x9e3779b97f4a7c15 ^ e.Term}}
+	s.mcFlushDue(c, e.Time)
 	d := decoder{b: e.Data, args: s.applyArgs}
 	pf := prefetcher{d: decoder{b: e.Data}, ring: &s.prefetched}
 	defer func() {
@@ -432,7 +433,7 @@ func (s *Store) KeyVersion(db int, key []byte, now int64) uint64 {
 func (s *Store) keyVersion(db int, key []byte, now int64) uint64 {
 	d := &s.shards[shardOf(key)].dbs[db]
 	s2, ok := tableGet(&d.keys, key)
-	if ok && (s2.meta&metaHasTTL == 0 || d.ttl[string(key)] > now) {
+	if ok && (s2.meta&metaHasTTL == 0 || d.ttl[string(key)] > now) && !(db == 0 && s.mcFlushed(now)) {
 		return s2.meta >> metaVerShift
 	}
 	if v, ok := d.tomb[string(key)]; ok {

@@ -442,6 +442,12 @@ func (c *Ctx) lookup(key []byte) (item, bool) {
 		}
 		it, ok = item{}, false
 	}
+	if ok && c.DB == 0 && c.s.mcFlushed(c.Now) {
+		if c.writing {
+			c.removeKey(d, key) // flushed: what the command does next finds no key
+		}
+		it, ok = item{}, false
+	}
 	if !c.writing {
 		if ok {
 			sh.hits.Add(1)
@@ -518,6 +524,10 @@ func (c *Ctx) storeAt(key []byte, it item, kv string, keepTTL bool) {
 	d := &c.s.shards[h%numShards].dbs[c.DB] // c.db(key), hashing once
 	old, existed := tableGetH(&d.keys, h, key)
 	it.hasTTL = false
+	if existed && c.DB == 0 && c.s.mcFlushed(c.Now) {
+		c.removeKey(d, key) // as lookup does
+		existed = false
+	}
 	if existed && old.meta&metaHasTTL != 0 {
 		switch {
 		case d.ttl[string(key)] <= c.Now:

@@ -248,6 +248,9 @@ func (c *Ctx) liveKeys(i int, fn func(key string, it item) bool) bool {
 // liveKeysFrom is liveKeys in the shard's table order from entry start on.
 func (c *Ctx) liveKeysFrom(i int, start uint64, fn func(key string, it item) bool) bool {
 	d := &c.s.shards[i].dbs[c.DB]
+	if c.DB == 0 && c.s.mcFlushed(c.Now) {
+		return true // flush_all hides them all
+	}
 	return d.eachFrom(start, func(k string, it item) bool {
 		if it.hasTTL && d.ttl[k] <= c.Now {
 			return true

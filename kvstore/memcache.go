@@ -72,7 +72,9 @@ func init() {
 		&Spec{Name: "mcmget", Arity: 6, Flags: FlagWrite, FirstKey: 1, LastKey: 1, Step: 1, Run: mcMetaGetCmd},
 		// mcinvalidate key cas exptime: md with I
 		&Spec{Name: "mcinvalidate", Arity: 4, Flags: FlagWrite, FirstKey: 1, LastKey: 1, Step: 1, Run: mcInvalidateCmd},
-		// mcflush delay
+		// mcflushall exptime: flush_all
+		&Spec{Name: "mcflushall", Arity: 2, Flags: FlagWrite | FlagAllKeys, Run: mcFlushAllCmd},
+		// mcflush delay: flush_all as logs written before mcflushall have it
 		&Spec{Name: "mcflush", Arity: 2, Flags: FlagWrite | FlagAllKeys, Run: mcFlushCmd},
 	)
 }
@@ -198,10 +200,10 @@ func AppendMCTouch(dst []byte, key []byte, exptime int64) []byte {
 	return AppendMemcache(dst, [][]byte{[]byte("mctouch"), key, strconv.AppendInt(eb[:0], exptime, 10)})
 }
 
-// AppendMCFlush appends flush_all with a delay in seconds (≤ 0: now).
-func AppendMCFlush(dst []byte, delay int64) []byte {
+// AppendMCFlush appends flush_all with its exptime argument (0: now).
+func AppendMCFlush(dst []byte, exptime int64) []byte {
 	var eb [24]byte
-	return AppendMemcache(dst, [][]byte{[]byte("mcflush"), strconv.AppendInt(eb[:0], delay, 10)})
+	return AppendMemcache(dst, [][]byte{[]byte("mcflushall"), strconv.AppendInt(eb[:0], exptime, 10)})
 }
 
 func (s *Store) applyMemcache(c *Ctx, d *decoder) {
@@ -755,24 +757,99 @@ func mcInvalidateCmd(c *Ctx, args [][]byte) {
 	c.mcStatus(MCDeleted)
 }
 
-// mcFlushCmd is flush_all: with no delay it empties database 0 (as FLUSHDB); with a delay
-// every item that exists now expires when the delay has passed, unless it expires sooner.
-// All the touched items get one new version, so the order of the walk does not matter.
+// mcFlushAllCmd is flush_all, as memcached 1.6 has it. memcached records a flush as
+// oldest_live, a second on its clock: once that second has come, every item last stored
+// (or bumped) at or before it is gone. flush_all with no exptime, 0 or a negative one
+// takes the second before now, and flushes the items that exist now (memcached tells
+// them by their CAS); a relative exptime N takes the second N-1 from now, an absolute one
+// the second before it. So `flush_all 2` empties the cache 1 to 2 seconds later, and
+// until the end of that second what is stored is flushed too: probed against memcached
+// 1.6.18, a set right after the items vanished vanishes as well.
+//
+// Here the second is replicated state (Store.mcFlushLive) and the entries' clock decides
+// it, the same on every member: while it is pending and its second has come, database 0
+// reads as empty (mcFlushed; the items in it were all stored at or before that second,
+// since the first entry of a later second empties it: Apply) and a write finds no key
+// there.
+//
+// One difference is left: an absolute exptime before memcached's start flushes nothing
+// there (its relative clock cannot express it); here it flushes now, as one after the
+// start does to the items stored before it, which is every item a client could have
+// stored before that time.
+func mcFlushAllCmd(c *Ctx, args [][]byte) {
+	p := mcArgs{c: c}
+	exptime := p.int(args[1])
+	if p.failed() {
+		return
+	}
+	now := c.Now / 1000 // the entry's second (unix time, as memcached's clock is)
+	var live int64
+	switch {
+	case exptime <= 0:
+		live = 0 // now, and nothing pending
+	case exptime <= mcMaxRelative:
+		live = now + exptime - 1
+	default:
+		live = exptime - 1
+	}
+	if live <= now {
+		c.mcFlushDB0() // the items of this second and before: all of them
+	}
+	if live < now {
+		live = 0 // nothing later is flushed
+	}
+	c.s.mcFlushLive.Store(live)
+	c.mcStatus(MCOK)
+}
+
+// mcFlushed reports whether a pending flush_all hides every item of database 0 from a
+// reader (or an entry) at now, unix ms.
+func (s *Store) mcFlushed(now int64) bool {
+	live := s.mcFlushLive.Load()
+	return live != 0 && now >= live*1000
+}
+
+// mcFlushDue empties database 0 before an entry of time now (unix ms) once a pending
+// flush_all's second is over: its items were stored at or before it, and are gone.
+func (s *Store) mcFlushDue(c *Ctx, now int64) {
+	if live := s.mcFlushLive.Load(); live != 0 && now >= (live+1)*1000 {
+		s.lockAll(true)
+		c.mcFlushDB0()
+		s.unlockAll(true)
+		s.mcFlushLive.Store(0)
+	}
+}
+
+// mcFlushDB0 empties database 0 (FLUSHDB's way: one new version for every key).
+func (c *Ctx) mcFlushDB0() {
+	ver := c.nextVer()
+	for i := range c.s.shards {
+		d := &c.s.shards[i].dbs[0]
+		d.reset()
+		d.dropTombstones(ver)
+	}
+	c.flushed() // every key may have changed: a cached one is stale
+}
+
+// mcFlushCmd is flush_all as nanokv logged it before mcflushall (its entries replay as
+// they were applied then): with no delay it empties database 0; with a delay every item
+// that exists now expires when the delay has passed, unless it expires sooner. All the
+// touched items get one new version, so the order of the walk does not matter.
 func mcFlushCmd(c *Ctx, args [][]byte) {
 	p := mcArgs{c: c}
 	delay := p.int(args[1])
 	if p.failed() {
 		return
 	}
-	ver := c.nextVer()
 	exp := mcDeadline(delay, c.Now)
+	if delay <= 0 || exp.expired {
+		c.mcFlushDB0()
+		c.mcStatus(MCOK)
+		return
+	}
+	ver := c.nextVer()
 	for i := range c.s.shards {
 		d := &c.s.shards[i].dbs[0]
-		if delay <= 0 || exp.expired {
-			d.reset()
-			d.dropTombstones(ver)
-			continue
-		}
 		d.each(func(k string, it item) bool { // replaces slots only: allowed in each
 			if it.hasTTL && d.ttl[k] <= exp.at {
 				return true
@@ -808,6 +885,9 @@ type MCItem struct {
 	// Stale: md with I invalidated the item (mg's X); Won: an mg won its recache token
 	// (mg's Z for the others).
 	Stale, Won bool
+	// Expired, Flushed: a read that found no item found one past its TTL, or one
+	// flush_all hides (memcached's get_expired, get_flushed).
+	Expired, Flushed bool
 }
 
 // SecondsLeft is the item's remaining TTL in whole seconds (rounded up), −1 for none.
@@ -844,8 +924,11 @@ func (s *Store) mcGet(key []byte, now int64, access bool) (MCItem, bool) {
 	if it.hasTTL {
 		out.Deadline = d.ttl[string(key)]
 		if out.Deadline <= now {
-			return MCItem{}, false
+			return MCItem{Expired: true}, false
 		}
+	}
+	if s.mcFlushed(now) {
+		return MCItem{Flushed: true}, false
 	}
 	if t.acc != nil {
 		clock := atomic.LoadUint32(&t.ents[i].clock)
@@ -871,6 +954,9 @@ func (s *Store) MCItemCount() int { return s.DBSize(0) }
 // strings), shard by shard under each shard's read lock, in the keyspace table's order
 // (lru_crawler metadump). fn must not call back into the store.
 func (s *Store) MCEach(now int64, fn func(key string, it MCItem)) {
+	if s.mcFlushed(now) {
+		return
+	}
 	for i := range s.shards {
 		sh := &s.shards[i]
 		sh.mu.RLock()

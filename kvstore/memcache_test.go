@@ -2,6 +2,7 @@ package kvstore
 
 import (
 	"bytes"
+	"encoding/binary"
 	"reflect"
 	"testing"
 )
@@ -41,7 +42,7 @@ func set(key, val string, flags uint32, exptime int64) []byte {
 }
 
 func TestMemcacheCommandsAreHiddenFromRESP(t *testing.T) {
-	for _, name := range []string{"mcstore", "mcdelete", "mcincr", "mctouch", "mcflush"} {
+	for _, name := range []string{"mcstore", "mcdelete", "mcincr", "mctouch", "mcflush", "mcflushall"} {
 		if Lookup([]byte(name)) != nil {
 			t.Fatalf("%s is reachable through Lookup", name)
 		}
@@ -265,10 +266,132 @@ func TestMemcacheDeleteAndFlush(t *testing.T) {
 	if h.s.DBSize(0) != 0 || h.s.DBSize(1) != 1 {
 		t.Fatalf("flush_all: db0 %d db1 %d", h.s.DBSize(0), h.s.DBSize(1))
 	}
+}
+
+// A delayed flush_all as memcached 1.6 has it (mcFlushAllCmd): `flush_all N` empties
+// the cache at the start of the second N-1 from now, and what is stored in that second
+// is flushed too; the entries' clock decides, the same on every member.
+func TestMemcacheDelayedFlushAll(t *testing.T) {
+	h := newHarness(t)
+	sec := h.now / 1000
+	at := func(s, ms int64) { h.now = s*1000 + ms }
+	at(sec, 300)
+	h.mc(set("a", "1", 0, 0))
+	h.mc(set("b", "1", 0, 100))
+	h.db = 1
+	h.applied("SET", "other-db", "x")
+	h.db = 0
+	if got := h.mcCode(AppendMCFlush(nil, 3)); got != MCOK {
+		t.Fatal(got)
+	}
+	// nothing changes before the second sec+2: no TTL set, none moved
+	if it, ok := h.mcGet("a"); !ok || it.SecondsLeft(h.now) != -1 {
+		t.Fatalf("a right after flush_all 3: %+v %v", it, ok)
+	}
+	if it, ok := h.mcGet("b"); !ok || it.SecondsLeft(h.now) != 100 {
+		t.Fatalf("b right after flush_all 3: %+v %v", it, ok)
+	}
+	at(sec+1, 999)
+	h.mc(set("c", "1", 0, 0)) // stored before the flush's second: flushed with the rest
+	if _, ok := h.mcGet("a"); !ok {
+		t.Fatal("a flushed a second early")
+	}
+	at(sec+2, 0)
+	for _, k := range []string{"a", "b", "c"} {
+		if it, ok := h.mcGet(k); ok || !it.Flushed {
+			t.Fatalf("%s in the flush's second: %+v %v", k, it, ok)
+		}
+	}
+	h.expect(nil, "GET", "a") // database 0 is Redis's too
+	h.expect([]any{}, "KEYS", "*")
+	h.db = 1
+	h.expect("x", "GET", "other-db")
+	h.db = 0
+	// a write in that second finds no key, and what it stores is flushed as well
+	at(sec+2, 500)
+	if got := h.mcCode(AppendMCStore(nil, MCAdd, []byte("a"), []byte("2"), 0, 0, MCNoValue, MCNoValue)); got != MCStored {
+		t.Fatalf("add of a flushed key: %s", got)
+	}
+	if _, ok := h.mcGet("a"); ok {
+		t.Fatal("stored in the flush's second, and still there")
+	}
+	b := h.restored() // the pending flush is in the snapshot and the digest
+	if _, ok := b.mcGet("b"); ok {
+		t.Fatal("the restored store lost the pending flush")
+	}
+	// the first entry of a later second empties database 0 and ends the flush
+	for _, h := range []*harness{h, b} {
+		h.now = (sec + 3) * 1000
+		h.mc(set("d", "1", 0, 0))
+		if h.s.DBSize(0) != 1 || h.s.DBSize(1) != 1 || h.s.mcFlushLive.Load() != 0 {
+			t.Fatalf("after the flush's second: db0 %d db1 %d, pending %d", h.s.DBSize(0), h.s.DBSize(1), h.s.mcFlushLive.Load())
+		}
+		if _, ok := h.mcGet("d"); !ok {
+			t.Fatal("stored after the flush, and gone")
+		}
+	}
+	if h.s.Digest() != b.s.Digest() {
+		t.Fatal("the restored store went another way")
+	}
+
+	// flush_all 0 (or negative) flushes now and cancels a pending one; a later delay
+	// replaces an earlier one; flush_all 1 flushes now and the rest of this second
+	for _, tc := range []struct {
+		flushes []int64
+		gone    bool // the item stored before, 10 s later
+	}{
+		{[]int64{5, 0}, true},
+		{[]int64{5, -1}, true},
+		{[]int64{3, 100}, false},
+		{[]int64{100, 3}, true},
+		{[]int64{sec + 4}, true}, // absolute: the second before it
+		{[]int64{sec + 100}, false},
+		{[]int64{mcMaxRelative}, false}, // 30 days is still relative
+	} {
+		at(sec+4, 100)
+		h.mcCode(AppendMCFlush(nil, 0))
+		h.mc(set("k", "1", 0, 0))
+		for _, f := range tc.flushes {
+			h.mcCode(AppendMCFlush(nil, f))
+		}
+		after := set("later", "1", 0, 0) // stored right after the flushes
+		h.mc(after)
+		at(sec+14, 0)
+		if _, ok := h.mcGet("k"); ok == tc.gone {
+			t.Errorf("flush_all %v: k there %v", tc.flushes, ok)
+		}
+		_, kept := h.mcGet("later")
+		if f := tc.flushes[len(tc.flushes)-1]; f <= 0 && !kept {
+			t.Errorf("flush_all %v: what is stored after flush_all %d is gone", tc.flushes, f)
+		}
+	}
+	at(sec+20, 400)
+	h.mc(set("k", "1", 0, 0))
+	h.mcCode(AppendMCFlush(nil, 1))
+	if h.s.DBSize(0) != 0 {
+		t.Fatal("flush_all 1 left items")
+	}
+	h.mc(set("k", "1", 0, 0))
+	if _, ok := h.mcGet("k"); ok {
+		t.Fatal("stored in the second of flush_all 1, and there")
+	}
+	at(sec+21, 0)
+	h.mc(set("k", "1", 0, 0))
+	if _, ok := h.mcGet("k"); !ok {
+		t.Fatal("stored a second after flush_all 1, and gone")
+	}
+}
+
+// Logs written before mcflushall carry mcflush, which replays as it applied then: a
+// delay gives every item the flush's deadline as its TTL, unless it expires sooner.
+func TestMemcacheFlushOfOlderLogs(t *testing.T) {
+	h := newHarness(t)
 	h.mc(set("a", "1", 0, 0))
 	h.mc(set("b", "1", 0, 5))
 	h.mc(set("c", "1", 0, 100))
-	h.mcCode(AppendMCFlush(nil, 10))
+	if got := h.mcCode(AppendMemcache(nil, [][]byte{[]byte("mcflush"), []byte("10")})); got != MCOK {
+		t.Fatal(got)
+	}
 	if it, _ := h.mcGet("b"); it.SecondsLeft(h.now) != 5 {
 		t.Fatalf("a delayed flush extended a TTL: %+v", it)
 	}
@@ -276,6 +399,10 @@ func TestMemcacheDeleteAndFlush(t *testing.T) {
 		if it, _ := h.mcGet(k); it.SecondsLeft(h.now) != 10 {
 			t.Fatalf("%s after flush_all 10: %+v", k, it)
 		}
+	}
+	h.mcCode(AppendMemcache(nil, [][]byte{[]byte("mcflush"), []byte("0")}))
+	if h.s.DBSize(0) != 0 {
+		t.Fatal("mcflush 0 left items")
 	}
 }
 
@@ -506,4 +633,28 @@ func restoredCopy(t *testing.T, s *Store) *Store {
 		t.Fatal("restored store differs")
 	}
 	return c
+}
+
+// A snapshot from before the pending flush_all was in it (NKVSNAP5) restores with none.
+func TestSnapshotV5Restores(t *testing.T) {
+	h := newHarness(t)
+	h.mc(set("a", "1", 7, 0))
+	h.applied("SET", "b", "2")
+	var snap bytes.Buffer
+	if err := h.s.Snapshot(&snap); err != nil {
+		t.Fatal(err)
+	}
+	b := snap.Bytes()
+	head := len(snapshotMagic) + len(binary.AppendUvarint(nil, h.s.applied)) + len(binary.AppendUvarint(nil, h.s.ver))
+	if b[head] != 0 {
+		t.Fatalf("no flush pending, and the header says %d", b[head])
+	}
+	v5 := append(append([]byte(snapshotMagicV5), b[len(snapshotMagic):head]...), b[head+1:]...)
+	c := New()
+	if err := c.Restore(bytes.NewReader(v5)); err != nil {
+		t.Fatal(err)
+	}
+	if c.Digest() != h.s.Digest() {
+		t.Fatal("the NKVSNAP5 snapshot restored another state")
+	}
 }

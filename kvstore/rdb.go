@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"hash/crc64"
 	"io"
-	"slices"
 	"strconv"
 )
 
@@ -63,16 +62,15 @@ func WriteRDB(snap io.Reader, w io.Writer, opt RDBOptions) error {
 // state writes the keys and function libraries of snap, as opt asks.
 func (out *rdbWriter) state(snap io.Reader, opt RDBOptions) error {
 	r := &snapReader{r: bufio.NewReaderSize(snap, 1<<16)}
-	magic := make([]byte, len(snapshotMagic))
-	if _, err := io.ReadFull(r.r, magic); err != nil || !slices.Contains([]string{snapshotMagic, snapshotMagicV1, snapshotMagicV2, snapshotMagicV3, snapshotMagicV4}, string(magic)) {
-		return fmt.Errorf("%w: magic", ErrBadSnapshot)
+	head, err := r.readHead()
+	if err != nil {
+		return err
 	}
-	r.uvarint() // applied
-	r.uvarint() // ver
+	flushed := head.mcFlushLive != 0 && opt.Now >= head.mcFlushLive*1000 // database 0 reads as empty
 	var b []byte
 	db := -1
-	err := r.readShards(func(int, int, uint64, map[string]uint64) {}, func(_, kdb int, key string, it item, ttl int64) {
-		if !opt.Keys || it.hasTTL && ttl <= opt.Now {
+	err = r.readShards(func(int, int, uint64, map[string]uint64) {}, func(_, kdb int, key string, it item, ttl int64) {
+		if !opt.Keys || it.hasTTL && ttl <= opt.Now || kdb == 0 && flushed {
 			return
 		}
 		b = b[:0]
@@ -94,7 +92,7 @@ func (out *rdbWriter) state(snap io.Reader, opt RDBOptions) error {
 	if err != nil {
 		return err
 	}
-	_, libs, err := r.readTail(string(magic), New())
+	_, libs, err := r.readTail(head.magic, New())
 	if err != nil {
 		return err
 	}

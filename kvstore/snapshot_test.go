@@ -23,6 +23,7 @@ func canonicalSnapshot(t *testing.T, b []byte) []byte {
 	out := append([]byte(nil), b[:len(snapshotMagic)]...)
 	out = binary.AppendUvarint(out, r.uvarint()) // applied
 	out = binary.AppendUvarint(out, r.uvarint()) // ver
+	out = binary.AppendUvarint(out, r.uvarint()) // mcFlushLive
 	for range numShards {
 		for range NumDBs {
 			out = binary.AppendUvarint(out, r.uvarint()) // tombFloor

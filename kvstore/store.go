@@ -135,6 +135,10 @@ type Store struct {
 	scriptACLs aclCache
 	// stats counted by the applier for INFO.
 	stats Stats
+	// mcFlushLive is a pending memcached flush_all: the second (unix time) at and before
+	// which every item of database 0 was stored, gone once it has come (memcache.go,
+	// mcFlushAllCmd); 0: none. The applier writes it; readers load it.
+	mcFlushLive atomic.Int64
 	// applyArgs is the applier's scratch for a command's arguments, kept between
 	// entries so that decoding a command allocates nothing.
 	applyArgs [][]byte

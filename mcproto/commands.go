@@ -461,8 +461,8 @@ func (c *conn) handleStats(args [][]byte) {
 		stat("cmd_meta", st.cmdMeta.Load())
 		stat("get_hits", st.getHits.Load())
 		stat("get_misses", st.getMisses.Load())
-		stat("get_expired", 0)
-		stat("get_flushed", 0)
+		stat("get_expired", st.getExpired.Load())
+		stat("get_flushed", st.getFlushed.Load())
 		stat("delete_misses", st.deleteMisses.Load())
 		stat("delete_hits", st.deleteHits.Load())
 		stat("incr_misses", st.incrMisses.Load())
@@ -542,7 +542,7 @@ func (c *conn) handleStats(args [][]byte) {
 func (st *stats) resetCounters() {
 	for _, v := range []interface{ Store(uint64) }{
 		&st.totalConns, &st.rejectedConns, &st.cmdGet, &st.cmdSet, &st.cmdFlush, &st.cmdTouch, &st.cmdMeta,
-		&st.getHits, &st.getMisses, &st.deleteHits, &st.deleteMisses, &st.incrHits, &st.incrMisses,
+		&st.getHits, &st.getMisses, &st.getExpired, &st.getFlushed, &st.deleteHits, &st.deleteMisses, &st.incrHits, &st.incrMisses,
 		&st.decrHits, &st.decrMisses, &st.casHits, &st.casMisses, &st.casBadval, &st.touchHits,
 		&st.touchMisses, &st.storeTooLarge, &st.storeNoMemory, &st.bytesRead, &st.bytesWritten, &st.totalItems,
 	} {

@@ -446,8 +446,18 @@ func (c *conn) readBarrier() bool {
 // get reads one key for a memcached client; an access to it unless not access (mg's
 // u flag, me).
 func (c *conn) get(key []byte, access bool) (kvstore.MCItem, bool) {
-	if !access {
-		return c.s.b.Store().MCPeek(key, c.clock.Now())
+	var it kvstore.MCItem
+	var ok bool
+	if access {
+		it, ok = c.s.b.Store().MCGet(key, c.clock.Now())
+	} else {
+		it, ok = c.s.b.Store().MCPeek(key, c.clock.Now())
 	}
-	return c.s.b.Store().MCGet(key, c.clock.Now())
+	switch {
+	case it.Expired:
+		c.s.stats.getExpired.Add(1)
+	case it.Flushed:
+		c.s.stats.getFlushed.Add(1)
+	}
+	return it, ok
 }

@@ -95,6 +95,7 @@ type stats struct {
 	totalConns, rejectedConns                          atomic.Uint64
 	cmdGet, cmdSet, cmdFlush, cmdTouch, cmdMeta        atomic.Uint64
 	getHits, getMisses                                 atomic.Uint64
+	getExpired, getFlushed                             atomic.Uint64
 	deleteHits, deleteMisses                           atomic.Uint64
 	incrHits, incrMisses, decrHits, decrMisses         atomic.Uint64
 	casHits, casMisses, casBadval                      atomic.Uint64

@@ -456,14 +456,44 @@ func TestTooLargeItemIsSwallowed(t *testing.T) {
 	c.expect("VERSION 1.6.18\r\n")
 }
 
-// TestFlushAllDelay: flush_all with a delay expires what exists now, when the delay ends.
+// TestFlushAllDelay: flush_all 3 leaves the items as they are (no TTL given, none
+// moved), and 1 to 2 seconds later they are gone, counted as get_flushed (as memcached
+// 1.6.18; kvstore's TestMemcacheDelayedFlushAll pins the rules at each second).
 func TestFlushAllDelay(t *testing.T) {
 	node := startNode(t, 0)
 	c := dial(t, node.MemcacheAddr())
-	c.send("set a 0 0 1\r\n1\r\nset b 0 1 1\r\n1\r\nflush_all 2\r\nmg a t\r\nmg b t\r\n")
-	c.expect("STORED\r\nSTORED\r\nOK\r\nHD t2\r\nHD t1\r\n")
-	c.send("flush_all\r\nget a b\r\n")
-	c.expect("OK\r\nEND\r\n")
+	c.send("set a 0 0 1\r\n1\r\nset b 0 100 1\r\n1\r\nflush_all 3\r\nmg a t\r\nmg b t\r\n")
+	c.expect("STORED\r\nSTORED\r\nOK\r\nHD t-1\r\nHD t100\r\n")
+	start := time.Now()
+	for {
+		c.send("mg a v\r\n")
+		if l := c.line(); l == "EN\r\n" {
+			break
+		} else if l != "VA 1\r\n" {
+			t.Fatalf("mg a v: %q", l)
+		}
+		c.line()
+		if time.Since(start) > 5*time.Second {
+			t.Fatal("flush_all 3: a still there after 5 s")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if took := time.Since(start); took < 900*time.Millisecond {
+		t.Fatalf("flush_all 3 took effect after %v: before its second", took)
+	}
+	c.send("get b\r\nstats\r\n")
+	c.expect("END\r\n")
+	flushed := ""
+	for l := c.line(); l != "END\r\n"; l = c.line() {
+		if strings.HasPrefix(l, "STAT get_flushed ") {
+			flushed = l
+		}
+	}
+	if flushed != "STAT get_flushed 2\r\n" {
+		t.Fatalf("after two reads of flushed items: %q", flushed)
+	}
+	c.send("flush_all\r\nset c 0 0 1\r\n1\r\nget a b c\r\n")
+	c.expect("OK\r\nSTORED\r\nVALUE c 0 1\r\n1\r\nEND\r\n")
 }
 
 func TestLongLineClosesConnection(t *testing.T) {
