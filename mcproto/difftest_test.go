@@ -542,16 +542,18 @@ func (g *convGen) next() *convOp {
 		if b {
 			fl = g.withB(fl)
 		}
+		// a store with a C flag may store nothing (EXISTS, NOT_FOUND): only a plain set
+		// surely leaves an unpadded value
+		fresh := !slices.ContainsFunc(fl, func(f string) bool { return strings.HasPrefix(f, "C") })
 		if g.chance(0.3) {
 			mode := g.pick("E", "A", "P", "R", "S")
 			if g.padded[k] && (mode == "A" || mode == "P") {
 				mode = "S"
 			}
 			fl = append(fl, "M"+mode)
-			op.fresh = mode == "S" && !strings.Contains(strings.Join(fl, " "), "C%CAS%")
-		} else {
-			op.fresh = !strings.Contains(strings.Join(fl, " "), "C%CAS%")
+			fresh = fresh && mode == "S"
 		}
+		op.fresh = fresh
 		op.text = fmt.Sprintf("ms %s %d%s\r\n%s\r\n", name, len(v), joinFlags(fl), v)
 		op.huge = isHuge(v)
 	case n < 86:

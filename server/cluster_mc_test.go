@@ -170,3 +170,48 @@ func TestClusterMemcacheWinTokenOnce(t *testing.T) {
 		}
 	}
 }
+
+// TestClusterMemcacheDelayedFlush: a delayed flush_all is replicated state that the
+// entries' clock decides: every member hides the items once the flush's second comes,
+// empties database 0 at the same entry after it, and ends with the same store.
+func TestClusterMemcacheDelayedFlush(t *testing.T) {
+	servers := startMCCluster(t)
+	_, lead := leaderOf(t, servers, 0)
+	l := rawDial(t, lead.MemcacheAddr())
+	l.exchange(t, "set a 0 0 1\r\n1\r\nset b 0 0 1\r\n2\r\nflush_all 2\r\nget a\r\n", "STORED\r\nSTORED\r\nOK\r\nVALUE a 0 1\r\n1\r\nEND\r\n")
+	for id, s := range servers {
+		for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(5 * time.Millisecond) {
+			_, a := s.Store().MCGet([]byte("a"), time.Now().UnixMilli())
+			_, b := s.Store().MCGet([]byte("b"), time.Now().UnixMilli())
+			if !a && !b {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("member %d still has the items 5 s after flush_all 2", id)
+			}
+		}
+	}
+	// Written during the flush's second, c is flushed too; the first write after it
+	// empties database 0 first, and c stays.
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		l.exchange(t, "set c 0 0 1\r\n3\r\n", "STORED\r\n")
+		if lead.Store().DBSize(0) == 1 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("database 0 still holds %d keys 5 s after flush_all 2", lead.Store().DBSize(0))
+		}
+	}
+	l.exchange(t, "get a b c\r\n", "VALUE c 0 1\r\n3\r\nEND\r\n")
+	want := lead.Store().Digest()
+	for id, s := range servers {
+		for deadline := time.Now().Add(10 * time.Second); s.Store().Digest() != want; time.Sleep(time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatalf("member %d's store differs from the leader's", id)
+			}
+		}
+		if n := s.Store().DBSize(0); n != 1 {
+			t.Fatalf("member %d: %d keys in database 0", id, n)
+		}
+	}
+}
