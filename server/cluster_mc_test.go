@@ -161,6 +161,12 @@ func TestClusterMemcacheWinTokenOnce(t *testing.T) {
 		rawDial(t, lead.MemcacheAddr()).exchange(t, "md "+k+" I\r\n", "HD\r\n")
 		count(race("mg "+k+"\r\n"), "HD X W\r\n", "HD Z X\r\n")
 	}
+	awaitSameStores(t, servers, lead)
+}
+
+// awaitSameStores waits until every member's store is the leader's (Digest).
+func awaitSameStores(t *testing.T, servers map[uint64]*Server, lead *Server) {
+	t.Helper()
 	want := lead.Store().Digest()
 	for id, s := range servers {
 		for deadline := time.Now().Add(10 * time.Second); s.Store().Digest() != want; time.Sleep(time.Millisecond) {
@@ -203,13 +209,8 @@ func TestClusterMemcacheDelayedFlush(t *testing.T) {
 		}
 	}
 	l.exchange(t, "get a b c\r\n", "VALUE c 0 1\r\n3\r\nEND\r\n")
-	want := lead.Store().Digest()
+	awaitSameStores(t, servers, lead)
 	for id, s := range servers {
-		for deadline := time.Now().Add(10 * time.Second); s.Store().Digest() != want; time.Sleep(time.Millisecond) {
-			if time.Now().After(deadline) {
-				t.Fatalf("member %d's store differs from the leader's", id)
-			}
-		}
 		if n := s.Store().DBSize(0); n != 1 {
 			t.Fatalf("member %d: %d keys in database 0", id, n)
 		}
