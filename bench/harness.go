@@ -396,6 +396,7 @@ func (h *harness) runScenario(ctx context.Context, name string) (*Scenario, erro
 			var rows []Row
 			for _, pl := range p.rbPipelines {
 				h.prog.set(name, in.sys.name, fmt.Sprintf("redis-benchmark -P %d", pl))
+				saves := in.snapshots()
 				got, err := runRedisBenchmark(ctx, addr, 50, pl, p.rbN, vs)
 				if err != nil && strings.Contains(err.Error(), "MOVED") {
 					// Leadership moved under load (two shared cores can starve a
@@ -408,6 +409,12 @@ func (h *harness) runScenario(ctx context.Context, name string) (*Scenario, erro
 				}
 				if err != nil {
 					return rows, err
+				}
+				saves = in.snapshots() - saves
+				for i := range got {
+					if strings.HasPrefix(got[i].Test, "SET") {
+						got[i].Snapshots = saves
+					}
 				}
 				rows = append(rows, got...)
 			}
@@ -459,8 +466,9 @@ func (h *harness) runScenario(ctx context.Context, name string) (*Scenario, erro
 					test = fmt.Sprintf("memcaslap %g:1 get:set", (1-mix)/mix)
 				}
 				h.prog.set(name, in.sys.name, test)
+				saves := in.snapshots()
 				r, err := runMemcaslap(ctx, dir, addr, 50, p.mcSecs, vs, mix)
-				r.Test = test
+				r.Test, r.Snapshots = test, in.snapshots()-saves
 				if err != nil {
 					return rows, err
 				}

@@ -269,3 +269,35 @@ func TestRoundsAlternateTheSystems(t *testing.T) {
 		t.Fatalf("rounds %v and %v, want every round in the order run", rows[0].Rounds, rows[1].Rounds)
 	}
 }
+
+// The snapshots a row reports are the members' own count (INFO persistence rdb_saves):
+// a SAVE of a single node's one write is one.
+func TestSnapshotsAreCounted(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and starts nanokv")
+	}
+	h := &harness{cfg: Config{Nanokv: buildNanokv(t)}, prog: newProgress(io.Discard)}
+	defer h.procs.killAll()
+	in, err := startRetrying(context.Background(), h, nanokvSystem(1, defaultMode, protoRedis), t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer in.stop()
+	if n := in.snapshots(); n != 0 {
+		t.Fatalf("a fresh node wrote %d snapshots", n)
+	}
+	rc, err := dialRESP(in.members[0].redis, time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rc.Close()
+	if r, err := rc.do(10*time.Second, "SET", "k", "v"); err != nil || r != "OK" {
+		t.Fatalf("SET: %q %v", r, err)
+	}
+	if r, err := rc.do(10*time.Second, "SAVE"); err != nil || r != "OK" {
+		t.Fatalf("SAVE: %q %v", r, err)
+	}
+	if n := in.snapshots(); n != 1 {
+		t.Fatalf("after a SAVE: %d snapshots, want 1", n)
+	}
+}

@@ -252,6 +252,9 @@ func markdownTable(sc Scenario) string {
 		if r.Errors > 0 {
 			ops += fmt.Sprintf(" (%d errors)", r.Errors)
 		}
+		if r.Snapshots > 0 {
+			ops += fmt.Sprintf(" (%d snapshots)", r.Snapshots)
+		}
 		extra := ""
 		if rounds {
 			extra = " " + fmtRounds(r.Rounds) + " |"

@@ -101,6 +101,29 @@ func (in *instance) leader(ctx context.Context, timeout time.Duration) (int, err
 	return found, err
 }
 
+// snapshots is how many snapshots the members have written (INFO persistence
+// rdb_saves, summed; 0 for a system that answers no INFO, and for a member that does not
+// answer).
+func (in *instance) snapshots() int64 {
+	var n int64
+	for _, m := range in.members {
+		if m.redis == "" || m.proc.exited() {
+			continue
+		}
+		rc, err := dialRESP(m.redis, 300*time.Millisecond)
+		if err != nil {
+			continue
+		}
+		info, err := rc.do(time.Second, "INFO", "persistence")
+		rc.Close()
+		if err == nil {
+			v, _ := strconv.ParseInt(infoField(info, "rdb_saves"), 10, 64)
+			n += v
+		}
+	}
+	return n
+}
+
 // endpoints are the client addresses of every member for a protocol.
 func (in *instance) endpoints(proto string) []string {
 	var out []string

@@ -25,6 +25,10 @@ type Row struct {
 	P999    float64 `json:"p999_ms"` // -1: not reported
 	Offered float64 `json:"offered_per_sec,omitempty"`
 	Errors  int64   `json:"errors,omitempty"`
+	// Snapshots is how many snapshots the members wrote while the tool ran (INFO
+	// persistence rdb_saves, summed over them): a write test's figure pays for them.
+	// redis-benchmark makes the SET and GET rows in one run: its count is the SET's.
+	Snapshots int64 `json:"snapshots,omitempty"`
 	// CDF is the latency distribution: (latency ms, fraction of requests at or below).
 	CDF []CDFPoint `json:"cdf,omitempty"`
 	// Rounds is every round's throughput, in the order they ran, when the scenario ran
