@@ -585,6 +585,9 @@ func (s *Store) Digest() uint64 {
 		}
 	}
 	buf = binary.AppendUvarint(buf[:0], s.ver)
-	buf = binary.AppendUvarint(buf, uint64(s.mcFlushLive.Load()))
+	if live := s.mcFlushLive.Load(); live != 0 {
+		// only then: a store with none has the digest an older build gives it
+		buf = binary.AppendUvarint(buf, uint64(live))
+	}
 	return (sum + s.zk.digest() + s.idemDigest() + s.scripts.digest() + s.functions.digest()) ^ xxhash.Sum64(buf)
 }
