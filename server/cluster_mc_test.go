@@ -164,14 +164,20 @@ func TestClusterMemcacheWinTokenOnce(t *testing.T) {
 	awaitSameStores(t, servers, lead)
 }
 
-// awaitSameStores waits until every member's store is the leader's (Digest).
+// awaitSameStores waits until every member has applied what the leader has and holds
+// the same store (AppliedDigest: a digest taken between two entries, as the applier
+// may be applying one).
 func awaitSameStores(t *testing.T, servers map[uint64]*Server, lead *Server) {
 	t.Helper()
-	want := lead.Store().Digest()
 	for id, s := range servers {
-		for deadline := time.Now().Add(10 * time.Second); s.Store().Digest() != want; time.Sleep(time.Millisecond) {
+		for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(time.Millisecond) {
+			li, ld := lead.Store().AppliedDigest()
+			i, d := s.Store().AppliedDigest()
+			if i == li && d == ld {
+				break
+			}
 			if time.Now().After(deadline) {
-				t.Fatalf("member %d's store differs from the leader's", id)
+				t.Fatalf("member %d's store (entry %d) differs from the leader's (entry %d)", id, i, li)
 			}
 		}
 	}
