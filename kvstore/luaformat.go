@@ -113,7 +113,7 @@ func scanFormat(L *lua.LState, f string, i int) (int, luaFormatSpec) {
 func formatItem(L *lua.LState, c byte, sp luaFormatSpec, arg int) string {
 	switch c {
 	case 'c':
-		return sp.pad(string([]byte{byte(cInt(luaCheckNumber(L, "format", arg)))}), false)
+		return sp.pad(string([]byte{byte(cInt(luaCheckNumber(L, "format", arg)))}))
 	case 'd', 'i':
 		v := cLong(luaCheckNumber(L, "format", arg))
 		neg := v < 0
@@ -121,7 +121,7 @@ func formatItem(L *lua.LState, c byte, sp luaFormatSpec, arg int) string {
 		if neg {
 			u = -u
 		}
-		return sp.integer(strconv.FormatUint(u, 10), neg, "")
+		return sp.integer(strconv.FormatUint(u, 10), neg)
 	case 'o', 'u', 'x', 'X':
 		u := cUnsignedLong(luaCheckNumber(L, "format", arg))
 		switch c {
@@ -163,7 +163,7 @@ func formatItem(L *lua.LState, c byte, sp luaFormatSpec, arg int) string {
 		if sp.prec >= 0 && len(s) > sp.prec {
 			s = s[:sp.prec] // bytes, not characters
 		}
-		return sp.pad(s, false)
+		return sp.pad(s)
 	}
 	// luaL_error's %c of the NUL past the format's end prints nothing
 	opt := ""
@@ -174,24 +174,21 @@ func formatItem(L *lua.LState, c byte, sp luaFormatSpec, arg int) string {
 	return ""
 }
 
-// pad pads s to the width: on the right with '-', else on the left, with zeros when
-// zeros (the 0 flag of a number that takes it).
-func (sp luaFormatSpec) pad(s string, zeros bool) string {
+// pad pads s with spaces to the width: on the right with '-', else on the left (an
+// integer's zeros come from finish).
+func (sp luaFormatSpec) pad(s string) string {
 	n := sp.width - len(s)
-	if n <= 0 {
-		return s
-	}
 	switch {
+	case n <= 0:
+		return s
 	case sp.minus:
 		return s + strings.Repeat(" ", n)
-	case zeros:
-		return strings.Repeat("0", n) + s
 	}
 	return strings.Repeat(" ", n) + s
 }
 
 // integer is %d of the digits of a magnitude.
-func (sp luaFormatSpec) integer(digits string, neg bool, prefix string) string {
+func (sp luaFormatSpec) integer(digits string, neg bool) string {
 	sign := ""
 	switch {
 	case neg:
@@ -201,7 +198,7 @@ func (sp luaFormatSpec) integer(digits string, neg bool, prefix string) string {
 	case sp.space:
 		sign = " "
 	}
-	return sp.finish(sign+prefix, sp.precise(digits))
+	return sp.finish(sign, sp.precise(digits))
 }
 
 // unsigned is %u and %x of digits: as integer, without a sign.
@@ -229,7 +226,7 @@ func (sp luaFormatSpec) finish(sign, digits string) string {
 			digits = strings.Repeat("0", n) + digits
 		}
 	}
-	return sp.pad(sign+digits, false)
+	return sp.pad(sign + digits)
 }
 
 // float is %e, %f, %g (and %E, %G) of v: Go's formatting of a finite number, with C's
@@ -252,7 +249,7 @@ func (sp luaFormatSpec) float(c byte, v float64) string {
 		case sp.space:
 			s = " " + s
 		}
-		return sp.pad(s, false)
+		return sp.pad(s)
 	}
 	prec := sp.prec
 	if prec < 0 {
