@@ -5,9 +5,10 @@ import (
 	"slices"
 	"sync"
 	"sync/atomic"
-	"time"
 
 	"github.com/HdrHistogram/hdrhistogram-go"
+
+	"github.com/nanokv/nanokv/internal/fastclock"
 )
 
 // CmdStats are a command's INFO commandstats counters, as Redis 7.0 keeps them: calls
@@ -16,10 +17,10 @@ import (
 // error (failed). Each Store keeps its own (a member counts what it runs: the writes it
 // applies, its clients' reads), and a frontend its connection commands'.
 //
-// Their time is sampled: one call in statSample is timed, and usec is that sample's
-// mean times the calls. On the project's machine a pair of clock reads (time.Now and
-// time.Since) took 117 ns (a throwaway benchmark), against 163-169 ns for a whole GET on
-// the read path (BenchmarkReadGET); Redis reads the clock for every call.
+// Their time is sampled: one call in statSample is timed (with fastclock), and usec is
+// that sample's mean times the calls. On the project's machine a pair of clock reads
+// (time.Now and time.Since) took 117 ns (a throwaway benchmark), against 163-169 ns for
+// a whole GET on the read path (BenchmarkReadGET); Redis reads the clock for every call.
 type CmdStats struct {
 	calls, rejected, failed atomic.Uint64
 	sampled, sampledNanos   atomic.Uint64
@@ -108,26 +109,26 @@ func (st *CmdStats) Latency(percentiles []float64) (calls int64, buckets []Laten
 // statSample is the share of calls whose time is measured (one in statSample).
 const statSample = 16
 
-// Begin starts a call and returns what End needs: its start, when it is one of the
-// calls timed. A nil st counts nowhere.
-func (st *CmdStats) Begin() time.Time {
+// Begin starts a call and returns what End needs: its start (a fastclock reading), when
+// it is one of the calls timed, or 0. A nil st counts nowhere.
+func (st *CmdStats) Begin() int64 {
 	if st != nil && st.calls.Load()%statSample == 0 {
-		return time.Now()
+		return fastclock.Now()
 	}
-	return time.Time{}
+	return 0
 }
 
 // End counts a call Begin started (after it ran, as Redis counts: INFO does not count
 // itself); failed tells whether it replied an error.
-func (st *CmdStats) End(start time.Time, failed bool) {
+func (st *CmdStats) End(start int64, failed bool) {
 	if st == nil {
 		return
 	}
-	if !start.IsZero() {
-		ns := time.Since(start)
+	if start != 0 {
+		ns := fastclock.Since(start)
 		st.sampledNanos.Add(uint64(ns))
 		st.sampled.Add(1)
-		st.lat.record(int64(ns))
+		st.lat.record(ns)
 	}
 	st.calls.Add(1)
 	if failed {
