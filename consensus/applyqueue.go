@@ -45,3 +45,38 @@ func (q *applyQueue) drain(apply func(batch []pending)) {
 		clear(q.buf)
 	}
 }
+
+// Prefetcher is a StateMachine that can read ahead of Apply: Prefetch gets the data of
+// entries about to be applied, in order, from the goroutine that applies them, between
+// two Applys. It may only read.
+type Prefetcher interface {
+	Prefetch(datas [][]byte)
+}
+
+// readAheadWindow is how many entries the applier shows a Prefetcher at once.
+const readAheadWindow = 16
+
+// readAhead shows a Prefetcher the entries of an applier's batch a window at a time.
+type readAhead struct {
+	p     Prefetcher // nil: the state machine does not read ahead
+	datas [readAheadWindow][]byte
+}
+
+func newReadAhead(sm StateMachine) *readAhead {
+	p, _ := sm.(Prefetcher)
+	return &readAhead{p: p}
+}
+
+// before is called before batch[i] is applied: at the start of each window of two
+// entries or more, the state machine reads the window ahead.
+func (r *readAhead) before(batch []pending, i int) {
+	if r.p == nil || i%readAheadWindow != 0 || len(batch)-i < 2 {
+		return
+	}
+	n := 0
+	for ; n < readAheadWindow && i+n < len(batch); n++ {
+		r.datas[n] = batch[i+n].e.Data
+	}
+	r.p.Prefetch(r.datas[:n])
+	clear(r.datas[:n])
+}

@@ -124,6 +124,7 @@ type Node struct {
 	applied waiter // appliedIndex
 
 	queue        *applyQueue  // committed, waiting for the applier
+	ahead        *readAhead   // the applier's
 	pendingBytes atomic.Int64 // data bytes in queue and being applied
 
 	stop chan struct{}
@@ -157,7 +158,7 @@ func Open(cfg Config) (*Node, error) {
 	if cfg.MaxPendingBytes <= 0 {
 		cfg.MaxPendingBytes = 8 << 20
 	}
-	n := &Node{cfg: cfg, term: 1, queue: newApplyQueue(), stop: make(chan struct{})}
+	n := &Node{cfg: cfg, term: 1, queue: newApplyQueue(), ahead: newReadAhead(cfg.SM), stop: make(chan struct{})}
 	n.flushed = sync.NewCond(&n.mu)
 	n.initSnapshots()
 	if !cfg.MemoryOnly {
@@ -371,6 +372,7 @@ func (n *Node) runApplier() {
 func (n *Node) applyBatch(batch []pending) {
 	var size int64
 	for i := range batch {
+		n.ahead.before(batch, i)
 		n.cfg.SM.Apply(batch[i].e, batch[i].local)
 		size += int64(len(batch[i].e.Data))
 	}

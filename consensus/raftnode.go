@@ -74,6 +74,7 @@ type RaftNode struct {
 	applied waiter
 
 	queue *applyQueue // committed entries on their way to the applier
+	ahead *readAhead  // the applier's
 
 	// The loop publishes Status after every iteration without allocating, unless what
 	// rarely changes did: status holds the rarely changing part (republished when a
@@ -315,6 +316,7 @@ func StartRaft(cfg RaftConfig) (*RaftNode, error) {
 		forwards:    map[uint64]*proposal{},
 		reads:       map[uint64]*readRequest{},
 		queue:       newApplyQueue(),
+		ahead:       newReadAhead(cfg.SM),
 		snapReq:     make(chan struct{}, 1),
 		snapDone:    make(chan snapResult, 1),
 		warnedSnap:  map[uint64]bool{},
@@ -1530,6 +1532,7 @@ func (n *RaftNode) Stats() *RaftStats { return &n.stats }
 
 func (n *RaftNode) applyBatch(batch []pending) {
 	for i := range batch {
+		n.ahead.before(batch, i)
 		p := &batch[i]
 		if rm, ok := p.local.(restoreMarker); ok {
 			if err := loadSnapshotFile(n.cfg.Dir, rm.meta.Index, n.snapshotter); err != nil {

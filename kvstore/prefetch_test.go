@@ -2,7 +2,9 @@ package kvstore
 
 import (
 	"fmt"
+	"math/rand/v2"
 	"reflect"
+	"slices"
 	"testing"
 )
 
@@ -158,4 +160,95 @@ func cmd(args ...string) [][]byte {
 		b[i] = []byte(a)
 	}
 	return b
+}
+
+// TestPrefetchEntriesFindsFirstKeys checks what PrefetchEntries loads: where the first
+// command of each entry starts its probe, a memcached command's in database 0 whatever
+// its encoding says, nothing for an entry that begins with another op, is empty or does
+// not decode, at most prefetchAhead entries; and that it keeps no reference into them.
+func TestPrefetchEntriesFindsFirstKeys(t *testing.T) {
+	s := New()
+	var setup []byte
+	for _, k := range []string{"a", "b", "mc", "a-key-longer-than-sixteen-bytes"} {
+		setup = AppendCommand(setup, 0, cmd("SET", k, "v"))
+		setup = AppendCommand(setup, 2, cmd("SET", k, "v"))
+	}
+	if err := s.Apply(Entry{Index: 1, Data: setup}, nil); err != nil {
+		t.Fatal(err)
+	}
+	home := func(db int, key string) *kent {
+		h := hashKey(key)
+		tb := &s.shards[h%numShards].dbs[db].keys
+		return &tb.ents[tagOf(h)&uint32(len(tb.ents)-1)]
+	}
+	one := func(db int, args ...string) []byte { return AppendCommand(nil, db, cmd(args...)) }
+	two := append(one(2, "SET", "b", "1"), one(0, "SET", "a", "1")...)
+	mc := AppendMCStore(nil, MCSet, []byte("mc"), []byte("1"), 0, 0, MCNoValue, MCNoValue)
+	mcInDB2 := appendArgs([]byte{opMemcache}, 2, cmd("mcdelete", "mc", ""))
+	tx := AppendTx(nil, nil, []TxCommand{{DB: 0, Args: cmd("SET", "a", "1")}})
+	datas := [][]byte{
+		one(0, "SET", "a", "1"),
+		two, // its first command only
+		mc,
+		mcInDB2,
+		tx,
+		nil,
+		one(0, "PING"),
+		one(2, "GET", "a-key-longer-than-sixteen-bytes"),
+		one(5, "SET", "a", "1"), // an empty database
+		one(0, "SET", "b", "1")[:4],
+	}
+	want := []*kent{home(0, "a"), home(2, "b"), home(0, "mc"), home(0, "mc"), home(2, "a-key-longer-than-sixteen-bytes")}
+	var ents [prefetchAhead]*kent
+	if got := s.entriesAhead(datas, &ents); !slices.Equal(got, want) {
+		t.Fatalf("entries ahead %p, want %p", got, want)
+	}
+	for _, a := range s.aheadArgs[:cap(s.aheadArgs)] {
+		if a != nil {
+			t.Fatal("the scratch still refers to an entry")
+		}
+	}
+	many := make([][]byte, 3*prefetchAhead)
+	for i := range many {
+		many[i] = one(0, "SET", "a", "1")
+	}
+	if got := s.entriesAhead(many, &ents); len(got) != prefetchAhead {
+		t.Fatalf("%d entries ahead of %d, want %d", len(got), len(many), prefetchAhead)
+	}
+	s.PrefetchEntries(datas) // and loads them without a fault
+}
+
+// BenchmarkApplyOneCommandEntries1MKeys applies entries of one SET each to random keys
+// of a million, as an applier gets them under redis-benchmark -P 1 (the entries read
+// ahead with PrefetchEntries, or not, a window of 16 at a time, as the consensus
+// appliers read ahead).
+func BenchmarkApplyOneCommandEntries1MKeys(b *testing.B) {
+	for _, ahead := range []bool{false, true} {
+		b.Run(fmt.Sprintf("ahead=%v", ahead), func(b *testing.B) {
+			s := New()
+			const keys = 1 << 20
+			var fill []byte
+			for i := range keys {
+				fill = AppendCommand(fill, 0, cmd("SET", fmt.Sprintf("key:%012d", i), "xxx"))
+			}
+			if err := s.Apply(Entry{Index: 1, Data: fill}, nil); err != nil {
+				b.Fatal(err)
+			}
+			rnd := rand.New(rand.NewPCG(1, 2))
+			datas := make([][]byte, keys) // each of its keys is a miss, the cache holding few of them
+			for i := range datas {
+				datas[i] = AppendCommand(nil, 0, cmd("SET", fmt.Sprintf("key:%012d", rnd.IntN(keys)), "yyy"))
+			}
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				j := i % len(datas)
+				if ahead && j%16 == 0 {
+					s.PrefetchEntries(datas[j:min(j+16, len(datas))])
+				}
+				if err := s.Apply(Entry{Index: uint64(i + 2), Data: datas[j]}, nil); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
 }

@@ -144,6 +144,8 @@ type Store struct {
 	applyArgs [][]byte
 	// txArgs is txShards's scratch, as applyArgs is the applier's.
 	txArgs [][]byte
+	// aheadArgs is PrefetchEntries's scratch, as applyArgs is the applier's.
+	aheadArgs [][]byte
 	// prefetchSink keeps what the prefetcher (prefetch.go) loaded, which nothing reads.
 	prefetchSink uint64
 	// prefetched is the applier's ring of commands read ahead (prefetch.go), kept

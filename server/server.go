@@ -182,6 +182,12 @@ func (f *fsm) Apply(e consensus.Entry, local any) {
 	}
 }
 
+// Prefetch has the store read ahead of the entries about to be applied
+// (consensus.Prefetcher).
+func (f *fsm) Prefetch(datas [][]byte) { f.store.PrefetchEntries(datas) }
+
+var _ consensus.Prefetcher = (*fsm)(nil)
+
 // Snapshot and Restore let a Raft member compact its log (consensus.Snapshotter).
 func (f *fsm) Snapshot(w io.Writer) error { return f.store.Snapshot(w) }
 
