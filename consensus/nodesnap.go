@@ -175,8 +175,11 @@ func (n *Node) beginSnapshot(r snapRequest) {
 	}
 	index := n.applied.load()
 	if index == 0 || index == s.index.Load() {
-		// nothing applied since the newest snapshot: it is the state
+		// Nothing applied since the newest snapshot: it is the state. A save all the
+		// same, as Redis counts it (rdb_saves, LASTSAVE); only a request comes here
+		// (maybeSnapshot waits for applied data).
 		s.lastUnix.Store(time.Now().Unix())
+		s.count.Add(1)
 		answer(nil)
 		return
 	}

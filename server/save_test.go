@@ -73,6 +73,19 @@ func TestSaveSnapshotsASingleNode(t *testing.T) {
 	if a, l := c.Get(ctx, "after").Val(), c.Get(ctx, "later").Val(); a != "x" || l != "y" {
 		t.Fatalf("writes after the snapshots: %q %q", a, l)
 	}
+	// Redis counts every save, one with nothing new to write too (rdb_saves since the
+	// start); here the newest snapshot is then the state, and nothing is written.
+	for i, want := range []string{"rdb_saves:1\r\n", "rdb_saves:2\r\n"} {
+		if err := c.Do(ctx, "SAVE").Err(); err != nil {
+			t.Fatalf("SAVE %d after the restart: %v", i+1, err)
+		}
+		if info := c.Info(ctx, "persistence").Val(); !strings.Contains(info, want) || !strings.Contains(info, "rdb_changes_since_last_save:0\r\n") {
+			t.Fatalf("after SAVE %d since the restart, INFO persistence lacks %q:\n%s", i+1, want, info)
+		}
+	}
+	if snaps, _ := filepath.Glob(filepath.Join(dir, "snap-*.snap")); len(snaps) != 1 {
+		t.Fatalf("snapshot files after a SAVE with nothing new: %v", snaps)
+	}
 }
 
 // Without a data directory there is nothing to save to; a cluster member's SAVE
