@@ -128,7 +128,7 @@ func TestRatiosAndBaseline(t *testing.T) {
 	rows := []Row{
 		{System: "redis-server", Test: "SET -P 1", Ops: 100, P50: -1, P99: -1, P999: -1},
 		{System: "nanokv-1", Test: "SET -P 1", Ops: 80, P50: -1, P99: -1, P999: -1, Snapshots: 2},
-		{System: "nanokv-1", Test: "GET -P 1", Ops: 90, P50: -1, P99: -1, P999: -1}, // no baseline in this test
+		{System: "nanokv-1", Test: "GET -P 1", Ops: 90, P50: -1, P99: -1, P999: -1, Errors: 1}, // no baseline in this test
 		{System: "nanokv-3", Test: "SET -P 1", Skipped: "skipping nanokv-3"},
 	}
 	if b := chooseBaseline([]string{"memcached", "redis-server"}, rows); b != "redis-server" {
@@ -145,7 +145,7 @@ func TestRatiosAndBaseline(t *testing.T) {
 		}
 	}
 	md := markdownTable(Scenario{Baseline: "redis-server", Rows: rows})
-	for _, s := range []string{"| × redis-server |", "| nanokv-1 | SET -P 1 | 80 (2 snapshots) | – | – | – | 0.80 |", "| nanokv-1 | GET -P 1 | 90 | – |", "| nanokv-3 | SET -P 1 | skipping nanokv-3 |"} {
+	for _, s := range []string{"| × redis-server |", "| nanokv-1 | SET -P 1 | 80 (2 snapshots) | – | – | – | 0.80 |", "| nanokv-1 | GET -P 1 | 90 (1 error) | – |", "| nanokv-3 | SET -P 1 | skipping nanokv-3 |"} {
 		if !strings.Contains(md, s) {
 			t.Errorf("table lacks %q:\n%s", s, md)
 		}

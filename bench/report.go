@@ -250,10 +250,10 @@ func markdownTable(sc Scenario) string {
 		}
 		ops := strconv.FormatFloat(r.Ops, 'f', 0, 64)
 		if r.Errors > 0 {
-			ops += fmt.Sprintf(" (%d errors)", r.Errors)
+			ops += " (" + counted(r.Errors, "error") + ")"
 		}
 		if r.Snapshots > 0 {
-			ops += fmt.Sprintf(" (%d snapshots)", r.Snapshots)
+			ops += " (" + counted(r.Snapshots, "snapshot") + ")"
 		}
 		extra := ""
 		if rounds {
@@ -309,4 +309,12 @@ func (r *Results) Markdown() string {
 		}
 	}
 	return b.String()
+}
+
+// counted is n of noun: "1 snapshot", "2 snapshots".
+func counted(n int64, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return strconv.FormatInt(n, 10) + " " + noun + "s"
 }
