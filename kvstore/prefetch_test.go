@@ -13,15 +13,7 @@ import (
 // key's position, skips commands without a key, and stops at the first op that is not a
 // plain command or does not decode.
 func TestPrefetcherLoadsWhereProbesStart(t *testing.T) {
-	s := New()
-	var setup []byte
-	for _, k := range []string{"a", "b", "c", "a-key-longer-than-sixteen-bytes"} {
-		setup = AppendCommand(setup, 0, cmd("SET", k, "v"))
-		setup = AppendCommand(setup, 3, cmd("SET", k, "v"))
-	}
-	if err := s.Apply(Entry{Index: 1, Data: setup}, nil); err != nil {
-		t.Fatal(err)
-	}
+	s := storeOfKeys(t, []int{0, 3}, "a", "b", "c", "a-key-longer-than-sixteen-bytes")
 	home := func(db int, key string) *kent {
 		h := hashKey(key)
 		tb := &s.shards[h%numShards].dbs[db].keys
@@ -154,6 +146,21 @@ func TestApplyRunsReadAheadCommandsInOrder(t *testing.T) {
 	}
 }
 
+// storeOfKeys is a store that holds each of keys in each of dbs.
+func storeOfKeys(t *testing.T, dbs []int, keys ...string) *Store {
+	s := New()
+	var setup []byte
+	for _, k := range keys {
+		for _, db := range dbs {
+			setup = AppendCommand(setup, db, cmd("SET", k, "v"))
+		}
+	}
+	if err := s.Apply(Entry{Index: 1, Data: setup}, nil); err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
 func cmd(args ...string) [][]byte {
 	b := make([][]byte, len(args))
 	for i, a := range args {
@@ -167,16 +174,8 @@ func cmd(args ...string) [][]byte {
 // its encoding says, nothing for an entry that begins with another op, is empty or does
 // not decode, at most prefetchAhead entries; and that it keeps no reference into them.
 func TestPrefetchEntriesFindsFirstKeys(t *testing.T) {
-	s := New()
-	var setup []byte
-	for _, k := range []string{"a", "b", "mc", "a-key-longer-than-sixteen-bytes"} {
-		setup = AppendCommand(setup, 0, cmd("SET", k, "v"))
-		setup = AppendCommand(setup, 2, cmd("SET", k, "v"))
-	}
-	if err := s.Apply(Entry{Index: 1, Data: setup}, nil); err != nil {
-		t.Fatal(err)
-	}
-	home := func(db int, key string) *kent {
+	s := storeOfKeys(t, []int{0, 2}, "a", "b", "mc", "a-key-longer-than-sixteen-bytes")
+	home := func(db int, key string) *kent { // where the probe starts, wherever the key is
 		h := hashKey(key)
 		tb := &s.shards[h%numShards].dbs[db].keys
 		return &tb.ents[tagOf(h)&uint32(len(tb.ents)-1)]
