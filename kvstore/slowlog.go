@@ -70,6 +70,7 @@ func (s *Store) Slowlog() (thresholdMicros, maxLen int64) {
 // command that is logged. A follower under SET -P 16 spent 10% of its CPU in the three
 // time.Now of each command, and with one monotonic read per command the applier still
 // waited at each for the cache misses of the command before it (fastclock's comment).
+
 // slowStart returns the reading a command starts at, or 0 when it is not timed (a command
 // refused before it runs is not). prev, when not 0, is a reading taken just before: the
 // end of the command that ran before this one, so that commands that follow each other
