@@ -251,7 +251,14 @@ func (s *Store) Apply(e Entry, w ReplyWriter) error {
 		case opExpire:
 			s.applyExpire(c, &d)
 		case opMemcache:
-			s.applyMemcache(c, &d)
+			if pc := pf.next(); pc != nil {
+				c.hashed, c.hash = pc.hashed, pc.hash
+				d.b = e.Data[len(e.Data)-pc.rest:]
+				c.runMemcache(pc.spec, pc.args)
+				c.hashed = nil
+			} else {
+				s.applyMemcache(c, &d)
+			}
 		case opIdem:
 			s.applyIdem(c, &d)
 		case opAsUser:

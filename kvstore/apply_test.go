@@ -161,6 +161,27 @@ func BenchmarkApplyMCSet1MKeys(b *testing.B) {
 	}
 }
 
+// BenchmarkApplyMCSetPipelined1MKeys is BenchmarkApplyMCSet1MKeys with 16 sets an
+// entry, as a client that pipelines its sets (a bulk load of `set ... noreply`, say)
+// has them applied. Per set.
+func BenchmarkApplyMCSetPipelined1MKeys(b *testing.B) {
+	s, index := store1M()
+	rng := rand.New(rand.NewPCG(1, 2))
+	entries := make([][]byte, 1<<16) // a million sets: their keys miss
+	for i := range entries {
+		for range 16 {
+			key := fmt.Appendf(nil, "key:%07d", rng.IntN(1_000_000))
+			entries[i] = AppendMCStore(entries[i], MCSet, key, []byte("0123456789abcdef0123456789abcdef"), 0, 0, MCNoValue, MCNoValue)
+		}
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i += 16 {
+		index++
+		s.Apply(Entry{Index: index, Time: 1e12, Data: entries[(i/16)&(len(entries)-1)]}, nil)
+	}
+}
+
 // BenchmarkReadGET measures a GET on the read path (shard read lock, lookup, reply).
 func BenchmarkReadGET(b *testing.B) {
 	s := New()

@@ -211,9 +211,13 @@ func (s *Store) applyMemcache(c *Ctx, d *decoder) {
 	if d.err != nil {
 		return
 	}
+	c.runMemcache(mcCommands[string(args[0])], args)
+}
+
+// runMemcache runs a memcached command of spec (nil: one this build does not know).
+func (c *Ctx) runMemcache(spec *Spec, args [][]byte) {
 	// memcached has one keyspace: database 0, whatever the encoding says
 	c.DB = 0
-	spec := mcCommands[string(args[0])]
 	if spec == nil {
 		c.Error("ERROR")
 		return

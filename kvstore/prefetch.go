@@ -13,8 +13,8 @@ package kvstore
 // loop, whose loads are independent, so the processor has their misses in flight at
 // once. The commands then find their entries in the cache. It only reads: the entries it
 // loads may be changed by the commands before them, which is harmless, since a load
-// decides nothing. It stops at the first op that is not a plain command (a transaction,
-// a memcached or ZooKeeper op), which Apply then runs without it.
+// decides nothing. It reads plain commands, Redis's and memcached's, and stops at the
+// first other op (a transaction, a ZooKeeper op), which Apply then runs without it.
 
 // prefetchAhead is how many commands the prefetcher loads at once: enough for their
 // misses to overlap, few enough that their entries are still cached when they run.
@@ -56,10 +56,11 @@ func (p *prefetcher) before(s *Store) {
 	var ents [prefetchAhead]*kent
 	k := 0
 	for range prefetchAhead {
-		if len(p.d.b) == 0 || p.d.b[0] != opCommand {
+		if len(p.d.b) == 0 || p.d.b[0] != opCommand && p.d.b[0] != opMemcache {
 			p.done = true
 			break
 		}
+		op := p.d.b[0]
 		p.d.b = p.d.b[1:]
 		c := &p.ring[(p.head+p.n)%prefetchRing]
 		p.d.args = c.args
@@ -72,7 +73,8 @@ func (p *prefetcher) before(s *Store) {
 			p.done = true
 			break
 		}
-		*c = decodedCmd{db: db, args: args, spec: Lookup(args[0]), rest: len(p.d.b)}
+		db, spec := aheadSpec(op, db, args)
+		*c = decodedCmd{db: db, args: args, spec: spec, rest: len(p.d.b)}
 		p.n++
 		p.read++
 		if e := s.probeStart(c); e != nil {
@@ -87,8 +89,8 @@ func (p *prefetcher) before(s *Store) {
 }
 
 // next returns the command Apply runs now if it was read ahead, else nil: the
-// prefetcher reads only commands, from the start of the entry, so the commands it holds
-// are the ones that come next.
+// prefetcher reads only plain commands (opCommand, opMemcache), from the start of the
+// entry, so the commands it holds are the ones that come next.
 func (p *prefetcher) next() *decodedCmd {
 	if p.n == 0 {
 		return nil
@@ -104,9 +106,19 @@ func (p *prefetcher) next() *decodedCmd {
 func (p *prefetcher) release() {
 	for i := range min(p.read, prefetchRing) {
 		c := &p.ring[i]
-		clear(c.args)
+		clear(c.args[:cap(c.args)]) // a longer command's arguments may lie past len
 		*c = decodedCmd{args: c.args[:0]}
 	}
+}
+
+// aheadSpec is the database and spec of a plain command read ahead, encoded as op in
+// database db: a memcached command runs in database 0, memcached's one keyspace,
+// whatever its encoding says (applyMemcache).
+func aheadSpec(op byte, db int, args [][]byte) (int, *Spec) {
+	if op == opMemcache {
+		return 0, mcCommands[string(args[0])]
+	}
+	return db, Lookup(args[0])
 }
 
 // probeStart returns the key table entry where the probe for c's first key starts, or
@@ -157,12 +169,8 @@ func (s *Store) entriesAhead(datas [][]byte, ents *[prefetchAhead]*kent) []*kent
 		if d.err != nil {
 			continue
 		}
-		c := decodedCmd{db: db, args: args}
-		if data[0] == opCommand {
-			c.spec = Lookup(args[0])
-		} else {
-			c.db, c.spec = 0, mcCommands[string(args[0])] // memcached's one keyspace
-		}
+		c := decodedCmd{args: args}
+		c.db, c.spec = aheadSpec(data[0], db, args)
 		if e := s.probeStart(&c); e != nil {
 			ents[k] = e
 			k++

@@ -65,15 +65,21 @@ func TestPrefetcherLoadsWhereProbesStart(t *testing.T) {
 		t.Fatal("more commands than the entry holds")
 	}
 
-	// Reading ahead stops before an op that is not a plain command...
+	// Reading ahead takes a memcached command too, in database 0 whatever its encoding
+	// says, and stops before an op that is not a plain command...
 	mixed := AppendCommand(nil, 0, cmd("SET", "a", "1"))
+	mixed = appendArgs(append(mixed, opMemcache), 3, cmd("mcdelete", "c", ""))
 	mixed = AppendCommand(mixed, 0, cmd("SET", "b", "1"))
-	mixed = AppendMCStore(mixed, MCSet, []byte("c"), []byte("1"), 0, 0, MCNoValue, MCNoValue)
+	mixed = AppendTx(mixed, nil, []TxCommand{{Args: cmd("SET", "c", "1")}})
 	mixed = AppendCommand(mixed, 0, cmd("SET", "c", "1"))
 	p = prefetcher{d: decoder{b: mixed}, ring: new([prefetchRing]decodedCmd)}
 	p.before(s)
-	if !p.done || p.n != 2 || p.d.b[0] == opCommand {
+	if !p.done || p.n != 3 || p.d.b[0] != opTx {
 		t.Fatalf("read ahead %d commands (done %v), stopped at kind %d", p.n, p.done, p.d.b[0])
+	}
+	p.next()
+	if mc := p.next(); mc.db != 0 || mc.spec != mcCommands["mcdelete"] || s.probeStart(mc) != home(0, "c") {
+		t.Fatalf("the memcached command read ahead: db %d spec %v", mc.db, mc.spec)
 	}
 	// ...and at one that does not decode, which it leaves to Apply.
 	for cut := 1; cut < len(data); cut++ {
@@ -92,14 +98,19 @@ func TestPrefetcherLoadsWhereProbesStart(t *testing.T) {
 }
 
 // TestApplyRunsReadAheadCommandsInOrder applies entries longer than the ring of commands
-// read ahead, with ops the prefetcher stops at in between, and checks every reply and
-// the store against the same commands applied one per entry.
+// read ahead, with memcached commands (which it reads too, a known and an unknown one)
+// and transactions (which it stops at) in between, and checks every reply and the store
+// against the same commands applied one per entry.
 func TestApplyRunsReadAheadCommandsInOrder(t *testing.T) {
 	var ops [][]string
 	for i := range 150 {
 		switch {
 		case i%37 == 36:
 			ops = append(ops, nil) // a memcached set of "mc"
+		case i%41 == 40:
+			ops = append(ops, []string{}) // a memcached command this build does not know
+		case i%29 == 28:
+			ops = append(ops, []string{"MULTI", "INCR", "tx"})
 		case i%3 == 0:
 			ops = append(ops, []string{"RPUSH", "list", fmt.Sprint(i)})
 		case i%3 == 1:
@@ -109,8 +120,13 @@ func TestApplyRunsReadAheadCommandsInOrder(t *testing.T) {
 		}
 	}
 	appendOp := func(b []byte, op []string) []byte {
-		if op == nil {
+		switch {
+		case op == nil:
 			return AppendMCStore(b, MCSet, []byte("mc"), []byte("v"), 0, 0, MCNoValue, MCNoValue)
+		case len(op) == 0:
+			return appendArgs(append(b, opMemcache), 0, cmd("mcnosuch", "mc"))
+		case op[0] == "MULTI":
+			return AppendTx(b, nil, []TxCommand{{Args: cmd(op[1:]...)}})
 		}
 		return AppendCommand(b, 0, cmd(op...))
 	}
