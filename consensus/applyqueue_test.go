@@ -64,6 +64,11 @@ func TestReadAheadWindows(t *testing.T) {
 			}
 		}
 	}
-	// a state machine that does not read ahead is never asked to
-	newReadAhead(struct{ StateMachine }{}).before(batch(3), 0)
+	// a state machine that does not read ahead is never asked to (before would call a
+	// nil Prefetcher and panic)
+	r := newReadAhead(struct{ StateMachine }{})
+	if r.p != nil {
+		t.Fatal("a state machine without Prefetch taken for a Prefetcher")
+	}
+	r.before(batch(3), 0)
 }

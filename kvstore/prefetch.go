@@ -82,10 +82,19 @@ func (p *prefetcher) before(s *Store) {
 			k++
 		}
 	}
-	for _, e := range ents[:k] {
+	p.sink += load(ents[:k])
+}
+
+// load reads each of ents in one loop of independent loads, so that their misses are in
+// flight together, and returns a sum of what it read, for the caller to keep where the
+// compiler cannot drop the loads.
+func load(ents []*kent) uint64 {
+	var sum uint64
+	for _, e := range ents {
 		// An entry of 48 bytes may straddle two cache lines; find reads both.
-		p.sink += e.meta + uint64(e.k[inlineKey-1])
+		sum += e.meta + uint64(e.k[inlineKey-1])
 	}
+	return sum
 }
 
 // next returns the command Apply runs now if it was read ahead, else nil: the
@@ -147,9 +156,7 @@ func (s *Store) probeStart(c *decodedCmd) *kent {
 // the tables the applier alone changes. At most prefetchAhead entries are read.
 func (s *Store) PrefetchEntries(datas [][]byte) {
 	var ents [prefetchAhead]*kent
-	for _, e := range s.entriesAhead(datas, &ents) {
-		s.prefetchSink += e.meta + uint64(e.k[inlineKey-1])
-	}
+	s.prefetchSink += load(s.entriesAhead(datas, &ents))
 }
 
 // entriesAhead fills ents with the key table entries where the first command of each of
