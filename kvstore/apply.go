@@ -281,7 +281,6 @@ func (s *Store) Apply(e Entry, w ReplyWriter) error {
 		}
 		c.overMemory = false
 	}
-	s.prefetchSink += pf.sink
 	if b := s.tracker.Load(); b != nil {
 		b.t.EntryDone()
 	}

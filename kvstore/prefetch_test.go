@@ -233,6 +233,28 @@ func TestPrefetchEntriesFindsFirstKeys(t *testing.T) {
 	s.PrefetchEntries(datas) // and loads them without a fault
 }
 
+// TestPrefetchChangesNothing runs prefetch (assembly on amd64) over nothing, one entry,
+// and every entry of a table, the last of its array among them: it must neither fault
+// nor write.
+func TestPrefetchChangesNothing(t *testing.T) {
+	s := storeOfKeys(t, []int{0}, "a", "b", "a-key-longer-than-sixteen-bytes")
+	tb := &s.shards[hashKey("a")%numShards].dbs[0].keys
+	all := make([]*kent, len(tb.ents))
+	for i := range tb.ents {
+		all[i] = &tb.ents[i]
+	}
+	before := slices.Clone(tb.ents)
+	prefetch(nil)
+	prefetch(all[:1])
+	prefetch(all)
+	if !slices.Equal(tb.ents, before) {
+		t.Fatal("prefetch changed the table")
+	}
+	if i, ok := find(tb, hashKey("a"), "a"); !ok || tb.ents[i].str != "v" {
+		t.Fatal("key a lost its value")
+	}
+}
+
 // BenchmarkApplyOneCommandEntries1MKeys applies entries of one SET each to random keys
 // of a million, as an applier gets them under redis-benchmark -P 1 (the entries read
 // ahead with PrefetchEntries, or not, a window of 16 at a time, as the consensus

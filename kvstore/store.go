@@ -146,8 +146,6 @@ type Store struct {
 	txArgs [][]byte
 	// aheadArgs is PrefetchEntries's scratch, as applyArgs is the applier's.
 	aheadArgs [][]byte
-	// prefetchSink keeps what the prefetcher (prefetch.go) loaded, which nothing reads.
-	prefetchSink uint64
 	// prefetched is the applier's ring of commands read ahead (prefetch.go), kept
 	// between entries so that decoding them allocates nothing.
 	prefetched [prefetchRing]decodedCmd
