@@ -58,8 +58,7 @@ func (p *prefetcher) before(s *Store) {
 	if p.done || p.n >= prefetchAhead/4 {
 		return
 	}
-	var ents [prefetchAhead]*kent
-	k := 0
+	var ahead tablesAhead
 	for range prefetchAhead {
 		if len(p.d.b) == 0 || p.d.b[0] != opCommand && p.d.b[0] != opMemcache {
 			p.done = true
@@ -82,12 +81,51 @@ func (p *prefetcher) before(s *Store) {
 		*c = decodedCmd{db: db, args: args, spec: spec, rest: len(p.d.b)}
 		p.n++
 		p.read++
-		if e := s.probeStart(c); e != nil {
+		ahead.add(s, c)
+	}
+	var ents [prefetchAhead]*kent
+	prefetch(ahead.entries(&ents))
+}
+
+// tablesAhead collects the key tables of the commands read ahead, so that their
+// headers are prefetched together before their entries are: each table's header (its
+// entries array) is in its shard, 256 of them 1.4 KB apart, which the table's own misses
+// evict from the caches; read one command at a time, the headers' misses came one after
+// the other before the entries' prefetches could leave. (Under SET -P 1 on three
+// offload members, `perf record` of a follower: the header's read was 86% of the time
+// of the function that did it, 6.3% of the follower's samples; finding the tables, the
+// prefetches and find came to 13.8% of them before and 7.2-7.6% after.)
+type tablesAhead struct {
+	tables [prefetchAhead]*keyTable
+	hashes [prefetchAhead]uint64
+	n      int
+}
+
+// add hashes c's first key, keeping the hash in c for Apply, and notes its table; a
+// command without a key adds nothing.
+func (a *tablesAhead) add(s *Store, c *decodedCmd) {
+	if c.spec == nil || c.spec.FirstKey <= 0 || c.spec.FirstKey >= len(c.args) {
+		return
+	}
+	key := c.args[c.spec.FirstKey]
+	h := hashKey(key)
+	c.hashed, c.hash = key, h
+	a.tables[a.n], a.hashes[a.n] = &s.shards[h%numShards].dbs[c.db].keys, h
+	a.n++
+}
+
+// entries prefetches the tables' headers, then fills ents with the entry where each
+// key's probe starts (skipping empty tables) and returns them.
+func (a *tablesAhead) entries(ents *[prefetchAhead]*kent) []*kent {
+	prefetchTables(a.tables[:a.n])
+	k := 0
+	for i, t := range a.tables[:a.n] {
+		if e := probeStart(t, a.hashes[i]); e != nil {
 			ents[k] = e
 			k++
 		}
 	}
-	prefetch(ents[:k])
+	return ents[:k]
 }
 
 // next returns the command Apply runs now if it was read ahead, else nil: the
@@ -123,16 +161,9 @@ func aheadSpec(op byte, db int, args [][]byte) (int, *Spec) {
 	return db, Lookup(args[0])
 }
 
-// probeStart returns the key table entry where the probe for c's first key starts, or
-// nil when c names no key or the table is empty.
-func (s *Store) probeStart(c *decodedCmd) *kent {
-	if c.spec == nil || c.spec.FirstKey <= 0 || c.spec.FirstKey >= len(c.args) {
-		return nil
-	}
-	key := c.args[c.spec.FirstKey]
-	h := hashKey(key)
-	c.hashed, c.hash = key, h
-	t := &s.shards[h%numShards].dbs[c.db].keys
+// probeStart returns the entry of t where the probe for a key of hash h starts, or nil
+// when t is empty.
+func probeStart(t *keyTable, h uint64) *kent {
 	if len(t.ents) == 0 {
 		return nil
 	}
@@ -155,10 +186,10 @@ func (s *Store) PrefetchEntries(datas [][]byte) {
 // entriesAhead fills ents with the key table entries where the first command of each of
 // datas starts its probe, for those that have one, and returns them.
 func (s *Store) entriesAhead(datas [][]byte, ents *[prefetchAhead]*kent) []*kent {
-	k := 0
+	var ahead tablesAhead
 	d := decoder{args: s.aheadArgs}
 	for _, data := range datas {
-		if k == len(ents) {
+		if ahead.n == len(ahead.tables) {
 			break
 		}
 		if len(data) == 0 || data[0] != opCommand && data[0] != opMemcache {
@@ -171,12 +202,9 @@ func (s *Store) entriesAhead(datas [][]byte, ents *[prefetchAhead]*kent) []*kent
 		}
 		c := decodedCmd{args: args}
 		c.db, c.spec = aheadSpec(data[0], db, args)
-		if e := s.probeStart(&c); e != nil {
-			ents[k] = e
-			k++
-		}
+		ahead.add(s, &c)
 	}
 	clear(d.args[:cap(d.args)]) // keep the scratch, not the entries it pointed into
 	s.aheadArgs = d.args[:0]
-	return ents[:k]
+	return ahead.entries(ents)
 }

@@ -57,7 +57,7 @@ func TestPrefetcherLoadsWhereProbesStart(t *testing.T) {
 		}
 		next = d.b
 		ends[len(data)-len(next)] = true
-		if got := s.probeStart(c); got != w {
+		if got := aheadEntry(s, c); got != w {
 			t.Fatalf("op %d: entry %p, want %p", i, got, w)
 		}
 	}
@@ -78,7 +78,7 @@ func TestPrefetcherLoadsWhereProbesStart(t *testing.T) {
 		t.Fatalf("read ahead %d commands (done %v), stopped at kind %d", p.n, p.done, p.d.b[0])
 	}
 	p.next()
-	if mc := p.next(); mc.db != 0 || mc.spec != mcCommands["mcdelete"] || s.probeStart(mc) != home(0, "c") {
+	if mc := p.next(); mc.db != 0 || mc.spec != mcCommands["mcdelete"] || aheadEntry(s, mc) != home(0, "c") {
 		t.Fatalf("the memcached command read ahead: db %d spec %v", mc.db, mc.spec)
 	}
 	// ...and at one that does not decode, which it leaves to Apply.
@@ -162,6 +162,17 @@ func TestApplyRunsReadAheadCommandsInOrder(t *testing.T) {
 	}
 }
 
+// aheadEntry is the key table entry the prefetcher prefetches for c, or nil.
+func aheadEntry(s *Store, c *decodedCmd) *kent {
+	var a tablesAhead
+	a.add(s, c)
+	var ents [prefetchAhead]*kent
+	if got := a.entries(&ents); len(got) == 1 {
+		return got[0]
+	}
+	return nil
+}
+
 // storeOfKeys is a store that holds each of keys in each of dbs.
 func storeOfKeys(t *testing.T, dbs []int, keys ...string) *Store {
 	s := New()
@@ -234,8 +245,8 @@ func TestPrefetchEntriesFindsFirstKeys(t *testing.T) {
 }
 
 // TestPrefetchChangesNothing runs prefetch (assembly on amd64) over nothing, one entry,
-// and every entry of a table, the last of its array among them: it must neither fault
-// nor write.
+// and every entry of a table, the last of its array among them, and prefetchTables over
+// every table of the store, empty ones among them: they must neither fault nor write.
 func TestPrefetchChangesNothing(t *testing.T) {
 	s := storeOfKeys(t, []int{0}, "a", "b", "a-key-longer-than-sixteen-bytes")
 	tb := &s.shards[hashKey("a")%numShards].dbs[0].keys
@@ -247,7 +258,15 @@ func TestPrefetchChangesNothing(t *testing.T) {
 	prefetch(nil)
 	prefetch(all[:1])
 	prefetch(all)
-	if !slices.Equal(tb.ents, before) {
+	var tables []*keyTable
+	for i := range s.shards {
+		for db := range s.shards[i].dbs {
+			tables = append(tables, &s.shards[i].dbs[db].keys)
+		}
+	}
+	prefetchTables(nil)
+	prefetchTables(tables)
+	if !slices.Equal(tb.ents, before) || &tb.ents[0] != all[0] {
 		t.Fatal("prefetch changed the table")
 	}
 	if i, ok := find(tb, hashKey("a"), "a"); !ok || tb.ents[i].str != "v" {
