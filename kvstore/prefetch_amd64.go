@@ -4,7 +4,8 @@ import "unsafe"
 
 // prefetch48 asks the processor for the 48 bytes at each of the n pointers at ptrs
 // (PREFETCHT0 on both cache lines they may straddle) and returns at once: the misses,
-// and their page walks, proceed while Apply runs the commands before them.
+// and their page walks, proceed while the caller goes on (Apply with the commands before
+// them, a snapshot with the page before).
 //
 //go:noescape
 func prefetch48(ptrs unsafe.Pointer, n int)
@@ -30,3 +31,10 @@ const (
 	_ = 48 - unsafe.Sizeof(kent{})
 	_ = 48 - unsafe.Sizeof(keyTable{})
 )
+
+// prefetchBytes prefetches the first bytes (up to 48) at each of ptrs.
+func prefetchBytes(ptrs []unsafe.Pointer) {
+	if len(ptrs) > 0 {
+		prefetch48(unsafe.Pointer(&ptrs[0]), len(ptrs))
+	}
+}

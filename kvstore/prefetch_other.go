@@ -2,7 +2,10 @@
 
 package kvstore
 
-import "sync/atomic"
+import (
+	"sync/atomic"
+	"unsafe"
+)
 
 // Go has no prefetch instruction of its own (amd64 uses one): here the prefetches are
 // loads in one loop, independent of each other, so that their misses are in flight
@@ -23,6 +26,15 @@ func prefetchTables(ts []*keyTable) {
 	var sum uint64
 	for _, t := range ts {
 		sum += uint64(len(t.ents))
+	}
+	prefetchSink.Add(sum)
+}
+
+// prefetchBytes loads the first byte at each of ptrs.
+func prefetchBytes(ptrs []unsafe.Pointer) {
+	var sum uint64
+	for _, p := range ptrs {
+		sum += uint64(*(*byte)(p))
 	}
 	prefetchSink.Add(sum)
 }

@@ -246,7 +246,8 @@ func TestPrefetchEntriesFindsFirstKeys(t *testing.T) {
 
 // TestPrefetchChangesNothing runs prefetch (assembly on amd64) over nothing, one entry,
 // and every entry of a table, the last of its array among them, and prefetchTables over
-// every table of the store, empty ones among them: they must neither fault nor write.
+// every table of the store, empty ones among them, and prefetchValues over every page of
+// a table: they must neither fault nor write.
 func TestPrefetchChangesNothing(t *testing.T) {
 	s := storeOfKeys(t, []int{0}, "a", "b", "a-key-longer-than-sixteen-bytes")
 	tb := &s.shards[hashKey("a")%numShards].dbs[0].keys
@@ -266,6 +267,10 @@ func TestPrefetchChangesNothing(t *testing.T) {
 	}
 	prefetchTables(nil)
 	prefetchTables(tables)
+	prefetchBytes(nil)
+	for lo := 0; lo < len(tb.ents); lo += frozenPage {
+		prefetchValues(tb.ents[lo:min(lo+frozenPage, len(tb.ents))])
+	}
 	if !slices.Equal(tb.ents, before) || &tb.ents[0] != all[0] {
 		t.Fatal("prefetch changed the table")
 	}

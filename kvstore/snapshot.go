@@ -8,8 +8,8 @@ import (
 	"io"
 	"maps"
 	"slices"
-	"sync/atomic"
 	"time"
+	"unsafe"
 
 	"github.com/cespare/xxhash/v2"
 )
@@ -251,10 +251,15 @@ func appendDB(buf []byte, cp *dbCopy, live map[string]collection) []byte {
 		return binary.AppendUvarint(buf, 0)
 	}
 	buf = binary.AppendUvarint(buf, uint64(cp.keys.n))
-	var sink byte
-	for p := range cp.keys.pages() {
+	pages := cp.keys.pages()
+	if pages > 0 {
+		prefetchValues(cp.keys.page(0))
+	}
+	for p := range pages {
 		page := cp.keys.page(p)
-		sink ^= touchValues(page)
+		if p+1 < pages {
+			prefetchValues(cp.keys.page(p + 1))
+		}
 		for i := range page {
 			switch e := &page[i]; {
 			case e.meta == 0:
@@ -265,29 +270,26 @@ func appendDB(buf []byte, cp *dbCopy, live map[string]collection) []byte {
 			}
 		}
 	}
-	snapshotSink.Add(uint32(sink))
 	return buf
 }
 
-// touchValues loads the first byte of every value a page of entries points to, in one
-// tight loop whose loads are independent, and returns them combined. Values live
+// prefetchValues prefetches every value a page of entries points to. Values live
 // wherever the applier allocated them, so serializing a page paid a cache miss per key,
-// one after the other (the copy of the value was most of a snapshot's time); loaded
-// together first, their misses overlap (the prefetcher of prefetch.go does the same for
+// one after the other (the copy of the value was most of a snapshot's time); appendDB
+// prefetches the next page's values while it serializes a page, so that their misses
+// overlap each other and the work (the prefetcher of prefetch.go does the same for
 // Apply's key entries).
-func touchValues(page []kent) byte {
-	var sink byte
-	for i := range page {
+func prefetchValues(page []kent) {
+	var vals [frozenPage]unsafe.Pointer
+	k := 0
+	for i := range page[:min(len(page), frozenPage)] {
 		if e := &page[i]; len(e.str) > 0 {
-			sink ^= e.str[0]
+			vals[k] = unsafe.Pointer(unsafe.StringData(e.str))
+			k++
 		}
 	}
-	return sink
+	prefetchBytes(vals[:k])
 }
-
-// snapshotSink keeps what touchValues loaded, which nothing reads, so that the loads are
-// not optimised away.
-var snapshotSink atomic.Uint32
 
 // appendEntryRecord appends the record of key, whose slot is sl, for appendDB.
 func appendEntryRecord[K ~string | ~[]byte](buf []byte, key K, sl slot, cp *dbCopy, live map[string]collection) []byte {
