@@ -25,16 +25,16 @@ func prefetchTables(ts []*keyTable) {
 	}
 }
 
-// Both are 48 bytes, which prefetch48 covers (a constant that would underflow, and so
-// not compile, were either larger).
-const (
-	_ = 48 - unsafe.Sizeof(kent{})
-	_ = 48 - unsafe.Sizeof(keyTable{})
-)
-
 // prefetchBytes prefetches the first bytes (up to 48) at each of ptrs.
 func prefetchBytes(ptrs []unsafe.Pointer) {
 	if len(ptrs) > 0 {
 		prefetch48(unsafe.Pointer(&ptrs[0]), len(ptrs))
 	}
 }
+
+// An entry and a table's header are 48 bytes, which prefetch48 covers (a constant that
+// would underflow, and so not compile, were either larger).
+const (
+	_ = 48 - unsafe.Sizeof(kent{})
+	_ = 48 - unsafe.Sizeof(keyTable{})
+)
