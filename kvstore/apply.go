@@ -233,8 +233,7 @@ func (s *Store) Apply(e Entry, w ReplyWriter) error {
 			var spec *Spec
 			if pc := pf.next(); pc != nil {
 				c.DB, args, spec = pc.db, pc.args, pc.spec
-				c.hashed, c.hash = pc.hashed, pc.hash
-				d.b = e.Data[len(e.Data)-pc.rest:]
+				pc.resume(c, &d, e.Data)
 			} else {
 				var db int
 				if db, args = d.command(); d.err != nil {
@@ -252,8 +251,7 @@ func (s *Store) Apply(e Entry, w ReplyWriter) error {
 			s.applyExpire(c, &d)
 		case opMemcache:
 			if pc := pf.next(); pc != nil {
-				c.hashed, c.hash = pc.hashed, pc.hash
-				d.b = e.Data[len(e.Data)-pc.rest:]
+				pc.resume(c, &d, e.Data)
 				c.runMemcache(pc.spec, pc.args)
 				c.hashed = nil
 			} else {

@@ -141,6 +141,13 @@ func (p *prefetcher) next() *decodedCmd {
 	return c
 }
 
+// resume has Apply go on with pc, a command read ahead of the entry data: c takes the
+// hash of its first key, and d moves past it.
+func (pc *decodedCmd) resume(c *Ctx, d *decoder, data []byte) {
+	c.hashed, c.hash = pc.hashed, pc.hash
+	d.b = data[len(data)-pc.rest:]
+}
+
 // release drops the references into the entry the ring's slots hold, keeping their
 // scratch.
 func (p *prefetcher) release() {
