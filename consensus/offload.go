@@ -171,11 +171,12 @@ func sameOffload(cur *OffloadStatus, o *raft.Offload) bool {
 // iteration and read by anyone. Each counter is read atomically; a reader may see some
 // from one iteration and some from the next.
 type engineCounters struct {
-	sealed, sent, replayed, gapRequests, dropped, acks, duplicates, staleDropped, lazySends atomic.Uint64
+	sealed, held, sent, replayed, gapRequests, dropped, acks, duplicates, staleDropped, lazySends atomic.Uint64
 }
 
 func (c *engineCounters) store(s nicoffload.Stats) {
 	c.sealed.Store(s.Sealed)
+	c.held.Store(s.Held)
 	c.sent.Store(s.Sent)
 	c.replayed.Store(s.Replayed)
 	c.gapRequests.Store(s.GapRequests)
@@ -187,7 +188,7 @@ func (c *engineCounters) store(s nicoffload.Stats) {
 }
 
 func (c *engineCounters) load() nicoffload.Stats {
-	return nicoffload.Stats{Sealed: c.sealed.Load(), Sent: c.sent.Load(), Replayed: c.replayed.Load(),
+	return nicoffload.Stats{Sealed: c.sealed.Load(), Held: c.held.Load(), Sent: c.sent.Load(), Replayed: c.replayed.Load(),
 		GapRequests: c.gapRequests.Load(), Dropped: c.dropped.Load(), Acks: c.acks.Load(),
 		Duplicates: c.duplicates.Load(), StaleDropped: c.staleDropped.Load(), LazySends: c.lazySends.Load()}
 }

@@ -18,6 +18,15 @@ type Config struct {
 	// BatchDelay seals an open batch this long after its first entry (Tick). 0 seals at
 	// the end of every Propose: the entries of one Propose call go out in one datagram.
 	BatchDelay time.Duration
+	// InFlight, if positive, bounds the batches sent and not yet committed (with
+	// BatchDelay 0): while that many wait for their commit, what is proposed collects in
+	// the open batch, which goes out when a commit frees a place, when it is full, or at
+	// the next Tick. The batch then holds what arrived during a round trip: group commit,
+	// which costs nothing at low load (nothing is in flight, the batch goes out at once)
+	// and under load sends fewer, larger datagrams, each of which costs a follower a
+	// wake-up, a receive, a WAL write and an acknowledgement whatever its size. 0: every
+	// Propose's entries go out at once.
+	InFlight int
 	// RetransmitTimeout is how long the leader waits for an ack of sent entries before it
 	// replays them from the ring, and how often a follower repeats a retransmission
 	// request for the same gap (default 1 ms).
@@ -55,6 +64,7 @@ func (c *Config) withDefaults() Config {
 	if d.BatchDelay < 0 {
 		d.BatchDelay = 0
 	}
+	d.InFlight = max(d.InFlight, 0)
 	if d.RetransmitTimeout <= 0 {
 		d.RetransmitTimeout = time.Millisecond
 	}
@@ -181,6 +191,7 @@ type Output struct {
 // Stats are counters for INFO.
 type Stats struct {
 	Sealed       uint64 // batches sealed
+	Held         uint64 // Proposes whose batch waited for a commit (Config.InFlight)
 	Sent         uint64 // datagrams built (all types)
 	Replayed     uint64 // Append datagrams replayed from the ring
 	GapRequests  uint64 // retransmission requests sent (follower)
@@ -251,6 +262,7 @@ type Engine struct {
 	openLast, openLastTerm uint64
 
 	persisted uint64 // highest index the host reported durable
+	lastNow   int64  // the latest now the host passed (for Persisted, which has none)
 
 	// leader
 	peers          []peer
@@ -259,7 +271,8 @@ type Engine struct {
 	pending        []Entry // the open batch
 	pendingBytes   int     // its datagram size
 	pendingAt      int64
-	sealed         uint64 // last index sent in a batch
+	sealed         uint64   // last index sent in a batch
+	flight         []uint64 // with InFlight, the last indexes of the batches that may be uncommitted
 	sealedTerm     uint64
 	commitBcast    uint64 // commit index last broadcast
 	commitReported uint64
@@ -321,6 +334,7 @@ func (e *Engine) Open(now int64, r Registers) {
 	}
 	e.selfMatch = r.LastLogIndex
 	e.sealed, e.sealedTerm = r.LastLogIndex, r.LastLogTerm
+	e.flight = e.flight[:0]
 	e.commitBcast = r.CommitIndex
 	e.pendingBytes = HeaderSize
 	for _, id := range e.reg.Peers {
@@ -524,6 +538,7 @@ func (e *Engine) Propose(now int64, clock int64, data ...[]byte) (first uint64, 
 
 // ProposeTyped is Propose with the host's entry type.
 func (e *Engine) ProposeTyped(now int64, clock int64, typ uint8, data ...[]byte) (first uint64, err error) {
+	e.lastNow = max(e.lastNow, now)
 	if !e.running() || !e.reg.IsLeader {
 		return 0, ErrNotAccelerated
 	}
@@ -561,10 +576,36 @@ func (e *Engine) ProposeTyped(now int64, clock int64, typ uint8, data ...[]byte)
 		e.selfMatch = e.reg.LastLogIndex
 	}
 	if e.cfg.BatchDelay == 0 {
-		e.seal(now)
+		if e.mayLaunch() {
+			e.seal(now)
+		} else if len(e.pending) > 0 {
+			e.stats.Held++
+		}
 	}
 	e.maybeCommit()
 	return first, nil
+}
+
+// mayLaunch reports whether a batch that is not full may be sent now: always, unless
+// Config.InFlight batches wait for their commit.
+func (e *Engine) mayLaunch() bool {
+	if e.cfg.InFlight == 0 {
+		return true
+	}
+	done := 0
+	for done < len(e.flight) && e.flight[done] <= e.reg.CommitIndex {
+		done++
+	}
+	e.flight = append(e.flight[:0], e.flight[done:]...)
+	return len(e.flight) < e.cfg.InFlight
+}
+
+// launchHeld sends the open batch that waited for a commit (Config.InFlight), if it may
+// go now; called when the commit index moves.
+func (e *Engine) launchHeld(now int64) {
+	if len(e.pending) > 0 && e.cfg.BatchDelay == 0 && !e.voting && e.mayLaunch() {
+		e.seal(now)
+	}
 }
 
 // seal closes the open batch into the ring and sends it to every active follower (none
@@ -580,6 +621,9 @@ func (e *Engine) seal(now int64) {
 	e.stats.Sealed++
 	if !e.enabled {
 		return
+	}
+	if e.cfg.InFlight > 0 {
+		e.flight = append(e.flight, e.sealed)
 	}
 	to := make([]*peer, 0, 8)
 	for i := range e.peers {
@@ -777,6 +821,8 @@ func (e *Engine) handleAck(now int64, p *peer, pk *Packet) {
 	}
 	p.match, p.waitSince, p.retries = pk.Index, now, 0
 	if e.maybeCommit() {
+		// The held batch first: it carries the new commit to every follower it goes to.
+		e.launchHeld(now)
 		for i := range e.peers {
 			e.announceIdleCommit(now, &e.peers[i])
 		}
@@ -1069,7 +1115,9 @@ func (e *Engine) Persisted(index uint64) {
 	}
 	if e.reg.IsLeader {
 		e.selfMatch = max(e.selfMatch, index)
-		e.maybeCommit()
+		if e.maybeCommit() {
+			e.launchHeld(e.lastNow)
+		}
 		return
 	}
 	e.ackPending = true
@@ -1080,6 +1128,7 @@ func (e *Engine) Persisted(index uint64) {
 // Step hands the engine a datagram from a peer. The engine keeps nothing of p after it
 // returns (entry data it appends are copied).
 func (e *Engine) Step(now int64, p *Packet) {
+	e.lastNow = max(e.lastNow, now)
 	if p.ClusterID != e.cfg.ClusterID || p.To != e.reg.ID || e.reg.ID == 0 ||
 		p.From == e.reg.ID || !slices.Contains(e.reg.Peers, p.From) {
 		e.stats.Dropped++
@@ -1138,6 +1187,7 @@ func (e *Engine) answerClosed(p *Packet) {
 // commit index no batch carried, replays unacked batches after RetransmitTimeout, and
 // ends a vote round that ran out of time.
 func (e *Engine) Tick(now int64) {
+	e.lastNow = max(e.lastNow, now)
 	if !e.running() {
 		return
 	}

@@ -114,6 +114,111 @@ func TestLeaderSendsOneDatagramPerFollowerPerBatch(t *testing.T) {
 	}
 }
 
+// Group commit (Config.InFlight): with nothing in flight a Propose goes out at once; while
+// InFlight batches wait for their commit, what is proposed collects in one batch, which
+// goes out as soon as an ack commits the batch ahead of it, carrying the new commit.
+func TestLeaderHoldsBatchWhileInFlightAndSendsItOnCommit(t *testing.T) {
+	e := newLeader(t, Config{InFlight: 1})
+	e.Propose(0, 0, data(1)...) // 11: nothing in flight
+	if _, dgs := take(t, e); len(dgs) != 2 || len(dgs[0].p.Entries) != 1 {
+		t.Fatalf("first proposal: %d datagrams, want it sent at once", len(dgs))
+	}
+	e.Propose(1, 0, data(2)...) // 12..13
+	e.Propose(2, 0, data(1)...) // 14
+	if _, dgs := take(t, e); len(dgs) != 0 {
+		t.Fatalf("%d datagrams while 11 waits for its commit, want the batch held", len(dgs))
+	}
+	if s := e.Stats(); s.Held != 2 || s.Sealed != 1 {
+		t.Fatalf("held %d sealed %d, want 2 and 1", s.Held, s.Sealed)
+	}
+	e.Step(3, ack(2, 2, 11))
+	o, dgs := take(t, e)
+	if o.CommitIndex != 11 {
+		t.Fatalf("commit %d, want 11", o.CommitIndex)
+	}
+	app := only(t, dgs, Append)
+	if len(app) != 2 || len(app[0].p.Entries) != 3 || app[0].p.PrevLogIndex != 11 || app[0].p.LeaderCommit != 11 {
+		t.Fatalf("on the commit of 11: %+v, want [12..14] to each follower carrying commit 11", dgs)
+	}
+	if len(dgs) != len(app) {
+		t.Fatalf("%d datagrams besides the batch: the batch carries the commit", len(dgs)-len(app))
+	}
+	// An ack that commits nothing new (3 catching up to 11) sends nothing.
+	e.Propose(4, 0, data(1)...) // 15
+	e.Step(5, ack(3, 2, 11))
+	if _, dgs := take(t, e); len(only(t, dgs, Append)) != 0 {
+		t.Fatalf("a batch left before 12..14 committed")
+	}
+	e.Step(6, ack(3, 2, 14))
+	if _, dgs := take(t, e); len(only(t, dgs, Append)) != 2 {
+		t.Fatalf("15 not sent on the commit of 14")
+	}
+}
+
+// A held batch still goes out when it is full, and at the host's next Tick, so that
+// nothing waits on an ack that does not come (a follower that lost the batch ahead).
+func TestLeaderSendsHeldBatchWhenFullOrAtTick(t *testing.T) {
+	per := entrySize(len("SET k0 v"))
+	e := newLeader(t, Config{InFlight: 1, BatchBytes: HeaderSize + 2*per})
+	e.Propose(0, 0, data(1)...) // 11 in flight
+	take(t, e)
+	e.Propose(1, 0, data(1)...) // 12 held
+	if _, dgs := take(t, e); len(dgs) != 0 {
+		t.Fatalf("12 not held")
+	}
+	e.Propose(2, 0, data(1)...) // 13 fills the batch
+	_, dgs := take(t, e)
+	if len(dgs) != 2 || len(dgs[0].p.Entries) != 2 || dgs[0].p.PrevLogIndex != 11 {
+		t.Fatalf("full batch: %+v, want [12..13] to each follower", dgs)
+	}
+	e.Propose(3, 0, data(1)...) // 14 held
+	take(t, e)
+	e.Tick(4)
+	if _, dgs := take(t, e); len(only(t, dgs, Append)) != 2 {
+		t.Fatalf("the Tick did not send the held batch")
+	}
+}
+
+// InFlight 2 lets two batches out before it holds; with the leader's own WAL in the
+// quorum (AckAfterPersist), a commit that comes from Persisted sends the held batch too.
+func TestLeaderInFlightCountsBatchesAndPersistedReleases(t *testing.T) {
+	e := newLeader(t, Config{InFlight: 2, AckAfterPersist: true})
+	for i := range 3 {
+		e.Propose(int64(i), 0, data(1)...) // 11, 12 sent; 13 held
+	}
+	if _, dgs := take(t, e); len(dgs) != 4 || dgs[2].p.PrevLogIndex != 11 {
+		t.Fatalf("%d datagrams, want 11 and 12 to each follower", len(dgs))
+	}
+	e.Step(3, ack(2, 2, 11))
+	if _, dgs := take(t, e); len(only(t, dgs, Append)) != 0 {
+		t.Fatalf("sent before the leader's WAL held 11: no commit yet")
+	}
+	e.Persisted(11)
+	o, dgs := take(t, e)
+	app := only(t, dgs, Append)
+	if o.CommitIndex != 11 || len(app) != 2 || app[0].p.Entries[0].Index != 13 || app[0].p.LeaderCommit != 11 {
+		t.Fatalf("after Persisted(11): commit %d, %+v; want 13 sent carrying commit 11", o.CommitIndex, app)
+	}
+}
+
+// A new term does not inherit the last one's batches in flight: after Close and Open the
+// first proposal goes out at once.
+func TestLeaderInFlightStartsEmptyEachTerm(t *testing.T) {
+	e := newLeader(t, Config{InFlight: 1})
+	e.Propose(0, 0, data(1)...) // 11, never acked
+	take(t, e)
+	e.Close()
+	e.Open(1, regs(1, true, 3, 11, 2, 10, 1, 2, 3))
+	for _, id := range []uint64{2, 3} {
+		e.Step(1, &Packet{ClusterID: testCluster, From: id, To: 1, Type: VoteResponse, Term: 3, Index: 11})
+	}
+	take(t, e)
+	e.Propose(2, 0, data(1)...)
+	if _, dgs := take(t, e); len(only(t, dgs, Append)) != 2 {
+		t.Fatalf("the first proposal of term 3 was held behind term 2's batch")
+	}
+}
+
 // Raft §5.3: once a majority holds an entry it is committed, and the waiting replies are
 // released (Output.CommitIndex).
 func TestLeaderCommitsOnMajorityAck(t *testing.T) {

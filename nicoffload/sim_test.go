@@ -274,7 +274,8 @@ func TestThreeEnginesOverLossyNetworkRandom(t *testing.T) {
 func simRandom(t *testing.T, seed uint64) {
 	{
 		cfg := Config{BatchDelay: time.Duration(seed%3) * 30 * time.Microsecond,
-			BatchBytes: []int{256, 1024, 32 << 10}[seed%3], AckAfterPersist: seed%2 == 1}
+			BatchBytes: []int{256, 1024, 32 << 10}[seed%3], AckAfterPersist: seed%2 == 1,
+			InFlight: int(seed / 6 % 3)} // group commit, where BatchDelay is 0
 		lazy := seed/2%2 == 1
 		if lazy {
 			// Ticks far apart, as the host's are, so that a lazy follower's batches

@@ -121,6 +121,10 @@ type Config struct {
 	// Offload runs a cluster member in --mode offload: the common case of replication
 	// goes through a nicoffload engine over UDP, on the member's address.
 	Offload bool
+	// OffloadInFlight is how many batches the offload leader sends before it holds what
+	// is proposed next until a commit (group commit): 0 the default (2), negative no
+	// limit (every batch goes out at once).
+	OffloadInFlight int
 }
 
 // Server is a running node.

@@ -77,6 +77,7 @@ type options struct {
 	maxmemory   string
 	maxPolicy   string
 	logMax      string
+	inFlight    int
 	readCons    string
 	requirepass string
 	aclfile     string
@@ -109,6 +110,7 @@ func newFlagSet(o *options, stderr io.Writer) *flag.FlagSet {
 	fs.StringVar(&o.join, "join", "", "join a running cluster through any member's redis address (needs --cluster)")
 	fs.StringVar(&o.mode, "mode", "offload", "consensus mode: offload|raft|lowi (a single node commits locally in every mode)")
 	fs.StringVar(&o.fsync, "fsync", "everysec", "WAL fsync policy: always|everysec|no")
+	fs.IntVar(&o.inFlight, "offload-inflight", server.DefaultOffloadInFlight, "batches the offload leader has awaiting commit before it holds the next (group commit); 0: no limit")
 	fs.BoolVar(&o.memoryOnly, "memory-only", false, "keep no WAL: nothing survives a restart")
 	fs.StringVar(&o.maxmemory, "maxmemory", "0", "used memory past which writes are refused or keys evicted, as Redis's maxmemory (bytes, or with kb/mb/gb; 0: no limit; CONFIG SET changes it)")
 	fs.StringVar(&o.maxPolicy, "maxmemory-policy", "noeviction", "what happens past maxmemory: noeviction|allkeys-lru|allkeys-lfu|allkeys-random|volatile-lru|volatile-lfu|volatile-random|volatile-ttl (Redis's maxmemory-policy)")
@@ -202,6 +204,13 @@ func run(args []string, stdout, stderr io.Writer) error {
 	if !ok || logMax <= 0 {
 		return fmt.Errorf("--log-max-file-size %q: want a positive memory value, as 64mb", o.logMax)
 	}
+	inFlight := o.inFlight // the server's Config: 0 is its default, negative no limit
+	switch {
+	case inFlight < 0:
+		return fmt.Errorf("--offload-inflight %d: want 0 (no limit) or more", o.inFlight)
+	case inFlight == 0:
+		inFlight = -1
+	}
 	policy, ok := kvstore.ParseEvictPolicy(strings.ToLower(o.maxPolicy))
 	if !ok {
 		return fmt.Errorf("--maxmemory-policy %q: want one of Redis's maxmemory-policy values, as allkeys-lru or noeviction", o.maxPolicy)
@@ -294,6 +303,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 		FollowerProxy:        o.proxy,
 		SnapshotLogBytes:     logMax,
 		Offload:              o.mode == "offload",
+		OffloadInFlight:      inFlight,
 		// GOMAXPROCS in the environment pins the number of Ps
 		AdaptiveProcs: os.Getenv("GOMAXPROCS") == "",
 	})

@@ -37,6 +37,9 @@ func (s *sim) newOffload(nd *simNode) *simOffload {
 	if s.seed%2 == 1 {
 		cfg.LazyDelay = time.Duration(simUnit) // followers beyond a quorum get batches late
 	}
+	if s.seed/2%2 == 1 {
+		cfg.InFlight = 2 // group commit, as the server runs it
+	}
 	so := &simOffload{}
 	so.Offload = NewOffload(nd.r, nd.id, cfg, OffloadHost{
 		Send: func(dgs []nicoffload.Outgoing) {
