@@ -1,0 +1,89 @@
+#!/usr/bin/env bash
+# CPU per committed write of each member of a 3-member cluster, offload against raft
+# mode: redis-benchmark -t set -c 50 -P $P -d 3 at the leader, $WARM SETs, then $N whose
+# CPU (user + system, from /proc/<pid>/stat) is divided by $N for the leader, each
+# follower and the client. The modes take turns, a fresh cluster every run, $ROUNDS
+# rounds; each run is one line.
+#
+#   bench/cluster-cpu.sh                       -P 1, 2 rounds of offload and raft
+#   P=16 N=2000000 bench/cluster-cpu.sh
+#   MODES=offload MEMBER_FLAGS="--offload-inflight 0" bench/cluster-cpu.sh
+#   NANOKV=path/to/nanokv bench/cluster-cpu.sh  another build (default: this tree's)
+#
+# The client's CPU per SET is the same work against any server, so the members' figures
+# over the client's compare runs on a machine whose speed drifts. Needs redis-benchmark,
+# redis-cli, python3, bc and Go. The members listen on loopback ports chosen at start and
+# are stopped after each run.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+P=${P:-1}
+N=${N:-500000}
+WARM=${WARM:-200000}
+ROUNDS=${ROUNDS:-2}
+MODES=${MODES:-offload raft}
+MEMBER_FLAGS=${MEMBER_FLAGS:-}
+. bench/lib.sh
+
+need "apt-get install redis-tools python3 bc; Go" redis-benchmark redis-cli python3 bc go
+if [ -n "${NANOKV:-}" ]; then
+  cp "$NANOKV" "$work/nanokv"
+else
+  go build -o "$work/nanokv" ./cmd/nanokv
+fi
+cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
+raft_field() { redis-cli -p "$1" info raft 2>/dev/null | tr -d '\r' | awk -F: -v f="$2" '$1==f{print $2}'; }
+per_set() { echo "scale=2; ($2 - $1) * 1000000 / $(getconf CLK_TCK) / $N" | bc; }
+
+run() {
+  local mode=$1 i leader= peers= b0 h0
+  declare -A redis member pid t0
+  for i in 1 2 3; do
+    redis[$i]=$(free_port); member[$i]=$(free_port)
+    peers+="${peers:+,}$i=127.0.0.1:${member[$i]}"
+  done
+  rm -rf "$work"/n?
+  for i in 1 2 3; do
+    # shellcheck disable=SC2086 # MEMBER_FLAGS is a list of flags
+    "$work/nanokv" --id "$i" --peers "$peers" --mode "$mode" --redis "127.0.0.1:${redis[$i]}" \
+      --zk "" --memcache "" --data-dir "$work/n$i" $MEMBER_FLAGS 2>"$work/log$i" &
+    pid[$i]=$!
+  done
+  for _ in $(seq 100); do
+    for i in 1 2 3; do [ "$(raft_field "${redis[$i]}" raft_role)" = leader ] && leader=$i; done
+    [ -n "$leader" ] && break
+    sleep 0.1
+  done
+  [ -n "$leader" ] || { echo "no leader"; exit 1; }
+  if [ "$mode" = offload ]; then # the engine opens its term a moment after the election
+    for _ in $(seq 100); do
+      [ "$(raft_field "${redis[$leader]}" raft_offload_accelerated)" = yes ] && break
+      sleep 0.1
+    done
+  fi
+  local port=${redis[$leader]}
+  redis-benchmark -p "$port" -t set -c 50 -n "$WARM" -P "$P" -d 3 -q >/dev/null 2>&1
+  for i in 1 2 3; do t0[$i]=$(cpu_ticks "${pid[$i]}"); done
+  b0=$(raft_field "$port" raft_offload_batches); h0=$(raft_field "$port" raft_offload_held)
+  { TIMEFORMAT='%U %S'; time redis-benchmark -p "$port" -t set -c 50 -n "$N" -P "$P" -d 3 >"$work/rb.out" 2>&1; } 2>"$work/rb.time"
+  local line="$mode P=$P: $(awk '/throughput summary/{print $3}' "$work/rb.out") ops/s"
+  line+=", p50 $(awk '/latency summary/{getline; getline; print $3}' "$work/rb.out") ms; CPU µs per SET:"
+  local fol=0
+  for i in 1 2 3; do
+    local c; c=$(per_set "${t0[$i]}" "$(cpu_ticks "${pid[$i]}")")
+    if [ "$i" = "$leader" ]; then line+=" leader $c"; else fol=$((fol + 1)); line+=" follower$fol $c"; fi
+  done
+  local usr sys_
+  read -r usr sys_ <"$work/rb.time"
+  line+=" client $(echo "scale=2; ($usr + $sys_) * 1000000 / $N" | bc)"
+  if [ "$mode" = offload ]; then
+    line+="; batches $(($(raft_field "$port" raft_offload_batches) - b0)), held proposals $(($(raft_field "$port" raft_offload_held) - h0))"
+  fi
+  echo "$line"
+  for i in 1 2 3; do kill "${pid[$i]}"; done
+  wait "${pid[@]}" 2>/dev/null || true
+}
+
+echo "# $(date -u +%Y-%m-%dT%H:%MZ)  $(nproc) cores; 3 members; redis-benchmark -t set -c 50 -P $P -d 3, $N SETs after $WARM${MEMBER_FLAGS:+; members: $MEMBER_FLAGS}"
+for _ in $(seq "$ROUNDS"); do
+  for mode in $MODES; do run "$mode"; done
+done
