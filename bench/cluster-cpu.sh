@@ -3,16 +3,19 @@
 # mode: redis-benchmark -t set -c 50 -P $P -d 3 at the leader, $WARM SETs, then $N whose
 # CPU (user + system, from /proc/<pid>/stat) is divided by $N for the leader, each
 # follower and the client. The modes take turns, a fresh cluster every run, $ROUNDS
-# rounds; each run is one line.
+# rounds; each run is one line. The mode redis-server runs the same load against a
+# standalone redis-server without persistence, the anchor. With R set, the keys are
+# drawn from R (-r R): new keys grow the tables, as in `nanokv bench`'s runs.
 #
 #   bench/cluster-cpu.sh                       -P 1, 2 rounds of offload and raft
 #   P=16 N=2000000 bench/cluster-cpu.sh
+#   P=16 N=1500000 WARM=0 R=1000000 MODES="redis-server offload raft" bench/cluster-cpu.sh
 #   MODES=offload MEMBER_FLAGS="--offload-inflight 0" bench/cluster-cpu.sh
 #   NANOKV=path/to/nanokv bench/cluster-cpu.sh  another build (default: this tree's)
 #
 # The client's CPU per SET is the same work against any server, so the members' figures
 # over the client's compare runs on a machine whose speed drifts. Needs redis-benchmark,
-# redis-cli, python3, bc and Go. The members listen on loopback ports chosen at start and
+# redis-cli, python3, bc and Go (and redis-server for its mode). The members listen on loopback ports chosen at start and
 # are stopped after each run.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -20,11 +23,13 @@ P=${P:-1}
 N=${N:-500000}
 WARM=${WARM:-200000}
 ROUNDS=${ROUNDS:-2}
+R=${R:-}
 MODES=${MODES:-offload raft}
 MEMBER_FLAGS=${MEMBER_FLAGS:-}
 . bench/lib.sh
 
 need "apt-get install redis-tools python3 bc; Go" redis-benchmark redis-cli python3 bc go
+case " $MODES " in *" redis-server "*) need "apt-get install redis-server" redis-server ;; esac
 if [ -n "${NANOKV:-}" ]; then
   cp "$NANOKV" "$work/nanokv"
 else
@@ -32,11 +37,48 @@ else
 fi
 cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
 raft_field() { redis-cli -p "$1" info raft 2>/dev/null | tr -d '\r' | awk -F: -v f="$2" '$1==f{print $2}'; }
-per_set() { echo "scale=2; ($2 - $1) * 1000000 / $(getconf CLK_TCK) / $N" | bc; }
+per_set() { printf "%.2f" "$(echo "scale=3; ($2 - $1) * 1000000 / $(getconf CLK_TCK) / $N" | bc)"; }
+load() { # load PORT N [OPTIONS]: N SETs at the server on PORT
+  local port=$1 n=$2
+  shift 2
+  [ "$n" -gt 0 ] || return 0
+  redis-benchmark -p "$port" -t set -c 50 -n "$n" -P "$P" -d 3 ${R:+-r "$R"} "$@"
+}
+
+# measure PORT PIDS...: the line for $N SETs at PORT, the CPU per SET of each process in
+# PIDS (named by the array names) and of the client.
+measure() {
+  local port=$1 i usr sys_
+  shift
+  declare -A t0
+  for i in "$@"; do t0[$i]=$(cpu_ticks "${pid[$i]}"); done
+  { TIMEFORMAT='%U %S'; time load "$port" "$N" >"$work/rb.out" 2>&1; } 2>"$work/rb.time"
+  line+=": $(awk '/throughput summary/{print $3}' "$work/rb.out") ops/s"
+  line+=", p50 $(awk '/latency summary/{getline; getline; print $3}' "$work/rb.out") ms; CPU µs per SET:"
+  for i in "$@"; do line+=" ${name[$i]} $(per_set "${t0[$i]}" "$(cpu_ticks "${pid[$i]}")")"; done
+  read -r usr sys_ <"$work/rb.time"
+  line+=" client $(printf "%.2f" "$(echo "scale=3; ($usr + $sys_) * 1000000 / $N" | bc)")"
+}
+
+standalone() {
+  local port line="redis-server P=$P"
+  declare -A pid name=([0]=server)
+  port=$(free_port)
+  redis-server --port "$port" --bind 127.0.0.1 --save '' --appendonly no >"$work/redis.log" 2>&1 &
+  pid[0]=$!
+  pids+=("${pid[0]}")
+  wait_ping "$port"
+  load "$port" "$WARM" -q >/dev/null 2>&1
+  measure "$port" 0
+  echo "$line"
+  kill "${pid[0]}"
+  wait "${pid[0]}" 2>/dev/null || true
+}
 
 run() {
-  local mode=$1 i leader= peers= b0 h0
-  declare -A redis member pid t0
+  local mode=$1 i leader= peers= b0 h0 fol=0
+  [ "$mode" = redis-server ] && { standalone; return; }
+  declare -A redis member pid name
   for i in 1 2 3; do
     redis[$i]=$(free_port); member[$i]=$(free_port)
     peers+="${peers:+,}$i=127.0.0.1:${member[$i]}"
@@ -47,6 +89,7 @@ run() {
     "$work/nanokv" --id "$i" --peers "$peers" --mode "$mode" --redis "127.0.0.1:${redis[$i]}" \
       --zk "" --memcache "" --data-dir "$work/n$i" $MEMBER_FLAGS 2>"$work/log$i" &
     pid[$i]=$!
+    pids+=("${pid[$i]}")
   done
   for _ in $(seq 100); do
     for i in 1 2 3; do [ "$(raft_field "${redis[$i]}" raft_role)" = leader ] && leader=$i; done
@@ -60,21 +103,13 @@ run() {
       sleep 0.1
     done
   fi
-  local port=${redis[$leader]}
-  redis-benchmark -p "$port" -t set -c 50 -n "$WARM" -P "$P" -d 3 -q >/dev/null 2>&1
-  for i in 1 2 3; do t0[$i]=$(cpu_ticks "${pid[$i]}"); done
-  b0=$(raft_field "$port" raft_offload_batches); h0=$(raft_field "$port" raft_offload_held)
-  { TIMEFORMAT='%U %S'; time redis-benchmark -p "$port" -t set -c 50 -n "$N" -P "$P" -d 3 >"$work/rb.out" 2>&1; } 2>"$work/rb.time"
-  local line="$mode P=$P: $(awk '/throughput summary/{print $3}' "$work/rb.out") ops/s"
-  line+=", p50 $(awk '/latency summary/{getline; getline; print $3}' "$work/rb.out") ms; CPU µs per SET:"
-  local fol=0
+  local port=${redis[$leader]} line="$mode P=$P"
   for i in 1 2 3; do
-    local c; c=$(per_set "${t0[$i]}" "$(cpu_ticks "${pid[$i]}")")
-    if [ "$i" = "$leader" ]; then line+=" leader $c"; else fol=$((fol + 1)); line+=" follower$fol $c"; fi
+    if [ "$i" = "$leader" ]; then name[$i]=leader; else fol=$((fol + 1)); name[$i]=follower$fol; fi
   done
-  local usr sys_
-  read -r usr sys_ <"$work/rb.time"
-  line+=" client $(echo "scale=2; ($usr + $sys_) * 1000000 / $N" | bc)"
+  load "$port" "$WARM" -q >/dev/null 2>&1
+  b0=$(raft_field "$port" raft_offload_batches); h0=$(raft_field "$port" raft_offload_held)
+  measure "$port" 1 2 3
   if [ "$mode" = offload ]; then
     line+="; batches $(($(raft_field "$port" raft_offload_batches) - b0)), held proposals $(($(raft_field "$port" raft_offload_held) - h0))"
   fi
@@ -83,7 +118,7 @@ run() {
   wait "${pid[@]}" 2>/dev/null || true
 }
 
-echo "# $(date -u +%Y-%m-%dT%H:%MZ)  $(nproc) cores; 3 members; redis-benchmark -t set -c 50 -P $P -d 3, $N SETs after $WARM${MEMBER_FLAGS:+; members: $MEMBER_FLAGS}"
+echo "# $(date -u +%Y-%m-%dT%H:%MZ)  $(nproc) cores; 3 members; redis-benchmark -t set -c 50 -P $P -d 3${R:+ -r $R}, $N SETs after $WARM${MEMBER_FLAGS:+; members: $MEMBER_FLAGS}"
 for _ in $(seq "$ROUNDS"); do
   for mode in $MODES; do run "$mode"; done
 done
