@@ -15,8 +15,8 @@
 #
 # The client's CPU per SET is the same work against any server, so the members' figures
 # over the client's compare runs on a machine whose speed drifts. Needs redis-benchmark,
-# redis-cli, python3, bc and Go (and redis-server for its mode). The members listen on loopback ports chosen at start and
-# are stopped after each run.
+# redis-cli, python3, bc and Go (and redis-server for its mode). The servers listen on
+# loopback ports chosen at start and are stopped after each run.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 P=${P:-1}
