@@ -14,7 +14,8 @@
 #   NANOKV=path/to/nanokv bench/cluster-cpu.sh  another build (default: this tree's)
 #
 # The client's CPU per SET is the same work against any server, so the members' figures
-# over the client's compare runs on a machine whose speed drifts. Needs redis-benchmark,
+# over the client's compare runs on a machine whose speed drifts: servers/client is the
+# CPU of all the servers (the members, or redis-server) over the client's. Needs redis-benchmark,
 # redis-cli, python3, bc and Go (and redis-server for its mode). The servers listen on
 # loopback ports chosen at start and are stopped after each run.
 set -euo pipefail
@@ -55,9 +56,15 @@ measure() {
   { TIMEFORMAT='%U %S'; time load "$port" "$N" >"$work/rb.out" 2>&1; } 2>"$work/rb.time"
   line+=": $(awk '/throughput summary/{print $3}' "$work/rb.out") ops/s"
   line+=", p50 $(awk '/latency summary/{getline; getline; print $3}' "$work/rb.out") ms; CPU µs per SET:"
-  for i in "$@"; do line+=" ${name[$i]} $(per_set "${t0[$i]}" "$(cpu_ticks "${pid[$i]}")")"; done
+  local c servers=0 client
+  for i in "$@"; do
+    c=$(per_set "${t0[$i]}" "$(cpu_ticks "${pid[$i]}")")
+    line+=" ${name[$i]} $c"
+    servers=$(echo "$servers + $c" | bc)
+  done
   read -r usr sys_ <"$work/rb.time"
-  line+=" client $(printf "%.2f" "$(echo "scale=3; ($usr + $sys_) * 1000000 / $N" | bc)")"
+  client=$(printf "%.2f" "$(echo "scale=3; ($usr + $sys_) * 1000000 / $N" | bc)")
+  line+=" client $client; servers/client $(printf "%.2f" "$(echo "scale=3; $servers / $client" | bc)")"
 }
 
 standalone() {
