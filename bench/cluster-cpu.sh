@@ -46,8 +46,9 @@ load() { # load PORT N [OPTIONS]: N SETs at the server on PORT
   redis-benchmark -p "$port" -t set -c 50 -n "$n" -P "$P" -d 3 ${R:+-r "$R"} "$@"
 }
 
-# measure PORT PIDS...: the line for $N SETs at PORT, the CPU per SET of each process in
-# PIDS (named by the array names) and of the client.
+# measure PORT KEY...: $N SETs at PORT; appends to the caller's line their rate, p50 and
+# the CPU per SET of each process ${pid[KEY]} (named ${name[KEY]}: the caller's arrays)
+# and of the client.
 measure() {
   local port=$1 i usr sys_
   shift
