@@ -346,11 +346,17 @@ func startRetrying(ctx context.Context, h *harness, s *system, dir string) (*ins
 
 // leaderAddr is the address clients of proto should use: the leader's.
 func leaderAddr(ctx context.Context, in *instance, proto string) (string, error) {
+	_, addr, err := leaderOf(ctx, in, proto)
+	return addr, err
+}
+
+// leaderOf is the index of the member that leads and its address for proto.
+func leaderOf(ctx context.Context, in *instance, proto string) (int, string, error) {
 	i, err := in.leader(ctx, 20*time.Second)
 	if err != nil {
-		return "", err
+		return 0, "", err
 	}
-	return in.endpoints(proto)[i], nil
+	return i, in.endpoints(proto)[i], nil
 }
 
 func (h *harness) redisSystems() []*system {
@@ -389,32 +395,25 @@ func (h *harness) runScenario(ctx context.Context, name string) (*Scenario, erro
 			sc.Settings += fmt.Sprintf(" memtier_benchmark --protocol=redis -t 1 -c %d --ratio=1:0 --distinct-client-seed, %d s.", p.memtierClient, p.memtierSecs)
 		}
 		sc.Rows = h.rounds(ctx, name, h.redisSystems(), "SET/GET", func(ctx context.Context, in *instance, dir string) ([]Row, error) {
-			addr, err := leaderAddr(ctx, in, protoRedis)
+			leader, addr, err := leaderOf(ctx, in, protoRedis)
 			if err != nil {
 				return nil, err
 			}
 			var rows []Row
 			for _, pl := range p.rbPipelines {
 				h.prog.set(name, in.sys.name, fmt.Sprintf("redis-benchmark -P %d", pl))
-				saves := in.snapshots()
-				got, err := runRedisBenchmark(ctx, addr, 50, pl, p.rbN, vs)
+				got, err := runRedisBenchmark(ctx, in, leader, addr, 50, pl, p.rbN, vs)
 				if err != nil && strings.Contains(err.Error(), "MOVED") {
 					// Leadership moved under load (two shared cores can starve a
 					// heartbeat): find the new leader and run this step once more.
 					h.prog.println(fmt.Sprintf("%s: %s: leader changed during redis-benchmark -P %d; once more against the new leader", name, in.sys.name, pl))
-					if addr, err = leaderAddr(ctx, in, protoRedis); err != nil {
+					if leader, addr, err = leaderOf(ctx, in, protoRedis); err != nil {
 						return rows, err
 					}
-					got, err = runRedisBenchmark(ctx, addr, 50, pl, p.rbN, vs)
+					got, err = runRedisBenchmark(ctx, in, leader, addr, 50, pl, p.rbN, vs)
 				}
 				if err != nil {
 					return rows, err
-				}
-				saves = in.snapshots() - saves
-				for i := range got {
-					if strings.HasPrefix(got[i].Test, "SET") {
-						got[i].Snapshots = saves
-					}
 				}
 				rows = append(rows, got...)
 			}

@@ -42,7 +42,8 @@ func TestBenchHarnessEndToEnd(t *testing.T) {
 	profiles["tiny"] = profile{rbN: 2000, rbPipelines: []int{1}, mcSecs: 1, mcMixes: []float64{1},
 		zkServers: []int{1}, zkClients: []int{2}, zkDur: 500 * time.Millisecond,
 		olStart: 2000, olMax: 4000, olStep: 300 * time.Millisecond, olConns: 2,
-		failTrials: 1, failNodes: []int{3}, memtierSecs: 1, memtierClient: 2}
+		failTrials: 1, failNodes: []int{3}, memtierSecs: 1, memtierClient: 2,
+		clusterNodes: []int{3}, modes: []string{defaultMode}}
 	defer delete(profiles, "tiny")
 	out := filepath.Join(t.TempDir(), "out")
 	var stderr bytes.Buffer
@@ -98,6 +99,9 @@ func TestBenchHarnessEndToEnd(t *testing.T) {
 			if installed(redisSystem()) && !measured(sc, "redis-server") {
 				t.Errorf("%s: redis-server is installed but has no figure", sc.Name)
 			}
+			if sc.Name == "redis" {
+				checkCPU(t, sc, map[string]int{"redis-server": 1, "nanokv-1": 1, "nanokv-3": 3})
+			}
 		case "memcache":
 			if _, err := exec.LookPath("memcaslap"); err == nil && !measured(sc, "nanokv-1") {
 				t.Errorf("memcache: no figure for nanokv-1: %+v", sc.Rows)
@@ -138,6 +142,29 @@ func TestBenchHarnessEndToEnd(t *testing.T) {
 		if err != nil || !bytes.HasPrefix(b, []byte("\x89PNG")) {
 			t.Errorf("%s is not a PNG", p)
 		}
+	}
+}
+
+// checkCPU checks that every measured redis-benchmark row of the systems named in
+// members has the CPU per operation of each of its members and of the client.
+func checkCPU(t *testing.T, sc Scenario, members map[string]int) {
+	t.Helper()
+	seen := map[string]bool{}
+	for _, r := range sc.Rows {
+		n, ok := members[r.System]
+		if !ok || r.Ops == 0 || r.Tool != "redis-benchmark" {
+			continue
+		}
+		seen[r.System] = true
+		switch {
+		case r.CPU == nil:
+			t.Errorf("%s %s: no CPU per operation", r.System, r.Test)
+		case len(r.CPU.Followers) != n-1 || r.CPU.Leader < 0 || r.CPU.Client <= 0:
+			t.Errorf("%s %s: CPU per operation %+v, want %d followers and the client's", r.System, r.Test, r.CPU, n-1)
+		}
+	}
+	if !seen["nanokv-3"] {
+		t.Errorf("no redis-benchmark figure for nanokv-3: %+v", sc.Rows)
 	}
 }
 

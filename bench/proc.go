@@ -112,18 +112,28 @@ func (ps *procs) killAll() {
 // runTool runs a load tool to completion and returns its combined output. Cancelling ctx
 // kills the tool's process group.
 func runTool(ctx context.Context, argv []string) (string, error) {
+	out, _, err := runToolCPU(ctx, argv)
+	return out, err
+}
+
+// runToolCPU is runTool that also returns the CPU time (user + system) the tool used.
+func runToolCPU(ctx context.Context, argv []string) (string, time.Duration, error) {
 	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
 	cmd.WaitDelay = 2 * time.Second
 	out, err := cmd.CombinedOutput()
+	var cpu time.Duration
+	if cmd.ProcessState != nil {
+		cpu = cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()
+	}
 	if ctx.Err() != nil {
-		return string(out), ctx.Err()
+		return string(out), cpu, ctx.Err()
 	}
 	if err != nil {
-		return string(out), fmt.Errorf("%s: %w: %s", argv[0], err, lastLines(string(out), 5))
+		return string(out), cpu, fmt.Errorf("%s: %w: %s", argv[0], err, lastLines(string(out), 5))
 	}
-	return string(out), nil
+	return string(out), cpu, nil
 }
 
 func lastLines(s string, n int) string {

@@ -212,16 +212,21 @@ func markdownTable(sc Scenario) string {
 	if sc.Baseline != "" {
 		ratioCol = "× " + sc.Baseline
 	}
-	offered, rounds := false, false
+	offered, rounds, cpu := false, false, false
 	for _, r := range sc.Rows {
 		offered = offered || r.Offered > 0
 		rounds = rounds || len(r.Rounds) > 1
+		cpu = cpu || r.CPU != nil
 	}
 	// A run of several rounds shows each system's median round, the median of the
-	// per-round ratios, and every round's throughput.
+	// per-round ratios, and every round's throughput. The CPU per operation, where it
+	// was measured, is the median round's.
 	roundsHdr, roundsSep, roundsEmpty := "", "", ""
+	if cpu {
+		roundsHdr, roundsSep, roundsEmpty = " CPU µs/op |", "---|", " |"
+	}
 	if rounds {
-		roundsHdr, roundsSep, roundsEmpty = " rounds, ops/s |", "---|", " |"
+		roundsHdr, roundsSep, roundsEmpty = roundsHdr+" rounds, ops/s |", roundsSep+"---|", roundsEmpty+" |"
 	}
 	switch {
 	case len(sc.Rows) == 0:
@@ -256,8 +261,14 @@ func markdownTable(sc Scenario) string {
 			ops += " (" + counted(r.Snapshots, "snapshot") + ")"
 		}
 		extra := ""
+		if cpu {
+			extra = " |"
+			if r.CPU != nil {
+				extra = " " + r.CPU.String() + " |"
+			}
+		}
 		if rounds {
-			extra = " " + fmtRounds(r.Rounds) + " |"
+			extra += " " + fmtRounds(r.Rounds) + " |"
 		}
 		if offered {
 			fmt.Fprintf(&b, "| %s | %s | %.0f | %s | %s | %s | %s | %s |%s\n", r.System, r.Test, r.Offered, ops, fmtMs(r.P50), fmtMs(r.P99), fmtMs(r.P999), ratio, extra)

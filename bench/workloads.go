@@ -27,8 +27,9 @@ type Row struct {
 	Errors  int64   `json:"errors,omitempty"`
 	// Snapshots is how many snapshots the members wrote while the tool ran (INFO
 	// persistence rdb_saves, summed over them): a write test's figure pays for them.
-	// redis-benchmark makes the SET and GET rows in one run: its count is the SET's.
 	Snapshots int64 `json:"snapshots,omitempty"`
+	// CPU is what each process spent per operation, where the workload measures it.
+	CPU *CPUPerOp `json:"cpu_us_per_op,omitempty"`
 	// CDF is the latency distribution: (latency ms, fraction of requests at or below).
 	CDF []CDFPoint `json:"cdf,omitempty"`
 	// Rounds is every round's throughput, in the order they ran, when the scenario ran
@@ -121,27 +122,42 @@ func cdfQuantile(cdf []CDFPoint, q float64) float64 {
 // rbKeyspace is redis-benchmark's -r: SETs and GETs spread over a million keys.
 const rbKeyspace = 1000000
 
-// redisBenchmarkArgs is the redis-benchmark command line of a SET/GET run.
-func redisBenchmarkArgs(addr string, clients, pipeline, n, valueSize int) []string {
+// redisBenchmarkArgs is the redis-benchmark command line of a run of one test (set, get).
+func redisBenchmarkArgs(addr, test string, clients, pipeline, n, valueSize int) []string {
 	host, port, _ := net.SplitHostPort(addr)
-	return []string{"redis-benchmark", "-h", host, "-p", port, "-t", "set,get", "-c", strconv.Itoa(clients),
+	return []string{"redis-benchmark", "-h", host, "-p", port, "-t", test, "-c", strconv.Itoa(clients),
 		"-n", strconv.Itoa(n), "-r", strconv.Itoa(rbKeyspace), "-d", strconv.Itoa(valueSize), "-P", strconv.Itoa(pipeline)}
 }
 
-// runRedisBenchmark runs SET then GET against addr and names the rows "SET -P n".
-func runRedisBenchmark(ctx context.Context, addr string, clients, pipeline, n, valueSize int) ([]Row, error) {
-	out, err := runTool(ctx, redisBenchmarkArgs(addr, clients, pipeline, n, valueSize))
-	if err != nil {
-		return nil, err
+// runRedisBenchmark runs SET, then GET, against member leader of in, whose RESP address
+// is addr, and names the rows "SET -P n". Each test is a run of its own, so that the
+// CPU every process spends (Row.CPU) and the snapshots the members write are the test's.
+func runRedisBenchmark(ctx context.Context, in *instance, leader int, addr string, clients, pipeline, n, valueSize int) ([]Row, error) {
+	var rows []Row
+	for _, test := range []string{"set", "get"} {
+		saves := in.snapshots()
+		before, beforeErr := in.cpuTimes()
+		out, client, err := runToolCPU(ctx, redisBenchmarkArgs(addr, test, clients, pipeline, n, valueSize))
+		if err != nil {
+			return nil, err
+		}
+		after, afterErr := in.cpuTimes()
+		got, err := parseRedisBenchmark(out)
+		if err != nil {
+			return nil, err
+		}
+		if len(got) != 1 {
+			return nil, fmt.Errorf("redis-benchmark -t %s: %d tests in its output", test, len(got))
+		}
+		r := got[0]
+		r.Test = fmt.Sprintf("%s -P %d", r.Test, pipeline)
+		r.Snapshots = in.snapshots() - saves
+		if beforeErr == nil && afterErr == nil {
+			r.CPU = perOp(before, after, leader, client, n)
+		}
+		rows = append(rows, r)
 	}
-	rows, err := parseRedisBenchmark(out)
-	if err != nil {
-		return nil, err
-	}
-	for i := range rows {
-		rows[i].Test = fmt.Sprintf("%s -P %d", rows[i].Test, pipeline)
-	}
-	return rows, err
+	return rows, nil
 }
 
 var (
