@@ -55,6 +55,7 @@ const DefaultReadBuffer = 4 << 20
 // UDPStats are the transport's counters.
 type UDPStats struct {
 	RecvDatagrams, RecvBatches uint64 // accepted datagrams; recvmmsg calls that returned any
+	RecvEmpty                  uint64 // recvmmsg calls that found nothing (EAGAIN; Linux)
 	SentDatagrams, SendBatches uint64 // datagrams sent; sendmmsg calls
 	DroppedForeign             uint64 // not ours: bad header or another cluster id
 	DroppedUnknown             uint64 // from an address that is not the member it claims
@@ -68,10 +69,10 @@ type peerTable struct {
 	byID   map[uint64]*net.UDPAddr
 }
 
-// UDPTransport carries engine datagrams over one UDP socket. One goroutine, locked to
-// its OS thread, receives with recvmmsg (golang.org/x/net/ipv4 ReadBatch) and hands
-// each batch to the Handler; Send writes a whole Output's datagrams with sendmmsg
-// (WriteBatch) from the caller's goroutine.
+// UDPTransport carries engine datagrams over one UDP socket. One goroutine (on an OS
+// thread of its own with UDPConfig.LockThread) receives with recvmmsg and hands each
+// batch to the Handler; Send writes a whole Output's datagrams with sendmmsg
+// (golang.org/x/net/ipv4 WriteBatch) from the caller's goroutine.
 type UDPTransport struct {
 	cfg   UDPConfig
 	conn  *net.UDPConn
@@ -85,9 +86,10 @@ type UDPTransport struct {
 	closed atomic.Bool
 	done   chan struct{}
 
-	recvDatagrams, recvBatches, sentDatagrams, sendBatches atomic.Uint64
-	droppedForeign, droppedUnknown, droppedMalformed       atomic.Uint64
-	sendErrors, noRoute                                    atomic.Uint64
+	recvDatagrams, recvBatches, recvEmpty, sentDatagrams atomic.Uint64
+	sendBatches                                          atomic.Uint64
+	droppedForeign, droppedUnknown, droppedMalformed     atomic.Uint64
+	sendErrors, noRoute                                  atomic.Uint64
 }
 
 // ErrTransportClosed is returned by Send after Close.
@@ -191,7 +193,7 @@ func normalize(ap netip.AddrPort) netip.AddrPort {
 // Stats returns the counters.
 func (t *UDPTransport) Stats() UDPStats {
 	return UDPStats{
-		RecvDatagrams: t.recvDatagrams.Load(), RecvBatches: t.recvBatches.Load(),
+		RecvDatagrams: t.recvDatagrams.Load(), RecvBatches: t.recvBatches.Load(), RecvEmpty: t.recvEmpty.Load(),
 		SentDatagrams: t.sentDatagrams.Load(), SendBatches: t.sendBatches.Load(),
 		DroppedForeign: t.droppedForeign.Load(), DroppedUnknown: t.droppedUnknown.Load(),
 		DroppedMalformed: t.droppedMalformed.Load(), SendErrors: t.sendErrors.Load(),
@@ -260,85 +262,77 @@ func (t *UDPTransport) Send(dgs []Outgoing) error {
 // an entry): a recvmmsg batch of full datagrams of tiny entries can hold 100k of them.
 const maxKeptEntries = 4096
 
+// receive runs the receive loop (receiveLoop, per platform) until Close.
 func (t *UDPTransport) receive() {
 	if t.cfg.LockThread {
 		runtime.LockOSThread()
 		defer runtime.UnlockOSThread()
 	}
 	defer close(t.done)
-
-	ms := make([]ipv4.Message, t.cfg.BatchSize)
-	for i := range ms {
-		ms[i].Buffers = [][]byte{make([]byte, MaxDatagram)}
-	}
-	pkts := make([]Packet, 0, len(ms))
-	var ents []Entry // every entry of a batch of datagrams; reused, as the buffers are
-	for {
-		n, err := t.read(ms)
-		if err != nil {
-			if t.closed.Load() {
-				return
-			}
-			continue // a transient error (say, ICMP reported on the socket)
-		}
-		if n == 0 {
-			continue
-		}
-		t.recvBatches.Add(1)
-		tab := t.peers.Load()
-		pkts, ents = pkts[:0], ents[:0]
-		for i := range n {
-			p, grown, ok := t.accept(tab, &ms[i], ents)
-			ents = grown
-			if ok {
-				pkts = append(pkts, p)
-			}
-		}
-		if len(pkts) > 0 {
-			t.recvDatagrams.Add(uint64(len(pkts)))
-			t.cfg.Handler(pkts)
-			clear(pkts) // drop references into the buffers
-			clear(ents)
-		}
-		if cap(ents) > maxKeptEntries {
-			ents = nil // a burst of tiny entries: do not hold its slice for good
-		}
-	}
+	t.receiveLoop(newReceiver(t))
 }
 
-// read fills ms: polling without blocking for up to SpinBudget, then blocking.
-func (t *UDPTransport) read(ms []ipv4.Message) (int, error) {
-	if t.cfg.SpinBudget > 0 {
-		deadline := time.Now().Add(t.cfg.SpinBudget)
-		for {
-			n, err := t.pc.ReadBatch(ms, syscall.MSG_DONTWAIT)
-			if n > 0 || (err != nil && !errors.Is(err, syscall.EAGAIN)) {
-				return n, err
-			}
-			if time.Now().After(deadline) {
-				break
-			}
+func newReceiver(t *UDPTransport) *receiver {
+	r := &receiver{rx: make([]rxDatagram, t.cfg.BatchSize), pkts: make([]Packet, 0, t.cfg.BatchSize)}
+	for i := range r.rx {
+		r.rx[i].buf = make([]byte, MaxDatagram)
+	}
+	return r
+}
+
+// rxDatagram is one received datagram: a slot of the receive batch.
+type rxDatagram struct {
+	buf       []byte // MaxDatagram bytes, reused
+	n         int    // bytes received
+	truncated bool   // longer than buf: the kernel cut it
+	from      netip.AddrPort
+}
+
+// receiver holds what the receive loop reuses from batch to batch.
+type receiver struct {
+	rx   []rxDatagram
+	pkts []Packet
+	ents []Entry // every entry of a batch of datagrams; reused, as the buffers are
+}
+
+// deliver checks the datagrams of one receive batch and hands those accepted to the
+// Handler.
+func (t *UDPTransport) deliver(r *receiver, rx []rxDatagram) {
+	if len(rx) == 0 {
+		return
+	}
+	t.recvBatches.Add(1)
+	tab := t.peers.Load()
+	r.pkts, r.ents = r.pkts[:0], r.ents[:0]
+	for i := range rx {
+		p, grown, ok := t.accept(tab, &rx[i], r.ents)
+		r.ents = grown
+		if ok {
+			r.pkts = append(r.pkts, p)
 		}
 	}
-	return t.pc.ReadBatch(ms, 0)
+	if len(r.pkts) > 0 {
+		t.recvDatagrams.Add(uint64(len(r.pkts)))
+		t.cfg.Handler(r.pkts)
+		clear(r.pkts) // drop references into the buffers
+		clear(r.ents)
+	}
+	if cap(r.ents) > maxKeptEntries {
+		r.ents = nil // a burst of tiny entries: do not hold its slice for good
+	}
 }
 
 // accept checks one received datagram: our header and cluster id first (cheap, before
 // decoding entries), then that it comes from the address of the member it names. The
 // packet's entries are appended to ents, which is returned grown.
-func (t *UDPTransport) accept(tab *peerTable, m *ipv4.Message, ents []Entry) (Packet, []Entry, bool) {
-	b := m.Buffers[0][:m.N]
+func (t *UDPTransport) accept(tab *peerTable, d *rxDatagram, ents []Entry) (Packet, []Entry, bool) {
+	b := d.buf[:d.n]
 	cid, from, ok := PeekHeader(b)
-	if !ok || cid != t.cfg.ClusterID || m.Flags&syscall.MSG_TRUNC != 0 {
+	if !ok || cid != t.cfg.ClusterID || d.truncated {
 		t.droppedForeign.Add(1)
 		return Packet{}, ents, false
 	}
-	ua, _ := m.Addr.(*net.UDPAddr)
-	if ua == nil {
-		t.droppedUnknown.Add(1)
-		return Packet{}, ents, false
-	}
-	if id, known := tab.byAddr[normalize(ua.AddrPort())]; !known || id != from {
+	if id, known := tab.byAddr[normalize(d.from)]; !known || id != from {
 		t.droppedUnknown.Add(1)
 		return Packet{}, ents, false
 	}

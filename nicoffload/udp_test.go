@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -357,4 +358,33 @@ func TestUDPReceiveBufferHoldsABurst(t *testing.T) {
 			t.Fatalf("datagram %d arrived as index %d with %d entries", i+1, p.Index, len(p.Entries))
 		}
 	}
+}
+
+// A read that drained the socket is followed by a wait for the poller, not by another
+// recvmmsg that finds nothing, and the wait still wakes for each datagram that comes
+// after it: a follower's one-batch-a-wake-up case.
+func TestUDPWaitsAfterADrainingRead(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("the receive loop of other platforms tries the socket first")
+	}
+	r2 := newRecorder()
+	a, b := pair(t, func([]Packet) {}, r2.handle, 0)
+	const n = 100
+	for i := range n {
+		p := Packet{ClusterID: testCluster, From: 1, To: 2, Type: Ack, Term: 2, Index: uint64(i)}
+		if err := a.Send([]Outgoing{{To: 2, Bytes: dgram(p)}}); err != nil {
+			t.Fatal(err)
+		}
+		got := r2.wait(t, i+1) // each datagram alone: every read is a draining one
+		if got[i].Index != uint64(i) {
+			t.Fatalf("datagram %d arrived as index %d", i, got[i].Index)
+		}
+	}
+	// The first read of the loop tries the socket before any datagram is there; a
+	// datagram that arrives while the last one is read leaves a readiness behind that
+	// finds nothing. Trying the socket after each read would find it empty n times.
+	if s := b.Stats(); s.RecvDatagrams != n || s.RecvEmpty > n/10 {
+		t.Fatalf("%d datagrams, %d recvmmsg calls that found nothing: want %d and at most %d", s.RecvDatagrams, s.RecvEmpty, n, n/10)
+	}
+	t.Logf("stats %+v", b.Stats())
 }
