@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/nanokv/nanokv/consensus/raft"
+	"github.com/nanokv/nanokv/internal/netserve"
 )
 
 // The member-to-member transport: TCP, one pipelined connection per peer and direction,
@@ -577,53 +578,143 @@ func (t *TCPTransport) readLoop(c net.Conn) (from uint64, err error) {
 	}
 	var recv snapReceiver
 	defer recv.abort()
-	for {
-		var hdr [4]byte
-		if _, err := io.ReadFull(r, hdr[:]); err != nil {
-			return sender, err
+	var done bool
+	fr := frameReader{handle: func(buf []byte) bool {
+		done, err = t.handleFrame(sender, &recv, buf)
+		return !done && err == nil
+	}}
+	// The hello's reader may hold the first frames already; the rest come from the
+	// socket, read once per readiness (netserve.ReadLoop), as the clients' connections
+	// are: a bufio.Reader over the connection reads again at once after each batch of
+	// frames, and finds nothing as often as not.
+	if !fr.feed(readBuffered(r)) {
+		return sender, err
+	}
+	netserve.ReadLoop(c, fr.space, fr.got)
+	switch {
+	case fr.err != nil:
+		return sender, fmt.Errorf("%w from member %d", fr.err, sender)
+	case err != nil || done:
+		return sender, err
+	}
+	return sender, io.EOF // the connection failed or the peer closed it
+}
+
+// readBuffered is what r holds already.
+func readBuffered(r *bufio.Reader) []byte {
+	b, _ := r.Peek(r.Buffered())
+	return b
+}
+
+// handleFrame handles one frame from member sender: done when the connection has
+// ended as planned (a snapshot delivered), an error when it must end.
+func (t *TCPTransport) handleFrame(sender uint64, recv *snapReceiver, buf []byte) (done bool, err error) {
+	switch buf[0] {
+	case frameMsg:
+		m, err := raft.ParseMessage(buf[1:])
+		if err != nil {
+			return false, fmt.Errorf("consensus: member %d: %w", sender, err)
 		}
-		n := binary.BigEndian.Uint32(hdr[:])
-		if n == 0 || n > maxFrame {
-			return sender, fmt.Errorf("consensus: frame of %d bytes from member %d", n, sender)
+		if m.From != sender || m.To != t.id {
+			return false, fmt.Errorf("consensus: member %d sent a message from %d to %d", sender, m.From, m.To)
 		}
-		// A fresh buffer per frame: entries in the message alias it and live on in the
-		// core's log.
-		buf := make([]byte, n)
-		if _, err := io.ReadFull(r, buf); err != nil {
-			return sender, err
-		}
-		switch buf[0] {
-		case frameMsg:
-			m, err := raft.ParseMessage(buf[1:])
-			if err != nil {
-				return sender, fmt.Errorf("consensus: member %d: %w", sender, err)
-			}
-			if m.From != sender || m.To != t.id {
-				return sender, fmt.Errorf("consensus: member %d sent a message from %d to %d", sender, m.From, m.To)
-			}
-			if m.Type == raft.MsgSnap {
-				if m.Snapshot == nil || recv.done != m.Snapshot.Index || recv.done == 0 {
-					return sender, fmt.Errorf("consensus: member %d announced a snapshot it did not send", sender)
-				}
-				t.deliver(m)
-				return sender, nil // closing tells the sender it arrived
+		if m.Type == raft.MsgSnap {
+			if m.Snapshot == nil || recv.done != m.Snapshot.Index || recv.done == 0 {
+				return false, fmt.Errorf("consensus: member %d announced a snapshot it did not send", sender)
 			}
 			t.deliver(m)
-		case frameSnapChunk:
-			if len(buf) < 10 {
-				return sender, fmt.Errorf("consensus: short snapshot chunk from member %d", sender)
+			return true, nil // closing tells the sender it arrived
+		}
+		t.deliver(m)
+	case frameSnapChunk:
+		if len(buf) < 10 {
+			return false, fmt.Errorf("consensus: short snapshot chunk from member %d", sender)
+		}
+		if t.snapDir == "" {
+			return false, fmt.Errorf("consensus: member %d sent a snapshot; this member keeps none", sender)
+		}
+		index, last := binary.BigEndian.Uint64(buf[1:]), buf[9] == 1
+		if err := recv.write(t.snapDir, index, last, buf[10:]); err != nil {
+			return false, err
+		}
+	default:
+		return false, fmt.Errorf("consensus: frame kind %d from member %d", buf[0], sender)
+	}
+	return false, nil
+}
+
+// frameReader cuts a stream into frames (a 4-byte big-endian length, then that many
+// bytes) and hands each to handle in a buffer of its own: the entries of a message
+// alias it and live on in the core's log. It is fed by netserve.ReadLoop: space is
+// where the next read goes, got takes the bytes read. Small frames are read into a
+// scratch buffer and copied out; the rest of a frame longer than the scratch is read
+// into its own buffer directly.
+type frameReader struct {
+	handle  func(frame []byte) bool // false stops the reading
+	scratch []byte
+	hdr     [4]byte
+	nh      int    // bytes of hdr received
+	frame   []byte // the frame being received, once its length is known
+	nf      int    // bytes of frame received
+	direct  bool   // the last space was frame[nf:]
+	err     error  // a frame length out of bounds
+}
+
+// frameScratch is the scratch buffer's size, as the bufio.Reader it replaces.
+const frameScratch = 64 << 10
+
+func (f *frameReader) space() []byte {
+	if f.frame != nil && len(f.frame)-f.nf > frameScratch {
+		f.direct = true
+		return f.frame[f.nf:]
+	}
+	f.direct = false
+	if f.scratch == nil {
+		f.scratch = make([]byte, frameScratch)
+	}
+	return f.scratch
+}
+
+func (f *frameReader) got(n int) bool {
+	if f.direct {
+		f.nf += n
+		return f.nf < len(f.frame) || f.complete()
+	}
+	return f.feed(f.scratch[:n])
+}
+
+// feed takes bytes of the stream; false when reading must stop.
+func (f *frameReader) feed(b []byte) bool {
+	for len(b) > 0 {
+		if f.frame == nil {
+			c := copy(f.hdr[f.nh:], b)
+			f.nh += c
+			b = b[c:]
+			if f.nh < len(f.hdr) {
+				return true
 			}
-			if t.snapDir == "" {
-				return sender, fmt.Errorf("consensus: member %d sent a snapshot; this member keeps none", sender)
+			n := binary.BigEndian.Uint32(f.hdr[:])
+			if n == 0 || n > maxFrame {
+				f.err = fmt.Errorf("consensus: frame of %d bytes", n)
+				return false
 			}
-			index, last := binary.BigEndian.Uint64(buf[1:]), buf[9] == 1
-			if err := recv.write(t.snapDir, index, last, buf[10:]); err != nil {
-				return sender, err
-			}
-		default:
-			return sender, fmt.Errorf("consensus: frame kind %d from member %d", buf[0], sender)
+			f.frame, f.nf = make([]byte, n), 0
+		}
+		c := copy(f.frame[f.nf:], b)
+		f.nf += c
+		b = b[c:]
+		if f.nf == len(f.frame) && !f.complete() {
+			return false
 		}
 	}
+	return true
+}
+
+// complete hands on the frame received whole and starts the next.
+func (f *frameReader) complete() bool {
+	frame := f.frame
+	f.frame, f.nf, f.nh = nil, 0, 0
+	return f.handle(frame)
 }
 
 // snapReceiver writes one incoming snapshot to <dir>/snap-<index>.recv.
