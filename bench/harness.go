@@ -380,9 +380,11 @@ func (h *harness) runScenario(ctx context.Context, name string) (*Scenario, erro
 	switch name {
 	case "redis":
 		sc.Title = "redis: redis-benchmark SET/GET"
-		sc.Settings = fmt.Sprintf("redis-benchmark -t set,get -c 50 -n %d -r %d -d %d -P {%s}, against the leader; "+
+		sc.Settings = fmt.Sprintf("redis-benchmark -t set, then -t get, -c 50 -n %d -r %d -d %d -P {%s}, against the leader; "+
 			"nanokv members keep a WAL (--fsync everysec), redis-server has no persistence (its best case). "+
-			"p99.9 is the first percentile redis-benchmark lists at or above 99.9%%.", p.rbN, rbKeyspace, vs, joinInts(p.rbPipelines))
+			"p99.9 is the first percentile redis-benchmark lists at or above 99.9%%. "+
+			"CPU µs/op is the user + system time per request of the leader (or the server), each follower "+
+			"(/proc/<pid>/stat, in 10 ms ticks) and redis-benchmark (its rusage).", p.rbN, rbKeyspace, vs, joinInts(p.rbPipelines))
 		if line := toolMissing("redis-benchmark", "apt-get install redis-tools"); line != "" {
 			h.skip(line)
 			sc.Rows = []Row{{System: "(all)", Test: "redis-benchmark", Skipped: line}}
