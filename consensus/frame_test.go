@@ -3,9 +3,14 @@ package consensus
 import (
 	"bytes"
 	"encoding/binary"
+	"fmt"
 	"math/rand/v2"
+	"net"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/nanokv/nanokv/consensus/raft"
 )
 
 // stream is frames as a TCPTransport writes them: each its length, then its bytes.
@@ -128,4 +133,42 @@ func FuzzFrameReader(f *testing.F) {
 			}
 		}
 	})
+}
+
+// A bad frame length that arrives with the hello, in the same segment, still ends the
+// connection with an error the transport logs (not as a connection that ended as
+// planned), and nothing is delivered.
+func TestTransportRefusesABadFrameBehindTheHello(t *testing.T) {
+	logged := make(chan string, 8)
+	delivered := make(chan raft.Message, 1)
+	b := listenT(t, 2, 7, "", func(m raft.Message) { delivered <- m }, func(f string, args ...any) {
+		logged <- fmt.Sprintf(f, args...)
+	})
+	c, err := net.Dial("tcp", b.Addr())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	hello := append([]byte(transportMagic), transportVersion)
+	hello = binary.BigEndian.AppendUint64(hello, 7) // cluster
+	hello = binary.BigEndian.AppendUint64(hello, 1) // from
+	hello = binary.BigEndian.AppendUint16(hello, 0) // no meta
+	hello = binary.BigEndian.AppendUint16(hello, 0) // no address
+	hello = binary.BigEndian.AppendUint32(hello, 0) // a frame of no bytes
+	if _, err := c.Write(hello); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case msg := <-logged:
+		if !strings.Contains(msg, "frame of 0 bytes from member 1") {
+			t.Fatalf("logged %q", msg)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the bad frame was not reported")
+	}
+	select {
+	case m := <-delivered:
+		t.Fatalf("delivered %+v", m)
+	default:
+	}
 }

@@ -587,10 +587,9 @@ func (t *TCPTransport) readLoop(c net.Conn) (from uint64, err error) {
 	// socket, read once per readiness (netserve.ReadLoop), as the clients' connections
 	// are: a bufio.Reader over the connection reads again at once after each batch of
 	// frames, and finds nothing as often as not.
-	if !fr.feed(readBuffered(r)) {
-		return sender, err
+	if fr.feed(readBuffered(r)) {
+		netserve.ReadLoop(c, fr.space, fr.got)
 	}
-	netserve.ReadLoop(c, fr.space, fr.got)
 	switch {
 	case fr.err != nil:
 		return sender, fmt.Errorf("%w from member %d", fr.err, sender)
