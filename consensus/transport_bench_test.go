@@ -1,11 +1,11 @@
 package consensus
 
 import (
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/nanokv/nanokv/consensus/raft"
+	"github.com/nanokv/nanokv/internal/cputime"
 )
 
 // BenchmarkTransportRoundTrip: an append of one 32-byte entry from member 1 to member 2
@@ -43,19 +43,10 @@ func BenchmarkTransportRoundTrip(b *testing.B) {
 	roundTrip() // the connections are up
 	b.ReportAllocs()
 	b.ResetTimer()
-	start, cpu0 := time.Now(), rusageCPU(b)
+	start, cpu0 := time.Now(), cputime.Process()
 	for range b.N {
 		roundTrip()
 	}
 	b.ReportMetric(float64(time.Since(start).Microseconds())/float64(b.N), "µs/rtt")
-	b.ReportMetric(float64((rusageCPU(b)-cpu0).Microseconds())/float64(b.N), "cpu-µs/rtt")
-}
-
-// rusageCPU is the CPU time (user + system) this process has used.
-func rusageCPU(b *testing.B) time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		b.Fatal(err)
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+	b.ReportMetric(float64((cputime.Process()-cpu0).Microseconds())/float64(b.N), "cpu-µs/rtt")
 }

@@ -1,9 +1,10 @@
 package nicoffload
 
 import (
-	"syscall"
 	"testing"
 	"time"
+
+	"github.com/nanokv/nanokv/internal/cputime"
 )
 
 // BenchmarkEngineLeader: one propose+ack cycle of a three-member leader — a proposal of
@@ -68,7 +69,7 @@ func BenchmarkUDPRoundTrip(b *testing.B) {
 				Term: 2, Entries: []Entry{{Term: 2, Data: make([]byte, 32)}}})}}
 			b.ReportAllocs()
 			b.ResetTimer()
-			start, cpu0 := time.Now(), processCPU(b)
+			start, cpu0 := time.Now(), cputime.Process()
 			for range b.N {
 				if err := a.Send(req); err != nil {
 					b.Fatal(err)
@@ -82,16 +83,7 @@ func BenchmarkUDPRoundTrip(b *testing.B) {
 			b.ReportMetric(float64(time.Since(start).Microseconds())/float64(b.N), "µs/rtt")
 			// The CPU of both ends and the benchmark's loop, all in this process: on a
 			// machine whose cores the members share, what a round trip costs them.
-			b.ReportMetric(float64((processCPU(b)-cpu0).Microseconds())/float64(b.N), "cpu-µs/rtt")
+			b.ReportMetric(float64((cputime.Process()-cpu0).Microseconds())/float64(b.N), "cpu-µs/rtt")
 		})
 	}
-}
-
-// processCPU is the CPU time (user + system) this process has used.
-func processCPU(b *testing.B) time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		b.Fatal(err)
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }

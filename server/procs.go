@@ -2,9 +2,9 @@ package server
 
 import (
 	"runtime"
-	"syscall"
 	"time"
 
+	"github.com/nanokv/nanokv/internal/cputime"
 	"github.com/nanokv/nanokv/internal/netserve"
 )
 
@@ -166,7 +166,7 @@ func startProcTuner(stop <-chan struct{}) {
 	go func() {
 		tick := time.NewTicker(procsWindow)
 		defer tick.Stop()
-		lastCPU, lastOut, lastWall := cpuTime(), netserve.Written(), time.Now()
+		lastCPU, lastOut, lastWall := cputime.Process(), netserve.Written(), time.Now()
 		for {
 			select {
 			case <-stop:
@@ -174,7 +174,7 @@ func startProcTuner(stop <-chan struct{}) {
 				return
 			case <-tick.C:
 			}
-			cpu, out, wall := cpuTime(), netserve.Written(), time.Now()
+			cpu, out, wall := cputime.Process(), netserve.Written(), time.Now()
 			secs := wall.Sub(lastWall).Seconds()
 			busy := (cpu - lastCPU).Seconds() / secs
 			rate := float64(out-lastOut) / secs
@@ -185,13 +185,4 @@ func startProcTuner(stop <-chan struct{}) {
 			}
 		}
 	}()
-}
-
-// cpuTime is the user and system CPU time of the whole process.
-func cpuTime() time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
