@@ -6,9 +6,12 @@ import (
 	"math/rand/v2"
 	"reflect"
 	"slices"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/nanokv/nanokv/consensus/raft"
 	"github.com/nanokv/nanokv/nicoffload"
 )
 
@@ -267,4 +270,88 @@ func TestEngineCountersCarryEveryStat(t *testing.T) {
 	if got := c.load(); got != want {
 		t.Fatalf("stored %+v, loaded %+v", want, got)
 	}
+}
+
+// steadyLoad keeps window proposals outstanding on member n (forwarded to the leader
+// when n follows) until stop is closed; it returns how many were answered without error
+// so far, and waits for the last ones when stopped.
+func steadyLoad(n *RaftNode, window int, stop <-chan struct{}) (answered func() uint64, wait func()) {
+	var ok atomic.Uint64
+	slots := make(chan struct{}, window)
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for i := 0; ; i++ {
+			select {
+			case <-stop:
+				return
+			case slots <- struct{}{}:
+			}
+			wg.Add(1)
+			n.ProposeAsync(fmt.Appendf(nil, "load%d=%d", i%16, i), nil, true, func(err error) {
+				if err == nil {
+					ok.Add(1)
+				}
+				<-slots
+				wg.Done()
+			})
+		}
+	}()
+	return ok.Load, wg.Wait
+}
+
+// A leader elected while clients write without a pause opens an accelerated term
+// without waiting for the load to stop: the open needs a tick at which every voter holds
+// the whole log, committed, and a pipeline of 64 forwarded proposals leaves such ticks.
+// The load goes on through the engine afterwards.
+func TestOffloadReopensUnderSteadyLoad(t *testing.T) {
+	c := newTestClusterWith(t, 3, false, true)
+	lead := c.accelerated()
+	stop := make(chan struct{})
+	answered, wait := steadyLoad(c.nodes()[1], 64, stop)
+	defer func() {
+		select {
+		case <-stop:
+		default:
+			close(stop)
+		}
+		wait()
+	}()
+	for answered() < 1000 {
+		time.Sleep(time.Millisecond)
+	}
+	ctx := ctxT(t)
+	to, err := lead.TransferLeader(ctx, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	var opened *RaftNode
+	for opened == nil && time.Now().Before(deadline) {
+		for _, n := range c.nodes() {
+			if st := n.Status(); st.Role == raft.Leader && st.ID == to && st.Offload.Accelerated {
+				opened = n
+			}
+		}
+		time.Sleep(time.Millisecond)
+	}
+	if opened == nil {
+		t.Fatalf("member %d did not open an accelerated term under load: %+v", to, c.nodes()[to].Status().Offload)
+	}
+	// The load ran on through the hold: the engine carries it now.
+	sealed, was := opened.Status().Offload.Engine.Sealed, answered()
+	for answered() < was+1000 || opened.Status().Offload.Engine.Sealed < sealed+10 {
+		if time.Now().After(deadline) {
+			t.Fatalf("the load stalled after the term opened: %d answered, %+v", answered()-was, opened.Status().Offload)
+		}
+		time.Sleep(time.Millisecond)
+	}
+	close(stop)
+	wait()
+	idx, err := opened.Propose(ctx, []byte("last=1"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.sameApplied(idx)
 }
