@@ -150,9 +150,10 @@ func TestOffloadClosesForSoftwareAndReopens(t *testing.T) {
 }
 
 // The porcupine check of RaftNode, in offload mode: four clients, the leader cut off and
-// healed three times, datagrams lost; the history must be linearizable.
+// healed three times, datagrams lost; the history must be linearizable. The members
+// join blind proposals, as a server's do.
 func TestOffloadLinearizableAcrossFailover(t *testing.T) {
-	c := newTestClusterWith(t, 3, true, true)
+	c := newTestClusterWith(t, 3, true, true, func(c *testCluster) { c.join = true })
 	c.accelerated()
 	c.net.mu.Lock()
 	c.net.dgramLoss, c.net.rng = 2, rand.New(rand.NewPCG(3, 4))

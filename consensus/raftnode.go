@@ -58,6 +58,8 @@ type RaftNode struct {
 	fwdIn []raft.Message
 	// commitBuf is commitEntries' batch, reused (the apply queue copies what it queues).
 	commitBuf []pending
+	// joinBuf is join's result, reused.
+	joinBuf []*proposal
 	// lazy is which peers chooseLazy last told the transport to hold back (owned by run).
 	lazy    map[uint64]bool
 	reads   map[uint64]*readRequest // by context
@@ -200,8 +202,14 @@ type RaftConfig struct {
 	// Offload, when set, carries the common case of replication through an offload
 	// engine (offload.go); deliver its datagrams with StepDatagrams.
 	Offload *OffloadConfig
-	Now     func() int64
-	Logf    func(format string, args ...any)
+	// JoinBlind says the state machine applies the concatenation of two entries' data
+	// as the two entries, one after the other (kvstore's encoding does): a leader then
+	// joins the blind proposals (local nil: answered at commit, with nothing for the
+	// applier to hand back) that one iteration of its loop proposes together into one
+	// entry (join.go).
+	JoinBlind bool
+	Now       func() int64
+	Logf      func(format string, args ...any)
 }
 
 // Defaults of RaftConfig: an election timeout of 200–300 ms. 80–120 ms gave a median
@@ -245,10 +253,20 @@ type proposal struct {
 	// The proposer is told the outcome on done, or, for ProposeAsync, by a call of cb.
 	done chan error // buffered: the loop never blocks on it
 	cb   func(error)
+	// joined are the blind proposals whose data this one's concatenates (join.go): it
+	// stands for them in the log and in pending, and finish answers each.
+	joined []*proposal
 }
 
 // finish tells the proposer the outcome: at commit, or the error that ended the wait.
 func (p *proposal) finish(err error) {
+	if p.joined != nil {
+		for _, q := range p.joined {
+			q.index, q.term = p.index, p.term
+			q.finish(err)
+		}
+		return
+	}
 	if p.cb != nil {
 		p.cb(err)
 		return
@@ -1260,6 +1278,9 @@ func (n *RaftNode) propose(batch []*proposal) {
 		if batch = rest; len(batch) == 0 {
 			return
 		}
+	}
+	if n.cfg.JoinBlind {
+		batch = n.join(batch)
 	}
 	data := make([][]byte, len(batch))
 	for i, p := range batch {

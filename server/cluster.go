@@ -181,6 +181,8 @@ func (s *Server) launchCluster(redisAddr string, nodeID, clusterID uint64, boot 
 		TickInterval: cfg.TickInterval, ElectionTicks: cfg.ElectionTicks, SnapshotLogBytes: s.logMax.Load(),
 		SnapshotTrailing: cfg.SnapshotTrailing,
 		LeaseReads:       cfg.ReadConsistency != "strict", Logf: s.logf,
+		// The store applies concatenated batches as the batches in turn.
+		JoinBlind: true,
 		// A ZooKeeper session's watches fire when this member applies: with sessions
 		// here, it hears of every commit at once, as ZooKeeper's followers do.
 		WantsCommits: func() bool { return s.zkSessions.Load() > 0 },
