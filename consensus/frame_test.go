@@ -149,12 +149,10 @@ func TestTransportRefusesABadFrameBehindTheHello(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer c.Close()
-	hello := append([]byte(transportMagic), transportVersion)
-	hello = binary.BigEndian.AppendUint64(hello, 7) // cluster
-	hello = binary.BigEndian.AppendUint64(hello, 1) // from
-	hello = binary.BigEndian.AppendUint16(hello, 0) // no meta
-	hello = binary.BigEndian.AppendUint16(hello, 0) // no address
-	hello = binary.BigEndian.AppendUint32(hello, 0) // a frame of no bytes
+	// Member 1's hello, as its transport writes it, and a frame of no bytes after it in
+	// the same write.
+	a := listenT(t, 1, 7, "", func(raft.Message) {}, nil)
+	hello := binary.BigEndian.AppendUint32(a.hello(), 0)
 	if _, err := c.Write(hello); err != nil {
 		t.Fatal(err)
 	}
