@@ -9,7 +9,9 @@ package consensus
 // back) need no entry of their own, so the leader joins a run of them into one entry,
 // their data concatenated, which the state machine applies as the entries one after
 // the other. A proposal with a local value keeps its own entry, and the order of the
-// batch is kept.
+// batch is kept. A follower joins what it forwards (ProposeForward) the same way: the
+// leader gets one forwarded entry for the run, tagged once, and the follower answers
+// each of its proposers when that entry commits.
 
 // maxJoinedBytes bounds a joined entry: far below what one datagram of the offload
 // engine carries (nicoffload.MaxEntryData), so that joining never sends an accelerated

@@ -10,28 +10,34 @@ import (
 	"github.com/nanokv/nanokv/consensus/raft"
 )
 
-// A leader that joins blind proposals: those proposed together become one entry, which
+// A member that joins blind proposals: those proposed together become one entry, which
 // every member applies as the proposals in order; a proposal with a local value keeps
-// an entry of its own, with its own data and local; every proposer is answered.
+// an entry of its own, with its own data and local; every proposer is answered. The
+// leader joins what it proposes, a follower what it forwards to the leader.
 func TestRaftNodeJoinsBlindProposals(t *testing.T) {
 	for _, offload := range []bool{false, true} {
-		t.Run(map[bool]string{false: "raft", true: "offload"}[offload], func(t *testing.T) {
-			// A leader change refuses or drops some writes, and the checks below need
-			// all of them in order: a run that sees one starts again on a fresh
-			// cluster (an election timeout is 20 ms here, and may lapse on a loaded
-			// machine).
-			for attempt := 1; !joinRun(t, offload); attempt++ {
-				if attempt == 3 {
-					t.Fatal("a leader change in each of three runs")
+		for _, forward := range []bool{false, true} {
+			name := map[bool]string{false: "raft", true: "offload"}[offload] +
+				map[bool]string{false: "/leader", true: "/forwarded"}[forward]
+			t.Run(name, func(t *testing.T) {
+				// A leader change refuses or drops some writes, and the checks below
+				// need all of them in order: a run that sees one starts again on a
+				// fresh cluster (an election timeout is 20 ms here, and may lapse on a
+				// loaded machine).
+				for attempt := 1; !joinRun(t, offload, forward); attempt++ {
+					if attempt == 3 {
+						t.Fatal("a leader change in each of three runs")
+					}
 				}
-			}
-		})
+			})
+		}
 	}
 }
 
-// joinRun is one run of TestRaftNodeJoinsBlindProposals; false when a leader change
-// refused or dropped a write.
-func joinRun(t *testing.T, offload bool) bool {
+// joinRun is one run of TestRaftNodeJoinsBlindProposals, its proposals made on the
+// leader or, with forward, forwarded by a follower; false when a leader change refused
+// or dropped a write.
+func joinRun(t *testing.T, offload, forward bool) bool {
 	c := newTestClusterWith(t, 3, false, offload, func(c *testCluster) { c.join = true })
 	defer func() {
 		for _, n := range c.nodes() {
@@ -41,6 +47,10 @@ func joinRun(t *testing.T, offload bool) bool {
 	lead := c.leader()
 	if offload {
 		lead = c.accelerated()
+	}
+	proposer := lead
+	if forward {
+		_, proposer = c.follower(lead)
 	}
 	const n = 600
 	var wg sync.WaitGroup
@@ -54,7 +64,7 @@ func joinRun(t *testing.T, offload bool) bool {
 		if i%10 == 0 {
 			data, local = fmt.Appendf(nil, "own%d=%d;", i, i), fmt.Sprint("token", i)
 		}
-		lead.ProposeAsync(data, local, false, func(err error) {
+		proposer.ProposeAsync(data, local, forward, func(err error) {
 			errs <- err
 			wg.Done()
 		})
@@ -97,7 +107,7 @@ func joinRun(t *testing.T, offload bool) bool {
 			if strings.HasPrefix(d, "own") {
 				var i int
 				fmt.Sscanf(d, "own%d=", &i)
-				if want := fmt.Sprint("token", i); id == lead.Status().ID && sm.locals[e.Index] != want {
+				if want := fmt.Sprint("token", i); id == proposer.Status().ID && sm.locals[e.Index] != want {
 					t.Errorf("entry %q came with local %v, want %s", d, sm.locals[e.Index], want)
 				}
 			}

@@ -206,7 +206,8 @@ type RaftConfig struct {
 	// as the two entries, one after the other (kvstore's encoding does): a leader then
 	// joins the blind proposals (local nil: answered at commit, with nothing for the
 	// applier to hand back) that one iteration of its loop proposes together into one
-	// entry (join.go).
+	// entry (join.go), and a follower those it forwards together into one forwarded
+	// entry.
 	JoinBlind bool
 	Now       func() int64
 	Logf      func(format string, args ...any)
@@ -1273,6 +1274,11 @@ func (n *RaftNode) propose(batch []*proposal) {
 			}
 		}
 		if len(fwd) > 0 {
+			if n.cfg.JoinBlind {
+				// Joined here, a run of blind writes travels as one forwarded entry:
+				// one tag, one sequence number and one entry in the log.
+				fwd = n.join(fwd)
+			}
 			n.forward(fwd)
 		}
 		if batch = rest; len(batch) == 0 {
