@@ -1211,6 +1211,13 @@ func (n *RaftNode) proposeForwards() {
 			data = append(data, buf[off:len(buf):len(buf)])
 		}
 	}
+	if n.off != nil {
+		// Each origin waits for these entries to answer its clients: a lazy follower
+		// must get them at once, not with its lazy batches.
+		for _, m := range n.fwdIn {
+			n.off.PeerWaits(m.From)
+		}
+	}
 	if !n.proposeOffloaded(raft.EntryForwarded, nil, data) {
 		if _, err := n.r.ProposeTyped(n.cfg.Now(), raft.EntryForwarded, data...); err != nil {
 			refusals := make([]raft.Message, len(n.fwdIn))

@@ -632,6 +632,12 @@ func (e *Engine) seal(now int64) {
 		case p.state != peerActive:
 		case !p.lazy:
 			to = append(to, p)
+		case p.waiting:
+			// Its host waits for a commit (a client's write it forwarded): it needs
+			// the entries to answer, and lazily it would get them LazyDelay late, or
+			// at the next tick when no later seal flushes it. What it was not sent
+			// goes with this batch.
+			e.sendLazy(now, p)
 		case p.lazySent == b.prev: // the first batch it waits for
 			p.lazyAt = now
 		}
@@ -1095,6 +1101,16 @@ func (e *Engine) handleVote(pk *Packet) {
 	}
 	e.send(&Packet{Type: VoteResponse, To: pk.From, Term: pk.Term, Reject: !grant,
 		Index: e.reg.LastLogIndex})
+}
+
+// PeerWaits tells a leader's engine that follower id waits for a commit, before the
+// leader proposes the writes that follower forwarded: its acks say whether it waits,
+// but only from its next one, and a lazy follower acks only once it is sent entries.
+// The next ack sets it again.
+func (e *Engine) PeerWaits(id uint64) {
+	if p := e.peer(id); p != nil && e.reg.IsLeader {
+		p.waiting = true
+	}
 }
 
 // SetWaiting tells a follower's engine whether its host waits for a commit: for the

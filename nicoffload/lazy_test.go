@@ -105,3 +105,50 @@ func TestEngineLazyFollower(t *testing.T) {
 		t.Fatalf("LazySends %d, want 2", st.LazySends)
 	}
 }
+
+// A lazy follower whose host waits for a commit (a client's write it forwarded) is sent
+// each batch at once, with the batches it was not sent before: lazily it would get the
+// entries it needs to answer its client LazyDelay late, or only at the next tick when
+// no later batch flushes it (measured before this was so: 5k SET/s and a p50 of 9.6 ms
+// through the lazy one of three offload members with --follower-proxy, against 65k
+// and 0.6 ms through the eager one). The leader hears that it waits from PeerWaits (it
+// proposes writes that follower forwarded) or from its acks; an ack saying it waits for
+// nothing makes it lazy again.
+func TestEngineLazyFollowerThatWaitsIsSentAtOnce(t *testing.T) {
+	e := newLeader(t, Config{LazyDelay: time.Millisecond}, 1, 2, 3)
+	toLazy := func(now int64) []Packet { // proposes one entry; the appends sent to 3
+		t.Helper()
+		if _, err := e.Propose(now, 0, []byte("x")); err != nil {
+			t.Fatal(err)
+		}
+		_, dgs := take(t, e)
+		var ps []Packet
+		for _, d := range to(only(t, dgs, Append), 3) {
+			ps = append(ps, d.p)
+		}
+		return ps
+	}
+	e.Tick(1 * msec) // equal matches: 2 stays eager, 3 is lazy
+	take(t, e)
+	if ps := toLazy(1 * msec); len(ps) != 0 {
+		t.Fatalf("the lazy follower got %d datagrams at once", len(ps))
+	}
+	e.PeerWaits(3)
+	if ps := toLazy(1*msec + 100*usec); len(ps) != 1 || ps[0].PrevLogIndex != 10 || len(ps[0].Entries) != 2 {
+		t.Fatalf("told it waits, the lazy follower got %+v, want entries 11 and 12 in one datagram", ps)
+	}
+	e.Step(1*msec+200*usec, waiting(ack(3, 2, 12)))
+	take(t, e)
+	if ps := toLazy(1*msec + 300*usec); len(ps) != 1 || ps[0].PrevLogIndex != 12 || len(ps[0].Entries) != 1 {
+		t.Fatalf("while its acks say it waits, it got %+v, want entry 13 at once", ps)
+	}
+	e.Step(1*msec+400*usec, ack(3, 2, 13))
+	take(t, e)
+	if ps := toLazy(1*msec + 500*usec); len(ps) != 0 {
+		t.Fatalf("its ack said it waits for nothing, yet it got %+v at once", ps)
+	}
+	e.PeerWaits(9) // not a member: nothing changes
+	if ps := toLazy(1*msec + 600*usec); len(ps) != 0 {
+		t.Fatalf("PeerWaits of another member sent the lazy follower %+v", ps)
+	}
+}

@@ -167,6 +167,14 @@ func (o *Offload) Step(now int64, p *nicoffload.Packet) {
 	o.eng.Step(now, p)
 }
 
+// PeerWaits tells a leading engine that follower id waits for a commit: it forwarded
+// writes the leader is about to propose.
+func (o *Offload) PeerWaits(id uint64) {
+	if o.open && o.leading {
+		o.eng.PeerWaits(id)
+	}
+}
+
 // Persisted tells a follower's engine (AckAfterPersist) that the log is durable up to
 // index: its acks may now cover it.
 func (o *Offload) Persisted(index uint64) {
