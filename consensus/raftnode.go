@@ -1211,10 +1211,11 @@ func (n *RaftNode) proposeForwards() {
 			data = append(data, buf[off:len(buf):len(buf)])
 		}
 	}
-	if n.off != nil {
-		// Each origin waits for these entries to answer its clients: a lazy follower
-		// must get them at once, not with its lazy batches.
-		for _, m := range n.fwdIn {
+	// Each origin waits for these entries to answer its clients: a lazy follower must
+	// get them at once, not with its lazy batches.
+	for _, m := range n.fwdIn {
+		n.r.PeerWaits(m.From)
+		if n.off != nil {
 			n.off.PeerWaits(m.From)
 		}
 	}

@@ -180,8 +180,9 @@ func (t *TCPTransport) RemovePeer(id uint64) {
 	}
 }
 
-// lazyDelay is how long a lazy peer's AppendEntries wait to be joined by the next ones.
-const lazyDelay = time.Millisecond
+// lazyDelay is how long a lazy peer's AppendEntries wait to be joined by the next ones
+// (a variable for tests).
+var lazyDelay = time.Millisecond
 
 // SetLazy makes a peer lazy or not. A leader needs the acknowledgements of only a quorum
 // to commit; the followers beyond it (in a three-member cluster, one of the two) can get
@@ -189,7 +190,8 @@ const lazyDelay = time.Millisecond
 // write and an acknowledgement to read, and the follower a wake-up, a read, a WAL write
 // and an acknowledgement to send, whatever its size. A lazy peer's writer, woken by an
 // AppendEntries, waits lazyDelay before it writes what has queued by then; other
-// messages (votes, heartbeats alone) go at once.
+// messages (votes, heartbeats alone) go at once, and so do AppendEntries to a peer that
+// waits for a commit (a write it forwarded: raft.Message.Waiting).
 func (t *TCPTransport) SetLazy(id uint64, lazy bool) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
@@ -334,7 +336,7 @@ func (t *TCPTransport) writeLoop(c net.Conn, p *peer) error {
 		case <-p.kick:
 			return errKicked
 		case m := <-p.q:
-			if m.Type == raft.MsgApp && p.lazy.Load() {
+			if m.Type == raft.MsgApp && !m.Waiting && p.lazy.Load() {
 				time.Sleep(lazyDelay)
 			}
 			buf = appendMsgFrame(buf[:0], &m)

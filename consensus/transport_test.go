@@ -62,6 +62,27 @@ func TestTransportDeliversBothWays(t *testing.T) {
 }
 
 // A member of another cluster is refused before any of its messages is delivered.
+// A lazy peer's AppendEntries wait lazyDelay, but not one that says its receiver waits
+// for a commit (raft.Message.Waiting: a write it forwarded), nor other messages.
+func TestTransportSendsAtOnceToALazyPeerThatWaits(t *testing.T) {
+	defer func(d time.Duration) { lazyDelay = d }(lazyDelay)
+	lazyDelay = 30 * time.Second // held back, a message would miss recvWithin's 10 s
+	in := make(chan raft.Message, 16)
+	a := listenT(t, 1, 7, "", nil, nil)
+	b := listenT(t, 2, 7, "", func(m raft.Message) { in <- m }, nil)
+	a.SetPeer(2, b.Addr())
+	a.SetLazy(2, true)
+	a.Send([]raft.Message{{Type: raft.MsgHeartbeat, From: 1, To: 2, Term: 3}})
+	if m := recvWithin(t, in); m.Type != raft.MsgHeartbeat {
+		t.Fatalf("got %+v, want the heartbeat", m)
+	}
+	a.Send([]raft.Message{{Type: raft.MsgApp, From: 1, To: 2, Term: 3, Index: 4, Waiting: true,
+		Entries: []raft.Entry{{Index: 5, Term: 3, Data: []byte("x")}}}})
+	if m := recvWithin(t, in); m.Type != raft.MsgApp || m.Index != 4 {
+		t.Fatalf("got %+v, want the MsgApp", m)
+	}
+}
+
 func TestTransportRejectsOtherCluster(t *testing.T) {
 	in := make(chan raft.Message, 16)
 	rejected := make(chan string, 4)

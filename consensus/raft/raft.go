@@ -200,6 +200,15 @@ func (r *Raft) SetWaiting(w bool) { r.waiting = w }
 // Waiting is what SetWaiting last set.
 func (r *Raft) Waiting() bool { return r.waiting }
 
+// PeerWaits tells a leader that member id waits for a commit: the leader is about to
+// propose writes that member forwarded. Its answers say whether it waits, but only
+// from its next one; until then, the MsgApps to it say it waits.
+func (r *Raft) PeerWaits(id uint64) {
+	if pr := r.prs[id]; pr != nil && r.role == Leader {
+		pr.waiting = true
+	}
+}
+
 // PendingConf is the index a leader must commit before it takes another membership
 // change (ProposeConfChange's ErrConfPending until then): its last change, or the first
 // entry of its term.
@@ -680,7 +689,7 @@ func (r *Raft) sendAppend(to uint64, allowEmpty bool) bool {
 		return false
 	}
 	r.send(Message{Type: MsgApp, To: to, Index: prev, LogTerm: prevTerm, Entries: ents,
-		Commit: r.log.committed, Context: r.round})
+		Commit: r.log.committed, Context: r.round, Waiting: pr.waiting})
 	pr.sentCommit = r.log.committed
 	if len(ents) > 0 {
 		pr.sent(ents[len(ents)-1].Index, len(ents))

@@ -339,6 +339,52 @@ func TestLeaderTellsOnlyWaitingMembersOfCommitAtOnce(t *testing.T) {
 	}
 }
 
+// The MsgApps to a member that waits for a commit say so (Message.Waiting), so that a
+// driver does not hold them back for a lazy peer: the leader knows it from the
+// member's answers, or from PeerWaits before it proposes writes that member forwarded
+// (its answers would say so only after the MsgApps it needs). An answer saying it
+// waits for nothing clears it.
+func TestMsgAppSaysTheReceiverWaits(t *testing.T) {
+	nw := newNetwork(t, 3)
+	nw.elect(1)
+	nw.r(2).SetWaiting(false)
+	nw.r(3).SetWaiting(false)
+	nw.tickAll(1) // their answers to a heartbeat tell the leader
+	// waits proposes data and returns, by member, the Waiting of the MsgApps carrying it.
+	waits := func(data string) map[uint64]bool {
+		t.Helper()
+		if _, err := nw.r(1).Propose(0, []byte(data)); err != nil {
+			t.Fatal(err)
+		}
+		got := map[uint64]bool{}
+		for _, m := range nw.process(1) {
+			if m.Type == MsgApp && len(m.Entries) > 0 {
+				got[m.To] = m.Waiting
+			}
+			nw.r(m.To).Step(m)
+		}
+		nw.settle()
+		return got
+	}
+	if got := waits("a"); len(got) != 2 || got[2] || got[3] {
+		t.Fatalf("nobody waits: MsgApps %v, want two saying no", got)
+	}
+	nw.r(1).PeerWaits(3)
+	nw.r(2).PeerWaits(1) // a follower's PeerWaits changes nothing
+	if got := waits("b"); len(got) != 2 || got[2] || !got[3] {
+		t.Fatalf("after PeerWaits(3): MsgApps %v, want only the one to 3 saying it waits", got)
+	}
+	// 3's answer to "b" said it waits for nothing
+	if got := waits("c"); len(got) != 2 || got[2] || got[3] {
+		t.Fatalf("after 3 answered: MsgApps %v, want two saying no", got)
+	}
+	nw.r(2).SetWaiting(true)
+	nw.tickAll(1)
+	if got := waits("d"); len(got) != 2 || !got[2] || got[3] {
+		t.Fatalf("2 waits: MsgApps %v, want only the one to 2 saying it waits", got)
+	}
+}
+
 // §5.4.2 (Figure 8): a leader does not commit an entry of an earlier term by counting
 // replicas; it commits it only together with an entry of its own term.
 func TestLeaderCommitsOnlyCurrentTermByCounting(t *testing.T) {

@@ -169,7 +169,9 @@ type Message struct {
 	Context  uint64
 	Reject   bool
 	// Waiting, on a MsgAppResp or MsgHeartbeatResp, says that the sender's driver waits
-	// for a commit (Raft.SetWaiting): the leader tells it of one at once.
+	// for a commit (Raft.SetWaiting): the leader tells it of one at once. On a MsgApp it
+	// says the leader knows the receiver waits: a driver must not hold the message back
+	// (a lazy peer's, TCPTransport.SetLazy).
 	Waiting  bool
 	Entries  []Entry
 	Snapshot *SnapshotMeta
