@@ -47,6 +47,10 @@ type UDPConfig struct {
 	// packets (and their entries' data) alias receive buffers valid only until it
 	// returns; Engine.Step copies what it keeps.
 	Handler func(pkts []Packet)
+
+	// portable makes Linux use the receive loop of the other platforms (readBatches),
+	// so that its tests run it too.
+	portable bool
 }
 
 // DefaultReadBuffer is UDPConfig.ReadBuffer's default.
@@ -269,7 +273,57 @@ func (t *UDPTransport) receive() {
 		defer runtime.UnlockOSThread()
 	}
 	defer close(t.done)
+	if t.cfg.portable {
+		t.readBatches(newReceiver(t))
+		return
+	}
 	t.receiveLoop(newReceiver(t))
+}
+
+// readBatches is the receive loop of platforms without Linux's own (receiveLoop in
+// udp_linux.go): it reads with golang.org/x/net/ipv4's ReadBatch (recvmmsg where the
+// platform has it, a datagram a call elsewhere) and hands each batch to deliver, until
+// Close.
+func (t *UDPTransport) readBatches(r *receiver) {
+	ms := make([]ipv4.Message, len(r.rx))
+	for i := range ms {
+		ms[i].Buffers = [][]byte{r.rx[i].buf}
+	}
+	for {
+		n, err := t.read(ms)
+		if err != nil {
+			if t.closed.Load() {
+				return
+			}
+			continue // a transient error (say, ICMP reported on the socket)
+		}
+		for i := range n {
+			d := &r.rx[i]
+			d.n, d.truncated, d.from = ms[i].N, ms[i].Flags&syscall.MSG_TRUNC != 0, netip.AddrPort{}
+			if ua, _ := ms[i].Addr.(*net.UDPAddr); ua != nil {
+				d.from = ua.AddrPort()
+			}
+		}
+		t.deliver(r, r.rx[:n])
+	}
+}
+
+// read fills ms for readBatches: polling without blocking for up to SpinBudget, then
+// blocking.
+func (t *UDPTransport) read(ms []ipv4.Message) (int, error) {
+	if t.cfg.SpinBudget > 0 {
+		deadline := time.Now().Add(t.cfg.SpinBudget)
+		for {
+			n, err := t.pc.ReadBatch(ms, syscall.MSG_DONTWAIT)
+			if n > 0 || (err != nil && !errors.Is(err, syscall.EAGAIN)) {
+				return n, err
+			}
+			if time.Now().After(deadline) {
+				break
+			}
+		}
+	}
+	return t.pc.ReadBatch(ms, 0)
 }
 
 func newReceiver(t *UDPTransport) *receiver {

@@ -58,12 +58,17 @@ func (r *recorder) wait(t testing.TB, n int) []Packet {
 
 // pair starts transports 1 and 2 on 127.0.0.1:0, each knowing the other.
 func pair(t testing.TB, h1, h2 func([]Packet), spin time.Duration) (*UDPTransport, *UDPTransport) {
+	return pairWith(t, h1, h2, spin, false)
+}
+
+// pairWith is pair, with the portable receive loop if portable (UDPConfig.portable).
+func pairWith(t testing.TB, h1, h2 func([]Packet), spin time.Duration, portable bool) (*UDPTransport, *UDPTransport) {
 	t.Helper()
-	a, err := ListenUDP(UDPConfig{ClusterID: testCluster, Listen: "127.0.0.1:0", Handler: h1, SpinBudget: spin})
+	a, err := ListenUDP(UDPConfig{ClusterID: testCluster, Listen: "127.0.0.1:0", Handler: h1, SpinBudget: spin, portable: portable})
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := ListenUDP(UDPConfig{ClusterID: testCluster, Listen: "127.0.0.1:0", Handler: h2, SpinBudget: spin})
+	b, err := ListenUDP(UDPConfig{ClusterID: testCluster, Listen: "127.0.0.1:0", Handler: h2, SpinBudget: spin, portable: portable})
 	if err != nil {
 		a.Close()
 		t.Fatal(err)
@@ -81,139 +86,162 @@ func pair(t testing.TB, h1, h2 func([]Packet), spin time.Duration) (*UDPTranspor
 
 func dgram(p Packet) []byte { return AppendPacket(nil, &p) }
 
+// pairFunc starts two transports as pair does.
+type pairFunc func(t testing.TB, h1, h2 func([]Packet), spin time.Duration) (*UDPTransport, *UDPTransport)
+
+// bothLoops runs test with the platform's receive loop and with the portable one
+// (readBatches, which other platforms than Linux run), each through its pair.
+func bothLoops(t *testing.T, test func(t *testing.T, pair pairFunc)) {
+	for _, portable := range []bool{false, true} {
+		t.Run(map[bool]string{false: "platform", true: "portable"}[portable], func(t *testing.T) {
+			test(t, func(t testing.TB, h1, h2 func([]Packet), spin time.Duration) (*UDPTransport, *UDPTransport) {
+				return pairWith(t, h1, h2, spin, portable)
+			})
+		})
+	}
+}
+
 // A datagram goes out and an engine's reply comes back.
 func TestUDPRoundTrip(t *testing.T) {
-	r1, r2 := newRecorder(), newRecorder()
-	a, b := pair(t, r1.handle, r2.handle, 0)
-	req := Packet{ClusterID: testCluster, From: 1, To: 2, Type: Append, Term: 2, PrevLogIndex: 10,
-		PrevLogTerm: 2, Entries: []Entry{{Index: 11, Term: 2, Time: 5, Data: []byte("SET a b")}}}
-	if err := a.Send([]Outgoing{{To: 2, Bytes: dgram(req)}}); err != nil {
-		t.Fatal(err)
-	}
-	got := r2.wait(t, 1)[0]
-	if got.Type != Append || len(got.Entries) != 1 || string(got.Entries[0].Data) != "SET a b" {
-		t.Fatalf("received %+v", got)
-	}
-	if err := b.Send([]Outgoing{{To: 1, Bytes: dgram(Packet{ClusterID: testCluster, From: 2, To: 1,
-		Type: Ack, Term: 2, Index: 11})}}); err != nil {
-		t.Fatal(err)
-	}
-	if got := r1.wait(t, 1)[0]; got.Type != Ack || got.Index != 11 {
-		t.Fatalf("reply %+v", got)
-	}
+	bothLoops(t, func(t *testing.T, pair pairFunc) {
+		r1, r2 := newRecorder(), newRecorder()
+		a, b := pair(t, r1.handle, r2.handle, 0)
+		req := Packet{ClusterID: testCluster, From: 1, To: 2, Type: Append, Term: 2, PrevLogIndex: 10,
+			PrevLogTerm: 2, Entries: []Entry{{Index: 11, Term: 2, Time: 5, Data: []byte("SET a b")}}}
+		if err := a.Send([]Outgoing{{To: 2, Bytes: dgram(req)}}); err != nil {
+			t.Fatal(err)
+		}
+		got := r2.wait(t, 1)[0]
+		if got.Type != Append || len(got.Entries) != 1 || string(got.Entries[0].Data) != "SET a b" {
+			t.Fatalf("received %+v", got)
+		}
+		if err := b.Send([]Outgoing{{To: 1, Bytes: dgram(Packet{ClusterID: testCluster, From: 2, To: 1,
+			Type: Ack, Term: 2, Index: 11})}}); err != nil {
+			t.Fatal(err)
+		}
+		if got := r1.wait(t, 1)[0]; got.Type != Ack || got.Index != 11 {
+			t.Fatalf("reply %+v", got)
+		}
+	})
 }
 
 // Many datagrams go out in few sendmmsg calls and come in through recvmmsg batches.
 func TestUDPBatching(t *testing.T) {
-	r2 := newRecorder()
-	var gate sync.Mutex
-	gate.Lock() // hold the receiver so that datagrams queue in the socket
-	a, b := pair(t, func([]Packet) {}, func(p []Packet) { gate.Lock(); gate.Unlock(); r2.handle(p) }, 0)
-	first := dgram(Packet{ClusterID: testCluster, From: 1, To: 2, Type: Ack, Term: 2, Index: 0})
-	if err := a.Send([]Outgoing{{To: 2, Bytes: first}}); err != nil {
-		t.Fatal(err)
-	}
-	time.Sleep(20 * time.Millisecond) // the receiver is now parked in the handler
-	// Appends of 1 to 4 entries each: the receiver decodes the entries of a whole batch
-	// of datagrams into one reused slice, and each packet must keep its own.
-	const n = 64
-	out := make([]Outgoing, n)
-	for i := range out {
-		p := Packet{ClusterID: testCluster, From: 1, To: 2, Type: Append, Term: 2, Index: uint64(i + 1),
-			PrevLogIndex: uint64(100 * i), PrevLogTerm: 2}
-		for j := range 1 + i%4 {
-			p.Entries = append(p.Entries, Entry{Index: p.PrevLogIndex + 1 + uint64(j), Term: 2, Time: int64(i), Type: 1,
-				Data: []byte(fmt.Sprintf("datagram %d entry %d", i, j))})
+	bothLoops(t, func(t *testing.T, pair pairFunc) {
+		r2 := newRecorder()
+		var gate sync.Mutex
+		gate.Lock() // hold the receiver so that datagrams queue in the socket
+		a, b := pair(t, func([]Packet) {}, func(p []Packet) { gate.Lock(); gate.Unlock(); r2.handle(p) }, 0)
+		first := dgram(Packet{ClusterID: testCluster, From: 1, To: 2, Type: Ack, Term: 2, Index: 0})
+		if err := a.Send([]Outgoing{{To: 2, Bytes: first}}); err != nil {
+			t.Fatal(err)
 		}
-		out[i] = Outgoing{To: 2, Bytes: dgram(p)}
-	}
-	if err := a.Send(out); err != nil {
-		t.Fatal(err)
-	}
-	gate.Unlock()
-	got := r2.wait(t, n+1)
-	for i, p := range got {
-		if p.Index != uint64(i) {
-			t.Fatalf("packet %d has index %d", i, p.Index)
+		time.Sleep(20 * time.Millisecond) // the receiver is now parked in the handler
+		// Appends of 1 to 4 entries each: the receiver decodes the entries of a whole batch
+		// of datagrams into one reused slice, and each packet must keep its own.
+		const n = 64
+		out := make([]Outgoing, n)
+		for i := range out {
+			p := Packet{ClusterID: testCluster, From: 1, To: 2, Type: Append, Term: 2, Index: uint64(i + 1),
+				PrevLogIndex: uint64(100 * i), PrevLogTerm: 2}
+			for j := range 1 + i%4 {
+				p.Entries = append(p.Entries, Entry{Index: p.PrevLogIndex + 1 + uint64(j), Term: 2, Time: int64(i), Type: 1,
+					Data: []byte(fmt.Sprintf("datagram %d entry %d", i, j))})
+			}
+			out[i] = Outgoing{To: 2, Bytes: dgram(p)}
 		}
-		if i == 0 {
-			continue
+		if err := a.Send(out); err != nil {
+			t.Fatal(err)
 		}
-		if len(p.Entries) != 1+(i-1)%4 {
-			t.Fatalf("packet %d has %d entries", i, len(p.Entries))
-		}
-		for j, e := range p.Entries {
-			if want := fmt.Sprintf("datagram %d entry %d", i-1, j); string(e.Data) != want || e.Index != uint64(100*(i-1)+1+j) {
-				t.Fatalf("packet %d entry %d: index %d %q, want %d %q", i, j, e.Index, e.Data, 100*(i-1)+1+j, want)
+		gate.Unlock()
+		got := r2.wait(t, n+1)
+		for i, p := range got {
+			if p.Index != uint64(i) {
+				t.Fatalf("packet %d has index %d", i, p.Index)
+			}
+			if i == 0 {
+				continue
+			}
+			if len(p.Entries) != 1+(i-1)%4 {
+				t.Fatalf("packet %d has %d entries", i, len(p.Entries))
+			}
+			for j, e := range p.Entries {
+				if want := fmt.Sprintf("datagram %d entry %d", i-1, j); string(e.Data) != want || e.Index != uint64(100*(i-1)+1+j) {
+					t.Fatalf("packet %d entry %d: index %d %q, want %d %q", i, j, e.Index, e.Data, 100*(i-1)+1+j, want)
+				}
 			}
 		}
-	}
-	sa, sb := a.Stats(), b.Stats()
-	if sa.SentDatagrams != n+1 || sa.SendBatches > 3 {
-		t.Fatalf("sender: %d datagrams in %d sendmmsg calls", sa.SentDatagrams, sa.SendBatches)
-	}
-	if sb.RecvDatagrams != n+1 || sb.RecvBatches > 8 {
-		t.Fatalf("receiver: %d datagrams in %d recvmmsg calls", sb.RecvDatagrams, sb.RecvBatches)
-	}
-	t.Logf("sent %d in %d calls, received %d in %d calls", sa.SentDatagrams, sa.SendBatches,
-		sb.RecvDatagrams, sb.RecvBatches)
+		sa, sb := a.Stats(), b.Stats()
+		if sa.SentDatagrams != n+1 || sa.SendBatches > 3 {
+			t.Fatalf("sender: %d datagrams in %d sendmmsg calls", sa.SentDatagrams, sa.SendBatches)
+		}
+		if sb.RecvDatagrams != n+1 || sb.RecvBatches > 8 {
+			t.Fatalf("receiver: %d datagrams in %d recvmmsg calls", sb.RecvDatagrams, sb.RecvBatches)
+		}
+		t.Logf("sent %d in %d calls, received %d in %d calls", sa.SentDatagrams, sa.SendBatches,
+			sb.RecvDatagrams, sb.RecvBatches)
+	})
 }
 
 // Datagrams of another cluster, from an address that is not a member, or naming
 // another member than the address they come from, are dropped before the handler.
 func TestUDPRejectsForeignClusterAndUnknownSender(t *testing.T) {
-	r2 := newRecorder()
-	a, b := pair(t, func([]Packet) {}, r2.handle, 0)
-	stranger, err := net.ListenUDP("udp4", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer stranger.Close()
-	ok := Packet{ClusterID: testCluster, From: 1, To: 2, Type: Ack, Term: 2, Index: 1}
-	foreign := ok
-	foreign.ClusterID++
-	spoofed := ok
-	spoofed.From = 3
+	bothLoops(t, func(t *testing.T, pair pairFunc) {
+		r2 := newRecorder()
+		a, b := pair(t, func([]Packet) {}, r2.handle, 0)
+		stranger, err := net.ListenUDP("udp4", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer stranger.Close()
+		ok := Packet{ClusterID: testCluster, From: 1, To: 2, Type: Ack, Term: 2, Index: 1}
+		foreign := ok
+		foreign.ClusterID++
+		spoofed := ok
+		spoofed.From = 3
 
-	a.Send([]Outgoing{{To: 2, Bytes: dgram(foreign)}}) // another cluster
-	stranger.WriteToUDP(dgram(ok), b.Addr())           // not a member's address
-	a.Send([]Outgoing{{To: 2, Bytes: dgram(spoofed)}}) // claims to be 3
-	a.Send([]Outgoing{{To: 2, Bytes: []byte("PING")}}) // not ours at all
-	cut := dgram(Packet{ClusterID: testCluster, From: 1, To: 2, Type: Append, Term: 2,
-		Entries: []Entry{{Term: 2, Data: []byte("xyz")}}})
-	a.Send([]Outgoing{{To: 2, Bytes: cut[:len(cut)-1]}}) // ours, but cut short
-	ok.Index = 2
-	a.Send([]Outgoing{{To: 2, Bytes: dgram(ok)}}) // the one to get through
-	got := r2.wait(t, 1)
-	time.Sleep(20 * time.Millisecond)
-	if got = r2.wait(t, 1); len(got) != 1 || got[0].Index != 2 {
-		t.Fatalf("delivered %+v, stats %+v", got, b.Stats())
-	}
-	s := b.Stats()
-	if s.DroppedForeign != 2 || s.DroppedUnknown != 2 || s.DroppedMalformed != 1 {
-		t.Fatalf("stats %+v", s)
-	}
-	if err := a.Send([]Outgoing{{To: 9, Bytes: dgram(ok)}}); err != nil || a.Stats().NoRoute != 1 {
-		t.Fatalf("send to a member without address: %v, %+v", err, a.Stats())
-	}
+		a.Send([]Outgoing{{To: 2, Bytes: dgram(foreign)}}) // another cluster
+		stranger.WriteToUDP(dgram(ok), b.Addr())           // not a member's address
+		a.Send([]Outgoing{{To: 2, Bytes: dgram(spoofed)}}) // claims to be 3
+		a.Send([]Outgoing{{To: 2, Bytes: []byte("PING")}}) // not ours at all
+		cut := dgram(Packet{ClusterID: testCluster, From: 1, To: 2, Type: Append, Term: 2,
+			Entries: []Entry{{Term: 2, Data: []byte("xyz")}}})
+		a.Send([]Outgoing{{To: 2, Bytes: cut[:len(cut)-1]}}) // ours, but cut short
+		ok.Index = 2
+		a.Send([]Outgoing{{To: 2, Bytes: dgram(ok)}}) // the one to get through
+		got := r2.wait(t, 1)
+		time.Sleep(20 * time.Millisecond)
+		if got = r2.wait(t, 1); len(got) != 1 || got[0].Index != 2 {
+			t.Fatalf("delivered %+v, stats %+v", got, b.Stats())
+		}
+		s := b.Stats()
+		if s.DroppedForeign != 2 || s.DroppedUnknown != 2 || s.DroppedMalformed != 1 {
+			t.Fatalf("stats %+v", s)
+		}
+		if err := a.Send([]Outgoing{{To: 9, Bytes: dgram(ok)}}); err != nil || a.Stats().NoRoute != 1 {
+			t.Fatalf("send to a member without address: %v, %+v", err, a.Stats())
+		}
+	})
 }
 
 // The spin budget polls before blocking and still delivers; Close ends the thread.
 func TestUDPSpinBudget(t *testing.T) {
-	r2 := newRecorder()
-	a, b := pair(t, func([]Packet) {}, r2.handle, 200*time.Microsecond)
-	for i := range 3 {
-		a.Send([]Outgoing{{To: 2, Bytes: dgram(Packet{ClusterID: testCluster, From: 1, To: 2, Type: Ack,
-			Term: 2, Index: uint64(i)})}})
-		time.Sleep(time.Millisecond)
-	}
-	r2.wait(t, 3)
-	if err := b.Close(); err != nil {
-		t.Fatal(err)
-	}
-	if err := b.Send(nil); err != ErrTransportClosed {
-		t.Fatalf("send after close: %v", err)
-	}
+	bothLoops(t, func(t *testing.T, pair pairFunc) {
+		r2 := newRecorder()
+		a, b := pair(t, func([]Packet) {}, r2.handle, 200*time.Microsecond)
+		for i := range 3 {
+			a.Send([]Outgoing{{To: 2, Bytes: dgram(Packet{ClusterID: testCluster, From: 1, To: 2, Type: Ack,
+				Term: 2, Index: uint64(i)})}})
+			time.Sleep(time.Millisecond)
+		}
+		r2.wait(t, 3)
+		if err := b.Close(); err != nil {
+			t.Fatal(err)
+		}
+		if err := b.Send(nil); err != ErrTransportClosed {
+			t.Fatalf("send after close: %v", err)
+		}
+	})
 }
 
 // Three engines over real sockets: a leader's proposals reach both followers and commit.
