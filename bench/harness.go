@@ -492,7 +492,9 @@ func (h *harness) runScenario(ctx context.Context, name string) (*Scenario, erro
 	case "zk":
 		sc.Title = "zk: setData, built-in ZooKeeper load generator"
 		sc.Settings = fmt.Sprintf("go-zookeeper, one session per client spread over the servers, each setData of %d bytes on its own znode "+
-			"in a closed loop, %v per step, clients {%s}; ZooKeeper with forceSync=no; latency of every call in an HdrHistogram.",
+			"in a closed loop, %v per step, clients {%s}; ZooKeeper with forceSync=no; latency of every call in an HdrHistogram. "+
+			"A one-client row of a cluster says whether its session was on the leader or on a follower (srvr's Mode), which "+
+			"go-zookeeper picks at random: a write through a follower makes another hop.",
 			zkValueSize, p.zkDur, joinInts(p.zkClients))
 		var systems []*system
 		for _, n := range p.zkServers {

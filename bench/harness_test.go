@@ -40,7 +40,7 @@ func TestBenchHarnessEndToEnd(t *testing.T) {
 		t.Skip("starts servers and builds nanokv")
 	}
 	profiles["tiny"] = profile{rbN: 2000, rbPipelines: []int{1}, mcSecs: 1, mcMixes: []float64{1},
-		zkServers: []int{1}, zkClients: []int{2}, zkDur: 500 * time.Millisecond,
+		zkServers: []int{1}, zkClients: []int{1, 2}, zkDur: 500 * time.Millisecond,
 		olStart: 2000, olMax: 4000, olStep: 300 * time.Millisecond, olConns: 2,
 		failTrials: 1, failNodes: []int{3}, memtierSecs: 1, memtierClient: 2,
 		clusterNodes: []int{3}, modes: []string{defaultMode}}
@@ -113,6 +113,10 @@ func TestBenchHarnessEndToEnd(t *testing.T) {
 			for _, r := range sc.Rows {
 				if r.System == "nanokv-1" && r.Skipped == "" && r.Ops == 0 {
 					t.Errorf("zk: nanokv-1 neither measured nor skipped: %+v", r)
+				}
+				// A one-session row names the role of the server it ran against.
+				if r.Ops > 0 && r.Test == "setData, 1 client" && r.Session != "standalone" {
+					t.Errorf("zk: %s's one-client row ran against a server in mode %q, want standalone", r.System, r.Session)
 				}
 			}
 		case "failover":

@@ -255,3 +255,21 @@ func TestRoundsKeepTheMedianAndPairTheRatios(t *testing.T) {
 		}
 	}
 }
+
+// srvr's answer names the server's role, in ZooKeeper 3.8's words and nanokv's; a
+// member of an ensemble without quorum names none.
+func TestParseZKMode(t *testing.T) {
+	for _, tc := range []struct{ srvr, want string }{
+		{"Zookeeper version: 3.8.0-debian, built on 2022-03-21\nLatency min/avg/max: 0/0.1/3\n" +
+			"Received: 12\nSent: 11\nConnections: 1\nOutstanding: 0\nZxid: 0x100000004\nMode: follower\nNode count: 5\n", "follower"},
+		{"Zookeeper version: 3.8.0-nanokv\nZxid: 0x2a\nMode: leader\nNode count: 3\n", "leader"},
+		{"Mode: standalone", "standalone"},
+		{"This ZooKeeper instance is not currently serving requests\n", ""},
+		{"Mode: \n", ""},
+	} {
+		got, ok := parseZKMode(tc.srvr)
+		if got != tc.want || ok != (tc.want != "") {
+			t.Errorf("parseZKMode(%q) = %q, %v; want %q", tc.srvr, got, ok, tc.want)
+		}
+	}
+}

@@ -260,6 +260,9 @@ func markdownTable(sc Scenario) string {
 		if r.Snapshots > 0 {
 			ops += " (" + counted(r.Snapshots, "snapshot") + ")"
 		}
+		if r.Session == "leader" || r.Session == "follower" {
+			ops += " (on the " + r.Session + ")"
+		}
 		extra := ""
 		if cpu {
 			extra = " |"

@@ -365,21 +365,41 @@ func startZooKeeper(ctx context.Context, h *harness, s *system, dir string) (*in
 // zkServing asks a server with the srvr four-letter word whether it serves clients
 // (a member of an ensemble without quorum says it does not).
 func zkServing(addr string) error {
+	_, err := zkMode(addr)
+	return err
+}
+
+// zkMode asks a server with the srvr four-letter word for its role: "leader",
+// "follower" or "standalone" (ZooKeeper's and nanokv's Mode line); errNotReady when it
+// names none, as a member of an ensemble without quorum does.
+func zkMode(addr string) (string, error) {
 	c, err := net.DialTimeout("tcp", addr, 200*time.Millisecond)
 	if err != nil {
-		return err
+		return "", err
 	}
 	defer c.Close()
 	c.SetDeadline(time.Now().Add(time.Second))
 	if _, err := c.Write([]byte("srvr")); err != nil {
-		return err
+		return "", err
 	}
 	b := make([]byte, 4096)
 	n, _ := readAll(c, b)
-	if !strings.Contains(string(b[:n]), "Mode:") {
-		return errNotReady
+	mode, ok := parseZKMode(string(b[:n]))
+	if !ok {
+		return "", errNotReady
 	}
-	return nil
+	return mode, nil
+}
+
+// parseZKMode finds the role in srvr's answer.
+func parseZKMode(srvr string) (string, bool) {
+	for line := range strings.Lines(srvr) {
+		if mode, ok := strings.CutPrefix(line, "Mode:"); ok {
+			mode = strings.TrimSpace(mode)
+			return mode, mode != ""
+		}
+	}
+	return "", false
 }
 
 func readAll(c net.Conn, b []byte) (int, error) {

@@ -28,6 +28,10 @@ type Row struct {
 	// Snapshots is how many snapshots the members wrote while the tool ran (INFO
 	// persistence rdb_saves, summed over them): a write test's figure pays for them.
 	Snapshots int64 `json:"snapshots,omitempty"`
+	// Session is the role (srvr's Mode) of the server a one-session ZooKeeper load ran
+	// against: go-zookeeper picks it at random, and a write through a follower makes
+	// another hop, so the figure depends on it.
+	Session string `json:"session,omitempty"`
 	// CPU is what each process spent per operation, where the workload measures it.
 	CPU *CPUPerOp `json:"cpu_us_per_op,omitempty"`
 	// CDF is the latency distribution: (latency ms, fraction of requests at or below).

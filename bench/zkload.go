@@ -118,6 +118,9 @@ func zkLoad(ctx context.Context, servers []string, clients int, dur time.Duratio
 		total.Merge(h)
 		row.Errors += errs[i]
 	}
+	if clients == 1 {
+		row.Session, _ = zkMode(conns[0].Server()) // unknown if the server does not say
+	}
 	row.Ops = float64(total.TotalCount()) / elapsed.Seconds()
 	rowFromHist(&row, total)
 	if total.TotalCount() == 0 {
