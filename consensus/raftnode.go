@@ -1293,7 +1293,8 @@ func (n *RaftNode) propose(batch []*proposal) {
 			return
 		}
 	}
-	if n.cfg.JoinBlind {
+	if n.cfg.JoinBlind && n.r.Role() == raft.Leader {
+		// (on a follower, what is left is refused below: nothing to join)
 		batch = n.join(batch)
 	}
 	data := make([][]byte, len(batch))

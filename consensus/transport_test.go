@@ -65,7 +65,10 @@ func TestTransportDeliversBothWays(t *testing.T) {
 // A lazy peer's AppendEntries wait lazyDelay, but not one that says its receiver waits
 // for a commit (raft.Message.Waiting: a write it forwarded), nor other messages.
 func TestTransportSendsAtOnceToALazyPeerThatWaits(t *testing.T) {
-	defer func(d time.Duration) { lazyDelay = d }(lazyDelay)
+	// Restored after the transports' own cleanups (registered later, run first), so no
+	// writer goroutine still reads it.
+	was := lazyDelay
+	t.Cleanup(func() { lazyDelay = was })
 	lazyDelay = 30 * time.Second // held back, a message would miss recvWithin's 10 s
 	in := make(chan raft.Message, 16)
 	a := listenT(t, 1, 7, "", nil, nil)

@@ -306,15 +306,22 @@ func TestReplicationCommitsAndApplies(t *testing.T) {
 	}
 }
 
-// A commit that no MsgApp carries reaches at once only the members whose driver waits
-// for one (SetWaiting: a follower that forwarded a write); the others learn of it from
-// the next heartbeat, which saves them a message and a wake-up per idle commit.
-func TestLeaderTellsOnlyWaitingMembersOfCommitAtOnce(t *testing.T) {
+// electedWithNobodyWaiting is three members, 1 leading, whose followers wait for no
+// commit, as the leader knows from their answers to a heartbeat.
+func electedWithNobodyWaiting(t *testing.T) *network {
 	nw := newNetwork(t, 3)
 	nw.elect(1)
 	nw.r(2).SetWaiting(false)
 	nw.r(3).SetWaiting(false)
-	nw.tickAll(1) // their answers to a heartbeat tell the leader
+	nw.tickAll(1)
+	return nw
+}
+
+// A commit that no MsgApp carries reaches at once only the members whose driver waits
+// for one (SetWaiting: a follower that forwarded a write); the others learn of it from
+// the next heartbeat, which saves them a message and a wake-up per idle commit.
+func TestLeaderTellsOnlyWaitingMembersOfCommitAtOnce(t *testing.T) {
+	nw := electedWithNobodyWaiting(t)
 	idx := nw.propose(1, "a")
 	for _, id := range []uint64{2, 3} {
 		if c := nw.r(id).Committed(); c >= idx {
@@ -345,11 +352,7 @@ func TestLeaderTellsOnlyWaitingMembersOfCommitAtOnce(t *testing.T) {
 // (its answers would say so only after the MsgApps it needs). An answer saying it
 // waits for nothing clears it.
 func TestMsgAppSaysTheReceiverWaits(t *testing.T) {
-	nw := newNetwork(t, 3)
-	nw.elect(1)
-	nw.r(2).SetWaiting(false)
-	nw.r(3).SetWaiting(false)
-	nw.tickAll(1) // their answers to a heartbeat tell the leader
+	nw := electedWithNobodyWaiting(t)
 	// waits proposes data and returns, by member, the Waiting of the MsgApps carrying it.
 	waits := func(data string) map[uint64]bool {
 		t.Helper()
