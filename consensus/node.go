@@ -327,7 +327,7 @@ func (n *Node) writeWAL(buf []byte, upto uint64) error {
 	if n.wal == nil || len(buf) == 0 {
 		return nil
 	}
-	if err := n.wal.write(buf, upto+1); err != nil {
+	if _, err := n.wal.write(buf, upto+1); err != nil {
 		return err
 	}
 	n.stats.WALWrites.Add(1)

@@ -402,7 +402,7 @@ func TestWALRotatesPastASegmentAndReplays(t *testing.T) {
 	for i := uint64(1); i <= n; i++ {
 		e := Entry{Index: i, Term: 1, Time: int64(i), Data: data}
 		buf = appendRecord(buf[:0], &e)
-		if err := w.write(buf, i+1); err != nil {
+		if _, err := w.write(buf, i+1); err != nil {
 			t.Fatal(err)
 		}
 		if w.size >= segmentSize-presyncAhead && w.seq == 1 && !w.presynced {

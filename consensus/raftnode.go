@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"math/rand/v2"
 	"os"
 	"runtime"
@@ -124,6 +125,19 @@ type RaftStats struct {
 	LastSnapshotMs     atomic.Int64 // how long the last one written took (-1: none yet)
 	LastSnapshotFailed atomic.Bool  // the last one written failed
 	SnapshotStartMs    atomic.Int64 // when the one being written began (unix ms; 0: none)
+	// LogEntriesRead counts the entries read back from the WAL for members that lag
+	// (their data no longer in memory: LogCacheBytes).
+	LogEntriesRead atomic.Uint64
+}
+
+// walReader reads entries back from the member's WAL for the core (raft.LogReader),
+// counting them.
+type walReader struct{ n *RaftNode }
+
+func (r walReader) ReadEntries(lo, hi uint64, maxBytes int) ([]raft.Entry, error) {
+	ents, err := r.n.storage.ReadEntries(lo, hi, maxBytes)
+	r.n.stats.LogEntriesRead.Add(uint64(len(ents)))
+	return ents, err
 }
 
 // SnapshotWriting reports whether a snapshot is being written now.
@@ -199,6 +213,11 @@ type RaftConfig struct {
 	// SnapshotTrailing is how many entries before a snapshot stay in memory, so that a
 	// follower a little behind catches up from the log; default 10000.
 	SnapshotTrailing uint64
+	// LogCacheBytes is how much entry data, of entries applied and in the WAL, the log
+	// keeps in memory; older entries' data is read back from the WAL when a member needs
+	// it (RedisRaft's log-max-cache-size; raft.Config.LogReader). 0: DefaultLogCacheBytes;
+	// negative: all of it, until compaction. A member without a WAL keeps all of it.
+	LogCacheBytes int64
 	// Offload, when set, carries the common case of replication through an offload
 	// engine (offload.go); deliver its datagrams with StepDatagrams.
 	Offload *OffloadConfig
@@ -324,6 +343,9 @@ func StartRaft(cfg RaftConfig) (*RaftNode, error) {
 	if cfg.SnapshotTrailing == 0 {
 		cfg.SnapshotTrailing = 10000
 	}
+	if cfg.LogCacheBytes == 0 {
+		cfg.LogCacheBytes = DefaultLogCacheBytes
+	}
 	n := &RaftNode{
 		cfg:         cfg,
 		recvc:       make(chan raft.Message, 4096),
@@ -389,7 +411,11 @@ func StartRaft(cfg RaftConfig) (*RaftNode, error) {
 			}
 		}
 	}
-	n.r = raft.New(raft.Config{ID: cfg.ID, ElectionTicks: cfg.ElectionTicks, HeartbeatTicks: cfg.HeartbeatTicks}, st)
+	rc := raft.Config{ID: cfg.ID, ElectionTicks: cfg.ElectionTicks, HeartbeatTicks: cfg.HeartbeatTicks}
+	if n.storage != nil && cfg.LogCacheBytes > 0 {
+		rc.LogReader, rc.LogCacheBytes = walReader{n}, int(min(cfg.LogCacheBytes, math.MaxInt32))
+	}
+	n.r = raft.New(rc, st)
 	if cfg.Offload != nil {
 		n.startOffload(*cfg.Offload)
 	}
@@ -403,6 +429,10 @@ func StartRaft(cfg RaftConfig) (*RaftNode, error) {
 	}
 	return n, nil
 }
+
+// DefaultLogCacheBytes is RaftConfig.LogCacheBytes when not set: RedisRaft's default
+// log-max-cache-size.
+const DefaultLogCacheBytes = 8 << 20
 
 // bootstrapState is a new cluster's first log: one committed membership entry per
 // initial voter, identical on every member (term 1, indexes 1..n). Putting the initial
@@ -995,7 +1025,7 @@ func (n *RaftNode) installSnapshot(rd *raft.Ready) error {
 	if err := os.Rename(receivedSnapshotPath(n.cfg.Dir, meta.Index), snapshotPath(n.cfg.Dir, meta.Index)); err != nil {
 		return fmt.Errorf("snapshot %d: %w", meta.Index, err)
 	}
-	useless, err := n.storage.compact(meta, rd.HardState, true)
+	useless, err := n.storage.compact(meta, rd.HardState, meta.Index, true)
 	if err != nil {
 		return err
 	}
@@ -1125,12 +1155,13 @@ func (n *RaftNode) compact1(res snapResult) error {
 	}
 	n.setSnapIndex(meta.Index)
 	meta.Membership = n.r.MembershipAt(meta.Index).Clone()
-	useless, err := n.storage.compact(meta, n.r.HardState(), false)
+	// The segments of the entries the core keeps stay too: it may have to read them back.
+	trailing := n.cfg.SnapshotTrailing
+	useless, err := n.storage.compact(meta, n.r.HardState(), meta.Index-min(trailing, meta.Index), false)
 	if err != nil {
 		n.cfg.Logf("consensus: member %d: compaction: %v", n.cfg.ID, err)
 		return err
 	}
-	trailing := n.cfg.SnapshotTrailing
 	n.r.Compact(meta, trailing)
 	n.stats.Compactions.Add(1)
 	n.cleanUp(useless, meta.Index)

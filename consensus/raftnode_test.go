@@ -170,6 +170,8 @@ type testCluster struct {
 	wantCommits atomic.Bool
 	// join is every member's RaftConfig.JoinBlind.
 	join bool
+	// logCache is every member's RaftConfig.LogCacheBytes.
+	logCache int64
 }
 
 func newTestCluster(t *testing.T, n int, lease bool) *testCluster {
@@ -212,7 +214,7 @@ func (c *testCluster) start(id uint64) {
 	node, err := StartRaft(RaftConfig{ID: id, Bootstrap: c.boot, SM: sm, Send: c.net.send, Dir: c.dirs[id],
 		Fsync: FsyncNo, TickInterval: 2 * time.Millisecond, ElectionTicks: 10, LeaseReads: c.lease,
 		SnapshotLogBytes: c.snapBytes, SnapshotTrailing: 5, Offload: off, WantsCommits: c.wantCommits.Load,
-		JoinBlind: c.join})
+		JoinBlind: c.join, LogCacheBytes: c.logCache})
 	if err != nil {
 		c.t.Fatal(err)
 	}
@@ -479,6 +481,48 @@ func TestRaftNodeFailover(t *testing.T) {
 			t.Fatalf("old leader did not catch up: %+v", c.net.nodes[old].Status())
 		}
 		time.Sleep(time.Millisecond)
+	}
+}
+
+// A follower cut off while the others go on catches up from the leader's WAL: the
+// leader keeps almost no entry data in memory (LogCacheBytes), so what the follower
+// missed is read back from the WAL's segments, not sent as a snapshot. With the engine
+// on, its retransmission ring cannot cover the gap and software Raft does.
+func TestRaftNodeCatchesAFollowerUpFromTheWAL(t *testing.T) {
+	for _, offload := range []bool{false, true} {
+		t.Run(map[bool]string{false: "raft", true: "offload"}[offload], func(t *testing.T) {
+			c := newTestClusterWith(t, 3, false, offload, func(c *testCluster) { c.logCache = 64 })
+			ctx := ctxT(t)
+			lead := c.leader()
+			var behind uint64
+			for _, n := range c.nodes() {
+				if id := n.Status().ID; id != lead.Status().ID {
+					behind = id
+				}
+			}
+			c.net.setCut(behind, true)
+			var last uint64
+			for i := range 400 {
+				var err error
+				if last, err = lead.Propose(ctx, fmt.Appendf(nil, "k%d=%d", i%13, i), nil); err != nil {
+					t.Fatalf("proposal %d: %v", i, err)
+				}
+			}
+			c.net.setCut(behind, false)
+			if err := c.net.nodes[behind].WaitApplied(ctx, last); err != nil {
+				t.Fatal(err)
+			}
+			for i := 387; i < 400; i++ {
+				if got, want := c.sm(behind).get(fmt.Sprintf("k%d", i%13)), fmt.Sprint(i); got != want {
+					t.Fatalf("the follower caught up with k%d=%q, want %q", i%13, got, want)
+				}
+			}
+			st := lead.Stats()
+			if st.LogEntriesRead.Load() == 0 || st.Sent.Load() != 0 {
+				t.Fatalf("the leader read %d entries back and sent %d snapshots; want some and none",
+					st.LogEntriesRead.Load(), st.Sent.Load())
+			}
+		})
 	}
 }
 

@@ -147,13 +147,14 @@ func removeOldSnapshots(dir string, keep uint64, leftovers bool) {
 
 // compact records a snapshot in the WAL and returns the segments it makes useless. It
 // starts a new segment holding the snapshot record and the hard state and syncs it; the
-// older segments whose entries the snapshot covers entirely can go then, and the caller
+// older segments holding no entry after keepAfter (the snapshot's index, or below it
+// for the entries the core keeps and may read back) can go then, and the caller
 // removes them (RaftNode.cleanUp). Entries after the snapshot stay where they are, so
 // the member's loop never rewrites its log (that would hold heartbeats back under load).
 // With dropAll (a snapshot received from the leader, which replaces the whole log) every
 // older segment goes. A crash at any point replays to the same state: old segments
 // first, then the snapshot record, which drops what it covers.
-func (s *raftStorage) compact(meta raft.SnapshotMeta, hs raft.HardState, dropAll bool) ([]string, error) {
+func (s *raftStorage) compact(meta raft.SnapshotMeta, hs raft.HardState, keepAfter uint64, dropAll bool) ([]string, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	old, err := listPrefixed(s.w.dir, s.w.prefix)
@@ -164,7 +165,8 @@ func (s *raftStorage) compact(meta raft.SnapshotMeta, hs raft.HardState, dropAll
 		return nil, err
 	}
 	rd := raft.Ready{Snapshot: &meta, HardState: hs, HardStateChanged: true}
-	if err := s.w.write(s.encode(&rd), 0); err != nil {
+	b, _ := s.encode(&rd)
+	if _, err := s.w.write(b, 0); err != nil {
 		return nil, err
 	}
 	s.saved = hs
@@ -175,11 +177,23 @@ func (s *raftStorage) compact(meta raft.SnapshotMeta, hs raft.HardState, dropAll
 	for _, name := range old {
 		var seq uint64
 		fmt.Sscanf(strings.TrimPrefix(name, s.w.prefix+"-"), "%x", &seq)
-		if seq == s.w.seq || (!dropAll && s.last[seq] > meta.Index) {
+		if seq == s.w.seq || (!dropAll && s.last[seq] > keepAfter) {
 			continue
 		}
 		useless = append(useless, filepath.Join(s.w.dir, name))
 		delete(s.last, seq)
+	}
+	// The locs of deleted segments go; with dropAll, every loc: the log starts again
+	// after the snapshot.
+	kept := s.locs[:0]
+	for _, l := range s.locs {
+		if _, ok := s.last[l.seq]; ok && !dropAll {
+			kept = append(kept, l)
+		}
+	}
+	s.locs = kept
+	if dropAll {
+		s.written, s.sinceLoc = 0, 0
 	}
 	return useless, nil
 }

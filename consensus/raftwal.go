@@ -1,7 +1,14 @@
 package consensus
 
 import (
+	"bufio"
+	"encoding/binary"
 	"fmt"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"sort"
 	"sync"
 
 	"github.com/nanokv/nanokv/consensus/raft"
@@ -28,7 +35,26 @@ type raftStorage struct {
 	last map[uint64]uint64
 	// saved is the hard state the WAL holds last.
 	saved raft.HardState
+	// locs find entry records in the segments, for ReadEntries: each is where a run of
+	// records of consecutive indexes begins, in increasing index order, and the run
+	// ends where the next loc begins. A run begins at a new segment, at a write that
+	// replaced the tail (which drops every loc from its first index on, so that no read
+	// meets the records it replaced), and locSpacing bytes after the run's last loc,
+	// which bounds what a read skips to reach its first entry.
+	locs []walLoc
+	// written is the index of the last entry record written, sinceLoc the bytes of
+	// entry records written since the newest loc.
+	written  uint64
+	sinceLoc int64
 }
+
+// walLoc is where entry index's record is: at off in segment seq.
+type walLoc struct {
+	index, seq uint64
+	off        int64
+}
+
+const locSpacing = 256 << 10
 
 const (
 	recEntry     = 1
@@ -52,7 +78,8 @@ func openRaftStorage(dir string, fsync FsyncPolicy, logf func(string, ...any)) (
 	var recs []record
 	var snap *raft.SnapshotMeta
 	last := map[uint64]uint64{}
-	w, err := openSegments(dir, "raft", logf, func(seq uint64, p []byte) error {
+	s := &raftStorage{fsync: fsync, last: last}
+	w, err := openSegments(dir, "raft", logf, func(seq uint64, off int64, p []byte) error {
 		if len(p) < 2 || p[0] != 0 {
 			return fmt.Errorf("%w: not a raft record", ErrCorruptWAL)
 		}
@@ -67,6 +94,7 @@ func openRaftStorage(dir string, fsync FsyncPolicy, logf func(string, ...any)) (
 				return fmt.Errorf("%w: entry index 0", ErrCorruptWAL)
 			}
 			last[seq] = max(last[seq], e.Index)
+			s.noteEntries(e.Index, e.Index, seq, off, int64(8+len(p)))
 			recs = append(recs, record{kind: recEntry, entry: e})
 		case recHardState:
 			hs, n, err := raft.ParseHardState(body)
@@ -113,7 +141,8 @@ func openRaftStorage(dir string, fsync FsyncPolicy, logf func(string, ...any)) (
 		w.close()
 		return nil, raft.State{}, fmt.Errorf("%w: commit %d beyond last entry %d", ErrCorruptWAL, st.HardState.Commit, last)
 	}
-	return &raftStorage{w: w, fsync: fsync, last: last, saved: st.HardState}, st, nil
+	s.w, s.saved = w, st.HardState
+	return s, st, nil
 }
 
 func lastIndex(st *raft.State) uint64 {
@@ -162,15 +191,17 @@ func (s *raftStorage) save(rd *raft.Ready) error {
 	if len(rd.Entries) == 0 && rd.Snapshot == nil && hs.Term == s.saved.Term && hs.Vote == s.saved.Vote {
 		return nil
 	}
-	b := s.encode(rd)
+	b, entOff := s.encode(rd)
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if err := s.w.write(b, 0); err != nil {
+	start, err := s.w.write(b, 0)
+	if err != nil {
 		return err
 	}
 	s.saved = hs
 	if n := len(rd.Entries); n > 0 {
 		s.last[s.w.seq] = max(s.last[s.w.seq], rd.Entries[n-1].Index)
+		s.noteEntries(rd.Entries[0].Index, rd.Entries[n-1].Index, s.w.seq, start+int64(entOff), int64(len(b)-entOff))
 	}
 	if s.fsync == FsyncAlways {
 		return s.w.sync()
@@ -178,14 +209,16 @@ func (s *raftStorage) save(rd *raft.Ready) error {
 	return nil
 }
 
-// encode appends the records of step 1 of rd to the storage's buffer and returns it.
-func (s *raftStorage) encode(rd *raft.Ready) []byte {
+// encode appends the records of step 1 of rd to the storage's buffer and returns it, with
+// the offset of the first entry record in it.
+func (s *raftStorage) encode(rd *raft.Ready) ([]byte, int) {
 	b := s.buf[:0]
 	if rd.Snapshot != nil {
 		b = appendFrame(b, func(dst []byte) []byte {
 			return raft.AppendSnapshotMeta(append(dst, 0, recSnapshot), rd.Snapshot)
 		})
 	}
+	entOff := len(b)
 	for i := range rd.Entries {
 		e := &rd.Entries[i]
 		b = appendFrame(b, func(dst []byte) []byte { return raft.AppendEntry(append(dst, 0, recEntry), e) })
@@ -194,7 +227,86 @@ func (s *raftStorage) encode(rd *raft.Ready) []byte {
 		b = appendFrame(b, func(dst []byte) []byte { return raft.AppendHardState(append(dst, 0, recHardState), hs) })
 	}
 	s.buf = b
-	return b
+	return b, entOff
+}
+
+// noteEntries records that the entry records first..last, size bytes, were written at
+// off in segment seq (locs).
+func (s *raftStorage) noteEntries(first, last, seq uint64, off, size int64) {
+	if first <= s.written {
+		s.locs = s.locs[:sort.Search(len(s.locs), func(i int) bool { return s.locs[i].index >= first })]
+	}
+	if n := len(s.locs); n == 0 || first != s.written+1 || s.locs[n-1].seq != seq || s.sinceLoc >= locSpacing {
+		s.locs = append(s.locs, walLoc{index: first, seq: seq, off: off})
+		s.sinceLoc = 0
+	}
+	s.written = last
+	s.sinceLoc += size
+}
+
+// ReadEntries reads entries back from the segments for a core whose log keeps only the
+// newest entries' data (raft.LogReader): from lo on, in one run (locs), at least one,
+// to hi and, past the first, to maxBytes of data. Entries compaction deleted are an
+// error. It runs on the loop that writes, whose writes it sees (the same file, through
+// the page cache).
+func (s *raftStorage) ReadEntries(lo, hi uint64, maxBytes int) ([]raft.Entry, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	k := sort.Search(len(s.locs), func(i int) bool { return s.locs[i].index > lo }) - 1
+	if k < 0 {
+		return nil, fmt.Errorf("wal: entry %d is not in the segments", lo)
+	}
+	loc := s.locs[k]
+	if k+1 < len(s.locs) {
+		hi = min(hi, s.locs[k+1].index-1)
+	}
+	f, err := os.Open(filepath.Join(s.w.dir, segmentName(s.w.prefix, loc.seq)))
+	if err != nil {
+		return nil, fmt.Errorf("wal: %w", err)
+	}
+	defer f.Close()
+	r := bufio.NewReaderSize(io.NewSectionReader(f, loc.off, math.MaxInt64-loc.off), 64<<10)
+	var ents []raft.Entry
+	for size := 0; ; {
+		want := lo + uint64(len(ents))
+		var hdr [8]byte
+		if _, err := io.ReadFull(r, hdr[:]); err != nil {
+			return nil, fmt.Errorf("wal: reading entry %d from segment %d: %w", want, loc.seq, err)
+		}
+		n := binary.LittleEndian.Uint32(hdr[:])
+		if n > maxRecordSize {
+			return nil, fmt.Errorf("%w: record length %d", ErrCorruptWAL, n)
+		}
+		rec := make([]byte, 8+int(n))
+		copy(rec, hdr[:])
+		if _, err := io.ReadFull(r, rec[8:]); err != nil {
+			return nil, fmt.Errorf("wal: reading entry %d from segment %d: %w", want, loc.seq, err)
+		}
+		p, _, err := parseFrame(rec)
+		if err != nil {
+			return nil, err
+		}
+		if len(p) < 2 || p[0] != 0 || p[1] != recEntry {
+			continue // a hard state or a snapshot mark
+		}
+		e, _, err := raft.ParseEntry(p[2:])
+		switch {
+		case err != nil:
+			return nil, fmt.Errorf("%w: entry record: %v", ErrCorruptWAL, err)
+		case e.Index < want:
+			continue
+		case e.Index > want:
+			return nil, fmt.Errorf("%w: entry %d where %d was expected", ErrCorruptWAL, e.Index, want)
+		}
+		size += len(e.Data)
+		if len(ents) > 0 && size > maxBytes {
+			return ents, nil
+		}
+		ents = append(ents, e) // its data aliases rec, which is its own
+		if e.Index >= hi {
+			return ents, nil
+		}
+	}
 }
 
 // syncBehind is FsyncEverysec's periodic fsync (wal.syncBehind): it does not take the

@@ -1,6 +1,8 @@
 package consensus
 
 import (
+	"bytes"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"testing"
@@ -207,7 +209,7 @@ func TestRaftStorageReplaysAcrossCompactions(t *testing.T) {
 	}
 	var useless []string
 	compact := func(index uint64) {
-		u, err := s.compact(raft.SnapshotMeta{Index: index, Term: 1}, hs, false)
+		u, err := s.compact(raft.SnapshotMeta{Index: index, Term: 1}, hs, index, false)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -338,7 +340,7 @@ func TestRaftStorageSyncBehindRunsBesideTheLoop(t *testing.T) {
 			t.Fatal(err)
 		}
 		if from%50 == 1 { // a compaction starts a segment and closes the current one
-			if _, err := s.compact(raft.SnapshotMeta{Index: from, Term: 1}, hs, false); err != nil {
+			if _, err := s.compact(raft.SnapshotMeta{Index: from, Term: 1}, hs, from, false); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -391,5 +393,111 @@ func TestWriteSnapshotFileEndsTheSnapshotWhenItCannotCreateTheFile(t *testing.T)
 	}
 	if h.Digest() != s.Digest() {
 		t.Fatal("the snapshot written after the failed one does not restore the store")
+	}
+}
+
+// ReadEntries against a model of the log: batches appended, tails replaced by a later
+// term, compactions (deleting the segments they make useless), reopens (which rebuild
+// the locations from the segments), across many segments and past locSpacing within
+// one. Every read of entries after the last compaction's kept point returns the model's
+// entries, from the one asked for, within the bounds asked for.
+func TestRaftStorageReadsEntriesBack(t *testing.T) {
+	old := segmentSize
+	segmentSize = 1 << 20
+	t.Cleanup(func() { segmentSize = old })
+	dir := t.TempDir()
+	s, _, err := openRaftStorage(dir, FsyncNo, t.Logf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { s.close() }()
+	rng := rand.New(rand.NewPCG(1, 2))
+	data := func(index, term uint64, n int) []byte {
+		b := make([]byte, n)
+		for i := range b {
+			b[i] = byte(index*7 + term*13 + uint64(i))
+		}
+		return b
+	}
+	model := map[uint64]raft.Entry{}      // the log: index → entry
+	var last, term, kept uint64 = 0, 1, 0 // kept: entries after it are readable
+	hs := raft.HardState{Term: 1}
+	reads, maxLocs := 0, 0
+	for step := range 1500 {
+		switch op := rng.IntN(20); {
+		case op < 12 || last == kept: // a batch after the last entry, or over a replaced tail
+			first := last + 1
+			if op < 3 && last > kept+1 {
+				first = kept + 2 + uint64(rng.IntN(int(last-kept-1)))
+				term++
+			}
+			var batch []raft.Entry
+			for i := first; i < first+1+uint64(rng.IntN(30)); i++ {
+				e := raft.Entry{Index: i, Term: term, Time: int64(step), Data: data(i, term, rng.IntN(1200))}
+				batch = append(batch, e)
+			}
+			for i := first; i <= last; i++ {
+				delete(model, i)
+			}
+			for _, e := range batch {
+				model[e.Index] = e
+			}
+			last = batch[len(batch)-1].Index
+			hs.Term = term
+			if err := s.save(&raft.Ready{Entries: batch, HardState: hs, HardStateChanged: true}); err != nil {
+				t.Fatal(err)
+			}
+		case op < 13 && last > kept+20: // a snapshot, keeping the 10 entries before it
+			at := kept + 11 + uint64(rng.IntN(int(last-kept-20)))
+			useless, err := s.compact(raft.SnapshotMeta{Index: at, Term: model[at].Term}, hs, at-10, false)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, f := range useless {
+				if err := os.Remove(f); err != nil {
+					t.Fatal(err)
+				}
+			}
+			for i := kept + 1; i <= at-10; i++ {
+				delete(model, i)
+			}
+			kept = at - 10
+		case op < 14: // a restart
+			if err := s.close(); err != nil {
+				t.Fatal(err)
+			}
+			if s, _, err = openRaftStorage(dir, FsyncNo, t.Logf); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if last == kept {
+			continue
+		}
+		lo := kept + 1 + uint64(rng.IntN(int(last-kept)))
+		hi := lo + uint64(rng.IntN(int(last-lo)+1))
+		maxBytes := rng.IntN(8000)
+		got, err := s.ReadEntries(lo, hi, maxBytes)
+		if err != nil {
+			t.Fatalf("step %d: read [%d,%d]: %v", step, lo, hi, err)
+		}
+		size := 0
+		for i, e := range got {
+			want := model[lo+uint64(i)]
+			size += len(e.Data)
+			if e.Index != want.Index || e.Term != want.Term || e.Time != want.Time || !bytes.Equal(e.Data, want.Data) {
+				t.Fatalf("step %d: read [%d,%d]: entry %d is %d/%d (%d bytes), want %d/%d", step, lo, hi, i, e.Index, e.Term, len(e.Data), want.Index, want.Term)
+			}
+			if e.Index > hi || i > 0 && size > maxBytes {
+				t.Fatalf("step %d: read [%d,%d] max %d went past its bounds at %d", step, lo, hi, maxBytes, e.Index)
+			}
+		}
+		if len(got) == 0 {
+			t.Fatalf("step %d: read [%d,%d] returned nothing", step, lo, hi)
+		}
+		reads += len(got)
+		maxLocs = max(maxLocs, len(s.locs))
+	}
+	if segs, _ := listPrefixed(dir, "raft"); len(segs) < 2 || maxLocs < 10 || reads < 1000 {
+		t.Fatalf("too little exercised: %d segments, at most %d locations, %d entries read", len(segs), maxLocs, reads)
 	}
 }

@@ -161,7 +161,7 @@ func listPrefixed(dir, prefix string) ([]string, error) {
 // first one after it must be there.
 func openWAL(dir string, after uint64, logf func(string, ...any), fn func(Entry) error) (*wal, error) {
 	var prev uint64
-	w, err := openSegments(dir, "wal", logf, func(_ uint64, payload []byte) error {
+	w, err := openSegments(dir, "wal", logf, func(_ uint64, _ int64, payload []byte) error {
 		e, err := decodeEntryPayload(payload)
 		if err != nil {
 			return err
@@ -191,10 +191,10 @@ func openWAL(dir string, after uint64, logf func(string, ...any), fn func(Entry)
 }
 
 // openSegments reads every <prefix> segment in dir in order, calling fn with each
-// record's payload, truncates a torn tail, and leaves the last segment open for appends
+// record's payload and the offset of its frame in the segment, truncates a torn tail, and leaves the last segment open for appends
 // (w.f is nil when there was none). An error from fn that is ErrCorruptWAL is treated
 // like a damaged record; any other error stops the open.
-func openSegments(dir, prefix string, logf func(string, ...any), fn func(seq uint64, payload []byte) error) (*wal, error) {
+func openSegments(dir, prefix string, logf func(string, ...any), fn func(seq uint64, off int64, payload []byte) error) (*wal, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("wal: %w", err)
 	}
@@ -215,7 +215,7 @@ func openSegments(dir, prefix string, logf func(string, ...any), fn func(seq uin
 		for off < len(b) {
 			payload, n, err := parseFrame(b[off:])
 			if err == nil {
-				if err = fn(seq, payload); err != nil && !errors.Is(err, ErrCorruptWAL) {
+				if err = fn(seq, int64(off), payload); err != nil && !errors.Is(err, ErrCorruptWAL) {
 					return nil, err
 				}
 			}
@@ -300,15 +300,16 @@ func syncDir(dir string) error {
 }
 
 // write appends encoded records (whole records only). next is the index of the first
-// entry after them, used to name a new segment.
-func (w *wal) write(b []byte, next uint64) error {
+// entry after them, used to name a new segment. It returns the offset in segment w.seq
+// at which b begins.
+func (w *wal) write(b []byte, next uint64) (int64, error) {
 	if w.size >= segmentSize {
 		seq := w.seq + 1
 		if w.indexNamed {
 			seq = next - uint64(countRecords(b))
 		}
 		if err := w.rotate(seq); err != nil {
-			return err
+			return 0, err
 		}
 	}
 	if !w.presynced && w.size+int64(len(b)) >= segmentSize-presyncAhead {
@@ -319,15 +320,16 @@ func (w *wal) write(b []byte, next uint64) error {
 			f.Sync() // an error shows again in rotate's own sync, which reports it
 		}(w.f)
 	}
+	start := w.size
 	for len(b) > 0 {
 		n, err := w.f.Write(b)
 		w.size += int64(n)
 		if err != nil && !errors.Is(err, io.ErrShortWrite) {
-			return fmt.Errorf("wal: write: %w", err)
+			return start, fmt.Errorf("wal: write: %w", err)
 		}
 		b = b[n:]
 	}
-	return nil
+	return start, nil
 }
 
 func countRecords(b []byte) int {

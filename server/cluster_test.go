@@ -683,6 +683,9 @@ func TestClusterConfig(t *testing.T) {
 	if v := got["raft.log-max-file-size"]; v != "67108864" {
 		t.Fatalf("CONFIG GET raft.log-max-file-size = %q, want RedisRaft's 64 MiB", v)
 	}
+	if v := got["raft.log-max-cache-size"]; v != "8388608" {
+		t.Fatalf("CONFIG GET raft.log-max-cache-size = %q, want RedisRaft's 8 MiB", v)
+	}
 	if err := c.ConfigSet(ctx, "raft.log-max-file-size", "1mb").Err(); err != nil {
 		t.Fatal(err)
 	}

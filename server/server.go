@@ -4,6 +4,7 @@
 package server
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -112,6 +113,9 @@ type Config struct {
 	// SnapshotTrailing is how many entries before a snapshot stay in the log for slow
 	// followers (default 10000); one further behind is sent the snapshot.
 	SnapshotTrailing uint64
+	// LogCacheBytes is how much entry data the Raft log keeps in memory once applied
+	// and in the WAL (raft.log-max-cache-size; default consensus.DefaultLogCacheBytes).
+	LogCacheBytes int64
 	// FollowerProxy is RedisRaft's follower-proxy: followers serve Redis clients by
 	// forwarding to the leader instead of answering -MOVED.
 	FollowerProxy bool
@@ -634,6 +638,7 @@ func (s *Server) ConfigGet() map[string]string {
 	out["raft.quorum-reads"] = "yes" // lease and ReadIndex reads are both linearizable
 	out["raft.log-fsync"] = yesNo(s.cfg.Fsync == consensus.FsyncAlways)
 	out["raft.log-max-file-size"] = strconv.FormatInt(s.logMax.Load(), 10)
+	out["raft.log-max-cache-size"] = strconv.FormatInt(cmp.Or(s.cfg.LogCacheBytes, consensus.DefaultLogCacheBytes), 10)
 	out["raft.request-timeout"] = strconv.FormatInt(s.requestTimeout().Milliseconds(), 10)
 	if c != nil {
 		out["raft.id"] = strconv.FormatUint(c.nodeID, 10)

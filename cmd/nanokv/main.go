@@ -77,6 +77,7 @@ type options struct {
 	maxmemory   string
 	maxPolicy   string
 	logMax      string
+	logCache    string
 	inFlight    int
 	readCons    string
 	requirepass string
@@ -98,6 +99,7 @@ func newFlagSet(o *options, stderr io.Writer) *flag.FlagSet {
 	fs.StringVar(&o.zk, "zk", defaultZK, "ZooKeeper listen address; empty disables")
 	fs.BoolVar(&o.proxy, "follower-proxy", false, "followers serve Redis clients through the leader instead of -MOVED (RedisRaft's follower-proxy; CONFIG SET raft.follower-proxy)")
 	fs.StringVar(&o.logMax, "log-max-file-size", "64mb", "how much a cluster member's Raft log grows before it snapshots and compacts it (bytes, or with kb/mb/gb; RedisRaft's log-max-file-size; CONFIG SET raft.log-max-file-size)")
+	fs.StringVar(&o.logCache, "log-max-cache-size", "8mb", "how much entry data, of entries applied and in the WAL, a cluster member's Raft log keeps in memory; a member that lags is sent older entries read back from the WAL (bytes, or with kb/mb/gb; RedisRaft's log-max-cache-size)")
 	fs.BoolVar(&o.zkTTL, "zk-extended-types", false, "allow ZooKeeper TTL nodes (ZooKeeper's zookeeper.extendedTypesEnabled)")
 	fs.StringVar(&o.zk4lw, "zk-4lw-whitelist", strings.Join(server.DefaultZKFourLetterWords, ","), "ZooKeeper four-letter words answered (4lw.commands.whitelist; * for all)")
 	fs.StringVar(&o.memcache, "memcache", defaultMemcache, "memcached listen address; empty disables")
@@ -204,6 +206,10 @@ func run(args []string, stdout, stderr io.Writer) error {
 	if !ok || logMax <= 0 {
 		return fmt.Errorf("--log-max-file-size %q: want a positive memory value, as 64mb", o.logMax)
 	}
+	logCache, ok := resp.ParseMemory(o.logCache)
+	if !ok || logCache <= 0 {
+		return fmt.Errorf("--log-max-cache-size %q: want a positive memory value, as 8mb", o.logCache)
+	}
 	inFlight := o.inFlight // the server's Config: 0 is its default, negative no limit
 	switch {
 	case inFlight < 0:
@@ -302,6 +308,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 		ReadConsistency:      o.readCons,
 		FollowerProxy:        o.proxy,
 		SnapshotLogBytes:     logMax,
+		LogCacheBytes:        logCache,
 		Offload:              o.mode == "offload",
 		OffloadInFlight:      inFlight,
 		// GOMAXPROCS in the environment pins the number of Ps

@@ -272,6 +272,7 @@ func TestConfigFileAndBadFlags(t *testing.T) {
 		{"--join", "127.0.0.1:6379", "--cluster", "127.0.0.1:7999", "--memory-only"},
 		{"--log-max-file-size", "0"},
 		{"--log-max-file-size", "lots"},
+		{"--log-max-cache-size", "0"},
 		{"--offload-inflight", "-1"},
 		{"local", "--nodes", "0"},
 		{"frobnicate"},

@@ -11,6 +11,7 @@ type disk struct {
 	hs      HardState
 	snap    *SnapshotMeta
 	entries []Entry
+	reads   int // entries read back (ReadEntries)
 }
 
 func (d *disk) persist(rd Ready) {
@@ -35,6 +36,25 @@ func (d *disk) persist(rd Ready) {
 	if rd.HardStateChanged {
 		d.hs = rd.HardState
 	}
+}
+
+// ReadEntries makes the disk a LogReader, as the driver's WAL is one: it reads the
+// persisted entries [lo, hi], capped at maxBytes past the first, with their data copied.
+func (d *disk) ReadEntries(lo, hi uint64, maxBytes int) ([]Entry, error) {
+	if len(d.entries) == 0 || lo < d.entries[0].Index || lo > d.entries[len(d.entries)-1].Index {
+		return nil, fmt.Errorf("entry %d is not on disk", lo)
+	}
+	var out []Entry
+	size := 0
+	for _, e := range d.entries[lo-d.entries[0].Index:] {
+		if size += len(e.Data); e.Index > hi || len(out) > 0 && size > maxBytes {
+			break
+		}
+		e.Data = slices.Clone(e.Data)
+		out = append(out, e)
+	}
+	d.reads += len(out)
+	return out, nil
 }
 
 func (d *disk) state(m Membership) State {

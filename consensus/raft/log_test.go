@@ -2,6 +2,7 @@ package raft
 
 import (
 	"math/rand/v2"
+	"slices"
 	"testing"
 	"time"
 )
@@ -118,5 +119,118 @@ func TestLogMatchesSliceModel(t *testing.T) {
 			model = model[k+1:]
 		}
 		check(step)
+	}
+}
+
+// A log that keeps little data (a reader and a small cache) against a model of every
+// entry's data: random appends, truncations, persistence, applies, evictions and
+// compactions. Only entries both applied and persisted lose their data, the cache's
+// count of bytes stays exact, eviction never writes into entries handed out before,
+// and every read, from memory or the reader, returns the model's entries.
+func TestLogEvictsAppliedPersistedDataAndReadsItBack(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 5))
+	d := &disk{}
+	l := &raftLog{reader: d, cacheBytes: 4096}
+	var model []Entry // model[k] is entry l.offset+1+k, with its data
+	term := uint64(1)
+	payload := func(index, term uint64) []byte {
+		b := make([]byte, 1+rng.IntN(300))
+		for i := range b {
+			b[i] = byte(index*31 + term + uint64(i))
+		}
+		return b
+	}
+	persist := func() { // the driver writes what is not yet stable
+		if l.stable < l.lastIndex() {
+			d.persist(Ready{Entries: l.slice(l.stable+1, l.lastIndex(), noLimit)})
+			l.stable = l.lastIndex()
+		}
+	}
+	evictions := 0
+	for step := range 4000 {
+		switch op := rng.IntN(10); {
+		case op < 4:
+			ents := make([]Entry, 1+rng.IntN(40))
+			for i := range ents {
+				idx := l.lastIndex() + 1 + uint64(i)
+				ents[i] = Entry{Index: idx, Term: term, Data: payload(idx, term)}
+			}
+			l.append(ents...)
+			model = append(model, ents...)
+		case op < 5 && len(model) > 0: // a new term replaces an uncommitted suffix
+			k := rng.IntN(len(model))
+			first := model[k].Index
+			if first <= l.committed {
+				continue
+			}
+			term++
+			ents := make([]Entry, 1+rng.IntN(20))
+			for i := range ents {
+				ents[i] = Entry{Index: first + uint64(i), Term: term, Data: payload(first+uint64(i), term)}
+			}
+			l.truncateAndAppend(ents)
+			model = append(model[:k:k], ents...)
+		case op < 6:
+			persist()
+		case op < 9 && l.committed < l.lastIndex(): // commit and apply some, then Advance
+			i := l.committed + 1 + uint64(rng.IntN(int(l.lastIndex()-l.committed)))
+			l.commitTo(i)
+			handed := l.slice(l.applied+1, l.committed, noLimit) // Ready.CommittedEntries
+			before := make([]int, len(handed))
+			for j := range handed {
+				before[j] = len(handed[j].Data)
+			}
+			l.applied = l.committed
+			old := l.evicted
+			l.shrink()
+			if l.evicted > old {
+				evictions++
+			}
+			for j := range handed {
+				if len(handed[j].Data) != before[j] {
+					t.Fatalf("step %d: eviction changed entry %d, handed out before", step, handed[j].Index)
+				}
+			}
+		case rng.IntN(8) == 0 && min(l.applied, l.stable) > l.offset: // compact a prefix
+			i := l.offset + 1 + uint64(rng.IntN(int(min(l.applied, l.stable)-l.offset)))
+			l.compact(i)
+			model = model[i-model[0].Index+1:]
+			d.entries = slices.DeleteFunc(d.entries, func(e Entry) bool { return e.Index <= i })
+		}
+		// The invariants, and every entry as a read returns it.
+		if l.evicted > min(l.applied, l.stable) && l.evicted > l.offset {
+			t.Fatalf("step %d: evicted %d past applied %d or stable %d", step, l.evicted, l.applied, l.stable)
+		}
+		cached := 0
+		for _, e := range model {
+			inMemory := l.at(e.Index).Data
+			if e.Index <= l.evicted {
+				if inMemory != nil {
+					t.Fatalf("step %d: entry %d is evicted (to %d) but holds its data", step, e.Index, l.evicted)
+				}
+				continue
+			}
+			cached += len(inMemory)
+		}
+		if cached != l.cached {
+			t.Fatalf("step %d: %d bytes cached, count says %d", step, cached, l.cached)
+		}
+		if len(model) == 0 {
+			continue
+		}
+		lo := model[rng.IntN(len(model))].Index
+		got, err := l.read(lo, l.lastIndex(), rng.IntN(2000))
+		if err != nil {
+			t.Fatalf("step %d: read from %d: %v", step, lo, err)
+		}
+		for j, e := range got {
+			want := model[e.Index-model[0].Index]
+			if e.Index != lo+uint64(j) || e.Term != want.Term || !slices.Equal(e.Data, want.Data) {
+				t.Fatalf("step %d: read from %d: entry %d (term %d, %d bytes) differs from the model's", step, lo, e.Index, e.Term, len(e.Data))
+			}
+		}
+	}
+	if evictions < 100 || d.reads == 0 {
+		t.Fatalf("too little exercised: %d evictions, %d entries read back", evictions, d.reads)
 	}
 }

@@ -40,6 +40,12 @@ type Config struct {
 	// Rand returns a number in [0, n); it drives election timeouts. nil seeds one from
 	// ID, so a simulation with fixed IDs is reproducible.
 	Rand func(n int) int
+	// LogReader, when set, reads entries back from the driver's durable log, and the
+	// log keeps in memory the data of only about LogCacheBytes of the entries that are
+	// applied and persisted (raftLog.shrink). nil keeps every entry's data until
+	// compaction.
+	LogReader     LogReader
+	LogCacheBytes int
 }
 
 // State is what a core restarts from: the durable state the driver persisted.
@@ -145,6 +151,7 @@ func New(cfg Config, st State) *Raft {
 		cfg.MaxInflight = 256
 	}
 	r := &Raft{id: cfg.ID, cfg: cfg, rand: cfg.Rand}
+	r.log.reader, r.log.cacheBytes = cfg.LogReader, cfg.LogCacheBytes
 	if r.rand == nil {
 		src := rand.New(rand.NewPCG(cfg.ID, 0x6e616e6f6b76))
 		r.rand = src.IntN
@@ -248,9 +255,9 @@ func (r *Raft) MembershipAt(index uint64) Membership {
 func (r *Raft) TermAt(index uint64) (uint64, bool) { return r.log.term(index) }
 
 // Entries returns the entries [lo, hi] (capped at maxBytes; at least one), for a driver
-// that needs to read the log (catching a follower up through a proxy, tests).
-func (r *Raft) Entries(lo, hi uint64, maxBytes int) []Entry {
-	return r.log.slice(lo, hi, maxBytes)
+// that needs to read the log (tests), from the log reader where they are evicted.
+func (r *Raft) Entries(lo, hi uint64, maxBytes int) ([]Entry, error) {
+	return r.log.read(lo, hi, maxBytes)
 }
 
 func (r *Raft) promotable() bool { return r.members.IsVoter(r.id) }
@@ -684,7 +691,18 @@ func (r *Raft) sendAppend(to uint64, allowEmpty bool) bool {
 	}
 	var ents []Entry
 	if last := r.log.lastIndex(); pr.next <= last && !r.offloaded[to] {
-		ents = r.log.slice(pr.next, last, r.cfg.MaxMsgBytes)
+		var err error
+		if ents, err = r.log.read(pr.next, last, r.cfg.MaxMsgBytes); err != nil {
+			// Only the WAL held these entries' data. Those a snapshot covers may be in
+			// a segment compaction deleted: the member gets the snapshot. Any other
+			// failure is the durable log's, which the member cannot go on without.
+			if r.snap == nil || pr.next > r.snap.Index {
+				panic(fmt.Sprintf("raft: member %d needs entries from %d: %v", to, pr.next, err))
+			}
+			pr.becomeSnapshot(r.snap.Index)
+			r.send(Message{Type: MsgSnap, To: to, Snapshot: r.snap})
+			return true
+		}
 	} else if !allowEmpty && pr.state == replicate || r.offloaded[to] && !allowEmpty {
 		return false
 	}
@@ -1360,4 +1378,5 @@ func (r *Raft) Advance(rd Ready) {
 	if n := len(rd.CommittedEntries); n > 0 {
 		r.log.applied = max(r.log.applied, rd.CommittedEntries[n-1].Index)
 	}
+	r.log.shrink()
 }

@@ -218,6 +218,9 @@ type sim struct {
 	lease bool
 	// offload runs an offload engine on every member.
 	offload bool
+	// evict keeps little of the log's data in memory (Config.LogReader): the members
+	// read entries back from their disks.
+	evict bool
 
 	partition map[uint64]int // member → side; messages between sides are dropped
 	faults    bool
@@ -231,7 +234,7 @@ type sim struct {
 	clients []*clientOp // the op each client has in flight (nil when idle)
 	nextCtx uint64
 	nextVal int
-	stats   struct{ puts, gets, unknown, failed, msgs, dropped, accelerated, released, lazySends int }
+	stats   struct{ puts, gets, unknown, failed, msgs, dropped, accelerated, released, lazySends, readBack int }
 }
 
 func (s *sim) logf(format string, args ...any) {
@@ -248,7 +251,7 @@ func (s *sim) schedule(at int64, e *event) {
 
 func newSim(t *testing.T, seed int64, n int, lease, offload bool) *sim {
 	s := &sim{t: t, seed: seed, rng: rand.New(rand.NewPCG(uint64(seed), 0x5eed)),
-		nodes: map[uint64]*simNode{}, lease: lease, offload: offload, partition: map[uint64]int{}, faults: true,
+		nodes: map[uint64]*simNode{}, lease: lease, offload: offload, evict: seed/2%2 == 0, partition: map[uint64]int{}, faults: true,
 		leaders: map[uint64]uint64{}, committed: map[uint64]Entry{}, digests: map[uint64]uint64{},
 		clients: make([]*clientOp, 6)}
 	for id := uint64(1); id <= uint64(n); id++ {
@@ -286,7 +289,13 @@ func (s *sim) startNode(nd *simNode) {
 	} else {
 		nd.sm = newSM()
 	}
-	nd.r = New(s.config(nd.id), st)
+	cfg := s.config(nd.id)
+	if s.evict {
+		// Keep the data of a few entries (a SET is about 30 bytes): the rest is read
+		// back from the disk.
+		cfg.LogReader, cfg.LogCacheBytes = &nd.disk, 64
+	}
+	nd.r = New(cfg, st)
 	nd.up = true
 	nd.inbound = map[uint64]*smImage{}
 	nd.writes = map[uint64]*clientOp{}
@@ -798,6 +807,7 @@ func runSim(t *testing.T, seed int64, n int, lease, offload bool) *sim {
 		if nd.off != nil { // the engines of the members' last lives
 			s.stats.lazySends += int(nd.off.EngineStats().LazySends)
 		}
+		s.stats.readBack += nd.disk.reads
 	}
 	return s
 }
@@ -814,7 +824,7 @@ func TestSimulatedClusterUnderFaults(t *testing.T) {
 	// Seeds are independent, so they run side by side, as many at once as go test's
 	// -parallel allows (GOMAXPROCS by default); each is its own subtest, named by its seed.
 	var mu sync.Mutex
-	var total struct{ puts, gets, unknown, msgs, dropped, leaders, accelerated, released, lazySends int }
+	var total struct{ puts, gets, unknown, msgs, dropped, leaders, accelerated, released, lazySends, readBack int }
 	t.Run("seed", func(t *testing.T) {
 		for _, seed := range seeds {
 			t.Run(strconv.FormatInt(seed, 10), func(t *testing.T) {
@@ -833,6 +843,7 @@ func TestSimulatedClusterUnderFaults(t *testing.T) {
 						total.accelerated += s.stats.accelerated
 						total.released += s.stats.released
 						total.lazySends += s.stats.lazySends
+						total.readBack += s.stats.readBack
 						mu.Unlock()
 					}
 				}
@@ -844,7 +855,7 @@ func TestSimulatedClusterUnderFaults(t *testing.T) {
 	}
 	// The run must have done something worth checking, with and without the engine.
 	if total.puts == 0 || total.gets == 0 || total.leaders <= 2*len(seeds) || total.accelerated < len(seeds) || total.released == 0 ||
-		(len(seeds) >= 20 && total.lazySends == 0) {
+		(len(seeds) >= 20 && (total.lazySends == 0 || total.readBack == 0)) {
 		t.Fatalf("simulation exercised too little: %+v", total)
 	}
 	t.Logf("%d seeds: %+v", len(seeds), total)
