@@ -3,6 +3,7 @@ package raft
 import (
 	"fmt"
 	"math"
+	"slices"
 )
 
 // raftLog is the log as the core sees it: a compaction point (offset, the index and term
@@ -276,6 +277,9 @@ type LogReader interface {
 // the cached data is down to half of cacheBytes, when it is over cacheBytes: half, so
 // that the chunks it copies are copied once per cacheBytes/2 of writes. It copies each
 // chunk it changes, as truncation does: messages and Readies built earlier may alias it.
+// The copy of the last chunk holds its entries only, not chunkLen: append grows it
+// (with a small cache, as the simulator runs, a full chunk's capacity cost more than
+// the rest of the member's work).
 func (l *raftLog) shrink() {
 	if l.reader == nil || l.cached <= l.cacheBytes {
 		return
@@ -288,9 +292,7 @@ func (l *raftLog) shrink() {
 	}
 	for i := lo; i <= hi; {
 		p := l.head + int(i-l.offset-1)
-		old := l.chunks[p/chunkLen]
-		fresh := make([]Entry, len(old), chunkLen)
-		copy(fresh, old)
+		fresh := slices.Clone(l.chunks[p/chunkLen])
 		for k := p % chunkLen; k < len(fresh) && i <= hi; k, i = k+1, i+1 {
 			fresh[k].Data = nil
 		}
