@@ -191,9 +191,10 @@ func openWAL(dir string, after uint64, logf func(string, ...any), fn func(Entry)
 }
 
 // openSegments reads every <prefix> segment in dir in order, calling fn with each
-// record's payload and the offset of its frame in the segment, truncates a torn tail, and leaves the last segment open for appends
-// (w.f is nil when there was none). An error from fn that is ErrCorruptWAL is treated
-// like a damaged record; any other error stops the open.
+// record's payload and the offset of its frame in the segment, truncates a torn tail,
+// and leaves the last segment open for appends (w.f is nil when there was none). An
+// error from fn that is ErrCorruptWAL is treated like a damaged record; any other error
+// stops the open.
 func openSegments(dir, prefix string, logf func(string, ...any), fn func(seq uint64, off int64, payload []byte) error) (*wal, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("wal: %w", err)

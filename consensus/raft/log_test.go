@@ -82,24 +82,20 @@ func TestLogMatchesSliceModel(t *testing.T) {
 	for step := range 3000 {
 		switch op := rng.IntN(10); {
 		case op < 6: // append up to 3 chunks' worth
-			n := 1 + rng.IntN(3*chunkLen)
-			ents := make([]Entry, n)
-			for i := range ents {
-				ents[i] = Entry{Index: l.lastIndex() + 1 + uint64(i), Term: term, Time: int64(step), Data: data}
-			}
+			ents := entriesFrom(l.lastIndex()+1, 1+rng.IntN(3*chunkLen), func(i uint64) Entry {
+				return Entry{Index: i, Term: term, Time: int64(step), Data: data}
+			})
 			l.append(ents...)
 			model = append(model, ents...)
 		case op < 8 && len(model) > 0: // a new term overwrites an uncommitted suffix
-			k := rng.IntN(len(model))
-			first := model[k].Index
-			if first <= l.committed {
+			k, first, ok := uncommittedFrom(l, model, rng)
+			if !ok {
 				continue
 			}
 			term++
-			ents := make([]Entry, 1+rng.IntN(chunkLen))
-			for i := range ents {
-				ents[i] = Entry{Index: first + uint64(i), Term: term, Time: int64(step), Data: data}
-			}
+			ents := entriesFrom(first, 1+rng.IntN(chunkLen), func(i uint64) Entry {
+				return Entry{Index: i, Term: term, Time: int64(step), Data: data}
+			})
 			old := l.slice(first, l.lastIndex(), 1<<30) // a message built earlier
 			oldTerm := old[0].Term
 			l.truncateAndAppend(ents)
@@ -120,6 +116,23 @@ func TestLogMatchesSliceModel(t *testing.T) {
 		}
 		check(step)
 	}
+}
+
+// entriesFrom makes n entries, of indexes from on, as mk makes each.
+func entriesFrom(from uint64, n int, mk func(index uint64) Entry) []Entry {
+	ents := make([]Entry, n)
+	for i := range ents {
+		ents[i] = mk(from + uint64(i))
+	}
+	return ents
+}
+
+// uncommittedFrom draws the entry of model (entry l.offset+1 first) from which a model
+// test overwrites the log: its place in model and its index, and false when it is
+// committed.
+func uncommittedFrom(l *raftLog, model []Entry, rng *rand.Rand) (int, uint64, bool) {
+	k := rng.IntN(len(model))
+	return k, model[k].Index, model[k].Index > l.committed
 }
 
 // A log that keeps little data (a reader and a small cache) against a model of every
@@ -150,24 +163,20 @@ func TestLogEvictsAppliedPersistedDataAndReadsItBack(t *testing.T) {
 	for step := range 4000 {
 		switch op := rng.IntN(10); {
 		case op < 4:
-			ents := make([]Entry, 1+rng.IntN(40))
-			for i := range ents {
-				idx := l.lastIndex() + 1 + uint64(i)
-				ents[i] = Entry{Index: idx, Term: term, Data: payload(idx, term)}
-			}
+			ents := entriesFrom(l.lastIndex()+1, 1+rng.IntN(40), func(i uint64) Entry {
+				return Entry{Index: i, Term: term, Data: payload(i, term)}
+			})
 			l.append(ents...)
 			model = append(model, ents...)
 		case op < 5 && len(model) > 0: // a new term replaces an uncommitted suffix
-			k := rng.IntN(len(model))
-			first := model[k].Index
-			if first <= l.committed {
+			k, first, ok := uncommittedFrom(l, model, rng)
+			if !ok {
 				continue
 			}
 			term++
-			ents := make([]Entry, 1+rng.IntN(20))
-			for i := range ents {
-				ents[i] = Entry{Index: first + uint64(i), Term: term, Data: payload(first+uint64(i), term)}
-			}
+			ents := entriesFrom(first, 1+rng.IntN(20), func(i uint64) Entry {
+				return Entry{Index: i, Term: term, Data: payload(i, term)}
+			})
 			l.truncateAndAppend(ents)
 			model = append(model[:k:k], ents...)
 		case op < 6:
