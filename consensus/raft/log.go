@@ -279,17 +279,23 @@ type LogReader interface {
 // chunk it changes, as truncation does: messages and Readies built earlier may alias it.
 // The copy of the last chunk holds its entries only, not chunkLen: append grows it
 // (with a small cache, as the simulator runs, a full chunk's capacity cost more than
-// the rest of the member's work).
+// the rest of the member's work). When more than half the cache is data not yet
+// applied or persisted, it waits until a quarter of the cache can go at once, rather
+// than copy a chunk on every call for the few entries each Ready makes evictable.
 func (l *raftLog) shrink() {
 	if l.reader == nil || l.cached <= l.cacheBytes {
 		return
 	}
 	lo, upto := max(l.offset, l.evicted)+1, min(l.applied, l.stable)
-	hi := lo - 1
-	for hi < upto && l.cached > l.cacheBytes/2 {
+	hi, freed := lo-1, 0
+	for hi < upto && l.cached-freed > l.cacheBytes/2 {
 		hi++
-		l.cached -= len(l.at(hi).Data)
+		freed += len(l.at(hi).Data)
 	}
+	if freed < l.cacheBytes/4 {
+		return
+	}
+	l.cached -= freed
 	for i := lo; i <= hi; {
 		p := l.head + int(i-l.offset-1)
 		fresh := slices.Clone(l.chunks[p/chunkLen])

@@ -194,6 +194,13 @@ func TestLogEvictsAppliedPersistedDataAndReadsItBack(t *testing.T) {
 			l.shrink()
 			if l.evicted > old {
 				evictions++
+				freed := 0 // a copy of chunks is worth a quarter of the cache at least
+				for i := max(old, l.offset) + 1; i <= l.evicted; i++ {
+					freed += len(model[i-model[0].Index].Data)
+				}
+				if freed < l.cacheBytes/4 {
+					t.Fatalf("step %d: evicted %d bytes, under a quarter of the cache", step, freed)
+				}
 			}
 			for j := range handed {
 				if len(handed[j].Data) != before[j] {

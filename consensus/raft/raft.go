@@ -254,12 +254,6 @@ func (r *Raft) MembershipAt(index uint64) Membership {
 // TermAt returns the term of the entry at index, if the log still holds it.
 func (r *Raft) TermAt(index uint64) (uint64, bool) { return r.log.term(index) }
 
-// Entries returns the entries [lo, hi] (capped at maxBytes; at least one), for a driver
-// that needs to read the log (tests), from the log reader where they are evicted.
-func (r *Raft) Entries(lo, hi uint64, maxBytes int) ([]Entry, error) {
-	return r.log.read(lo, hi, maxBytes)
-}
-
 func (r *Raft) promotable() bool { return r.members.IsVoter(r.id) }
 
 func (r *Raft) send(m Message) {
