@@ -108,6 +108,10 @@ type RaftNode struct {
 	snapReports              chan snapReport // results of snapshot transfers to followers
 	lastApplied              Entry           // the applier's last entry (data dropped)
 	stats                    RaftStats
+	// logCacheWant is LogCacheBytes as last set (SetLogCacheBytes); logCacheHas, the
+	// loop's, is what the core was last given.
+	logCacheWant atomic.Int64
+	logCacheHas  int64
 }
 
 // RaftStats counts snapshot work for INFO.
@@ -128,6 +132,9 @@ type RaftStats struct {
 	// LogEntriesRead counts the entries read back from the WAL for members that lag
 	// (their data no longer in memory: LogCacheBytes).
 	LogEntriesRead atomic.Uint64
+	// LogCachedBytes is the data of the entries the log holds in memory (at most about
+	// LogCacheBytes of them applied and in the WAL).
+	LogCachedBytes atomic.Int64
 }
 
 // walReader reads entries back from the member's WAL for the core (raft.LogReader),
@@ -416,6 +423,8 @@ func StartRaft(cfg RaftConfig) (*RaftNode, error) {
 		rc.LogReader, rc.LogCacheBytes = walReader{n}, int(min(cfg.LogCacheBytes, math.MaxInt32))
 	}
 	n.r = raft.New(rc, st)
+	n.logCacheHas = cfg.LogCacheBytes
+	n.logCacheWant.Store(cfg.LogCacheBytes)
 	if cfg.Offload != nil {
 		n.startOffload(*cfg.Offload)
 	}
@@ -752,6 +761,7 @@ func (n *RaftNode) publishStatus() {
 	r := n.r
 	n.lastIndex.Store(r.LastIndex())
 	n.commitIdx.Store(r.Committed())
+	n.stats.LogCachedBytes.Store(int64(r.LogCachedBytes()))
 	if n.off != nil {
 		n.engStats.store(n.off.EngineStats())
 	}
@@ -888,6 +898,7 @@ func (n *RaftNode) run() {
 			}
 			n.compact(res)
 		}
+		n.takeLogCache()
 		n.proposeForwards()
 		if n.off != nil {
 			n.off.Drain(monoNow())
@@ -1076,6 +1087,24 @@ func (n *RaftNode) SetSnapshotLogBytes(ctx context.Context, b int64) error {
 		n.maybeSnapshot()
 		return nil
 	})
+}
+
+// SetLogCacheBytes changes how much entry data, of entries applied and in the WAL, the
+// log keeps in memory (RaftConfig.LogCacheBytes, RedisRaft's log-max-cache-size); b
+// must be positive. It never blocks and cannot fail: the loop takes the value at its
+// next turn (within a tick), and a smaller one frees what it no longer covers then
+// (Stats().LogCachedBytes shows it). A member without a WAL, or started with a
+// negative LogCacheBytes, keeps every entry's data whatever the value.
+func (n *RaftNode) SetLogCacheBytes(b int64) {
+	n.logCacheWant.Store(max(b, 1))
+}
+
+// takeLogCache hands the core a cache size set since the loop's last turn.
+func (n *RaftNode) takeLogCache() {
+	if b := n.logCacheWant.Load(); b != n.logCacheHas {
+		n.logCacheHas = b
+		n.r.SetLogCacheBytes(int(min(b, math.MaxInt32)))
+	}
 }
 
 // maybeSnapshot asks the applier for a snapshot once the log has grown enough.

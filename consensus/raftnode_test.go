@@ -487,11 +487,19 @@ func TestRaftNodeFailover(t *testing.T) {
 // A follower cut off while the others go on catches up from the leader's WAL: the
 // leader keeps almost no entry data in memory (LogCacheBytes), so what the follower
 // missed is read back from the WAL's segments, not sent as a snapshot. With the engine
-// on, its retransmission ring cannot cover the gap and software Raft does.
+// on, its retransmission ring cannot cover the gap and software Raft does. The cache
+// may also shrink at run time (SetLogCacheBytes), from the default that holds it all.
 func TestRaftNodeCatchesAFollowerUpFromTheWAL(t *testing.T) {
-	for _, offload := range []bool{false, true} {
-		t.Run(map[bool]string{false: "raft", true: "offload"}[offload], func(t *testing.T) {
-			c := newTestClusterWith(t, 3, false, offload, func(c *testCluster) { c.logCache = 64 })
+	for _, tc := range []struct {
+		name             string
+		offload, runTime bool
+	}{{"raft", false, false}, {"offload", true, false}, {"raft, set at run time", false, true}} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := newTestClusterWith(t, 3, false, tc.offload, func(c *testCluster) {
+				if !tc.runTime {
+					c.logCache = 64
+				}
+			})
 			ctx := ctxT(t)
 			lead := c.leader()
 			var behind uint64
@@ -506,6 +514,23 @@ func TestRaftNodeCatchesAFollowerUpFromTheWAL(t *testing.T) {
 				var err error
 				if last, err = lead.Propose(ctx, fmt.Appendf(nil, "k%d=%d", i%13, i), nil); err != nil {
 					t.Fatalf("proposal %d: %v", i, err)
+				}
+			}
+			if tc.runTime {
+				st := lead.Stats()
+				deadline := time.Now().Add(10 * time.Second)
+				for held := st.LogCachedBytes.Load(); held <= 64; held = st.LogCachedBytes.Load() {
+					if time.Now().After(deadline) {
+						t.Fatalf("the leader holds %d bytes of entry data with the default cache", held)
+					}
+					time.Sleep(time.Millisecond)
+				}
+				lead.SetLogCacheBytes(64)
+				for held := st.LogCachedBytes.Load(); held > 64; held = st.LogCachedBytes.Load() {
+					if time.Now().After(deadline) {
+						t.Fatalf("the leader still holds %d bytes of entry data after the cache shrank to 64", held)
+					}
+					time.Sleep(time.Millisecond)
 				}
 			}
 			c.net.setCut(behind, false)

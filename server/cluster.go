@@ -181,7 +181,7 @@ func (s *Server) launchCluster(redisAddr string, nodeID, clusterID uint64, boot 
 		TickInterval: cfg.TickInterval, ElectionTicks: cfg.ElectionTicks, SnapshotLogBytes: s.logMax.Load(),
 		SnapshotTrailing: cfg.SnapshotTrailing,
 		LeaseReads:       cfg.ReadConsistency != "strict", Logf: s.logf,
-		LogCacheBytes: cfg.LogCacheBytes,
+		LogCacheBytes: s.logCache.Load(),
 		// The store applies concatenated batches as the batches in turn.
 		JoinBlind: true,
 		// A ZooKeeper session's watches fire when this member applies: with sessions
@@ -312,6 +312,7 @@ func (c *cluster) info(w func(k string, v any)) {
 	w("raft_snapshots_installed", stats.Installed.Load())
 	w("raft_snapshot_max_apply_stall_ms", time.Duration(stats.SnapshotMaxStall.Load()).Milliseconds())
 	w("raft_log_entries_read", stats.LogEntriesRead.Load())
+	w("raft_log_cached_bytes", stats.LogCachedBytes.Load())
 	mode := "raft"
 	if o := st.Offload; o != nil {
 		mode = "offload"

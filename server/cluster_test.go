@@ -693,7 +693,7 @@ func TestClusterConfig(t *testing.T) {
 		t.Fatalf("log-max-file-size after SET 1mb: %q", v)
 	}
 	for name, val := range map[string]string{"raft.follower-proxy": "maybe", "raft.election-timeout": "100", "raft.request-timeout": "-1",
-		"raft.log-max-file-size": "0"} {
+		"raft.log-max-file-size": "0", "raft.log-max-cache-size": "lots"} {
 		if err := c.ConfigSet(ctx, name, val).Err(); err == nil || !strings.HasPrefix(err.Error(), "ERR CONFIG SET failed (possibly related to argument '"+name+"')") {
 			t.Fatalf("CONFIG SET %s %s: %v", name, val, err)
 		}
@@ -705,6 +705,8 @@ func TestClusterConfig(t *testing.T) {
 		{"raft.request-timeout", "700", "raft.log-max-file-size", "2mb", "save", "", "raft.follower-proxy", "maybe"},
 		{"raft.follower-proxy", "yes", "save", "1 x", "raft.request-timeout", "700"},
 		{"maxmemory", "1mb", "raft.log-max-file-size", "2mb", "raft.request-timeout", "0"},
+		{"raft.log-max-cache-size", "1mb", "raft.log-max-file-size", "2mb", "raft.log-max-cache-size", "0"},
+		{"raft.log-max-file-size", "2mb", "raft.log-max-cache-size", "1mb", "raft.election-timeout", "100"},
 	} {
 		if err := c.Do(ctx, append([]any{"CONFIG", "SET"}, args...)...).Err(); err == nil {
 			t.Fatalf("CONFIG SET %v: no error", args)
@@ -757,6 +759,44 @@ func TestClusterLogMaxFileSizeAtRunTime(t *testing.T) {
 				t.Fatalf("member %d snapshotted %d times: the setting is the leader's alone", id, n)
 			}
 		}
+	}
+}
+
+// CONFIG SET raft.log-max-cache-size shrinks the member's cache of entry data at once
+// (INFO raft's raft_log_cached_bytes), as RedisRaft's log-max-cache-size.
+func TestClusterLogMaxCacheSizeAtRunTime(t *testing.T) {
+	servers := startCluster(t, 3, withWAL(t))
+	ctx := context.Background()
+	_, lead := leaderOf(t, servers, 0)
+	c := client(t, lead)
+	cached := func() int {
+		v := infoField(c.Info(ctx, "raft").Val(), "raft_log_cached_bytes")
+		n, err := strconv.Atoi(v)
+		if err != nil {
+			t.Fatalf("INFO raft: raft_log_cached_bytes %q", v)
+		}
+		return n
+	}
+	for i := range 100 {
+		if err := c.Set(ctx, fmt.Sprintf("key:%d", i), strings.Repeat("v", 100), 0).Err(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := cached(); n < 100*100 {
+		t.Fatalf("the leader holds %d bytes of entry data after 10 KB of writes, with 8 MiB of cache", n)
+	}
+	if err := c.ConfigSet(ctx, "raft.log-max-cache-size", "1kb").Err(); err != nil {
+		t.Fatal(err)
+	}
+	if v := c.ConfigGet(ctx, "raft.log-max-cache-size").Val()["raft.log-max-cache-size"]; v != "1024" {
+		t.Fatalf("log-max-cache-size after SET 1kb: %q", v)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for n := cached(); n > 1024; n = cached() {
+		if time.Now().After(deadline) {
+			t.Fatalf("the leader still holds %d bytes of entry data with a cache of 1 KiB", n)
+		}
+		time.Sleep(5 * time.Millisecond)
 	}
 }
 

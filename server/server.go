@@ -144,6 +144,9 @@ type Server struct {
 	pending  *pendingCluster
 	// logMax is raft.log-max-file-size: how much the Raft log grows before a snapshot
 	logMax atomic.Int64
+	// logCache is raft.log-max-cache-size: how much entry data, of entries applied and
+	// in the WAL, the Raft log keeps in memory
+	logCache atomic.Int64
 	// savePoints is Redis's save parameter (savepoints.go); nil or empty: none
 	savePoints atomic.Pointer[[]savePoint]
 	// mem is used memory against maxmemory, which every frontend consults
@@ -228,6 +231,7 @@ func Start(cfg Config) (*Server, error) {
 	if cfg.SnapshotLogBytes > 0 {
 		s.logMax.Store(cfg.SnapshotLogBytes)
 	}
+	s.logCache.Store(cmp.Or(cfg.LogCacheBytes, consensus.DefaultLogCacheBytes))
 	s.mem.SetPolicy(int(cfg.MaxMemoryPolicy))
 	s.store.SetEvictPolicy(cfg.MaxMemoryPolicy)
 	s.mem.SetLimit(cfg.MaxMemory)
@@ -638,7 +642,7 @@ func (s *Server) ConfigGet() map[string]string {
 	out["raft.quorum-reads"] = "yes" // lease and ReadIndex reads are both linearizable
 	out["raft.log-fsync"] = yesNo(s.cfg.Fsync == consensus.FsyncAlways)
 	out["raft.log-max-file-size"] = strconv.FormatInt(s.logMax.Load(), 10)
-	out["raft.log-max-cache-size"] = strconv.FormatInt(cmp.Or(s.cfg.LogCacheBytes, consensus.DefaultLogCacheBytes), 10)
+	out["raft.log-max-cache-size"] = strconv.FormatInt(s.logCache.Load(), 10)
 	out["raft.request-timeout"] = strconv.FormatInt(s.requestTimeout().Milliseconds(), 10)
 	if c != nil {
 		out["raft.id"] = strconv.FormatUint(c.nodeID, 10)
@@ -663,10 +667,10 @@ func (s *Server) requestTimeout() time.Duration {
 // defaultLogMax is raft.log-max-file-size when not set, as RedisRaft's (64 MiB).
 const defaultLogMax = 64 << 20
 
-// ConfigCheck implements resp.Backend. save, raft.request-timeout, raft.follower-proxy and
-// raft.log-max-file-size change at run time, the last through the log when the node is a
-// cluster member (remote); stale reads are refused (not built); the rest is fixed at
-// start.
+// ConfigCheck implements resp.Backend. save, raft.request-timeout, raft.follower-proxy,
+// raft.log-max-file-size and raft.log-max-cache-size change at run time, the former
+// through the Raft loop when the node is a cluster member (remote); stale reads are
+// refused (not built); the rest is fixed at start.
 func (s *Server) ConfigCheck(name, value string) (set func() error, remote bool, err error) {
 	c := s.cl()
 	notMember := errors.New("not a cluster member yet")
@@ -709,6 +713,15 @@ func (s *Server) ConfigCheck(name, value string) (set func() error, remote bool,
 			s.logMax.Store(b)
 			return nil
 		}, true, nil
+	case "raft.log-max-cache-size":
+		b, ok := resp.ParseMemory(value)
+		if !ok || b <= 0 {
+			return nil, false, errors.New("argument must be a positive memory value")
+		}
+		if c == nil {
+			return func() error { s.logCache.Store(b); return nil }, false, nil // the member starts with it
+		}
+		return func() error { c.raft.SetLogCacheBytes(b); s.logCache.Store(b); return nil }, false, nil
 	case "raft.quorum-reads":
 		if value == "yes" {
 			return func() error { return nil }, false, nil

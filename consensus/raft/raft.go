@@ -199,6 +199,17 @@ func (r *Raft) LastIndex() uint64 { return r.log.lastIndex() }
 // Committed is the commit index.
 func (r *Raft) Committed() uint64 { return r.log.committed }
 
+// SetLogCacheBytes changes Config.LogCacheBytes on a running member; a smaller value
+// evicts at once what it no longer covers. Without a LogReader the log keeps every
+// entry's data whatever the value.
+func (r *Raft) SetLogCacheBytes(b int) {
+	r.log.cacheBytes = b
+	r.log.shrink()
+}
+
+// LogCachedBytes is the data of the entries the log holds in memory.
+func (r *Raft) LogCachedBytes() int { return r.log.cached }
+
 // SetWaiting tells the core whether its driver waits for a commit: for the entry of a
 // write it forwarded to the leader, say. Its answers to the leader say so, and the
 // leader tells it of a commit at once (maybeSendAppends).
