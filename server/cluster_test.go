@@ -800,8 +800,8 @@ func TestClusterLogMaxCacheSizeAtRunTime(t *testing.T) {
 	}
 }
 
-// raft.log-max-file-size set on a node waiting for RAFT.CLUSTER INIT is the member's
-// once it is one.
+// raft.log-max-file-size and raft.log-max-cache-size set on a node waiting for
+// RAFT.CLUSTER INIT are the member's once it is one.
 func TestLogMaxFileSizeSetBeforeInit(t *testing.T) {
 	ctx := context.Background()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
@@ -817,6 +817,9 @@ func TestLogMaxFileSizeSetBeforeInit(t *testing.T) {
 	if v := c.ConfigGet(ctx, "raft.log-max-file-size").Val()["raft.log-max-file-size"]; v != "4096" {
 		t.Fatalf("log-max-file-size before INIT: %q", v)
 	}
+	if err := c.ConfigSet(ctx, "raft.log-max-cache-size", "2kb").Err(); err != nil {
+		t.Fatal(err)
+	}
 	if err := c.Do(ctx, "RAFT.CLUSTER", "INIT").Err(); err != nil {
 		t.Fatal(err)
 	}
@@ -828,6 +831,25 @@ func TestLogMaxFileSizeSetBeforeInit(t *testing.T) {
 		if err := c.Set(ctx, fmt.Sprintf("key:%d", i), strings.Repeat("v", 100), 0).Err(); err != nil {
 			time.Sleep(5 * time.Millisecond) // not leader yet
 		}
+	}
+	if v := c.ConfigGet(ctx, "raft.log-max-cache-size").Val()["raft.log-max-cache-size"]; v != "2048" {
+		t.Fatalf("log-max-cache-size after INIT: %q", v)
+	}
+	// Of the 4 KiB and more written, the log keeps 2 KiB at most once they are applied
+	// (with the default 8 MiB, it would keep them all: compaction leaves the trailing
+	// entries in the log).
+	for {
+		v := infoField(c.Info(ctx, "raft").Val(), "raft_log_cached_bytes")
+		if n, err := strconv.Atoi(v); err != nil || n <= 2048 {
+			if err != nil {
+				t.Fatalf("INFO raft: raft_log_cached_bytes %q", v)
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the member holds %s bytes of entry data with a cache of 2 KiB", v)
+		}
+		time.Sleep(5 * time.Millisecond)
 	}
 }
 
