@@ -172,6 +172,8 @@ type testCluster struct {
 	join bool
 	// logCache is every member's RaftConfig.LogCacheBytes.
 	logCache int64
+	// ringDatagrams bounds every offload engine's retransmission ring (0: the default).
+	ringDatagrams int
 }
 
 func newTestCluster(t *testing.T, n int, lease bool) *testCluster {
@@ -208,7 +210,8 @@ func (c *testCluster) start(id uint64) {
 	sm := &kvSM{kv: map[string]string{}}
 	var off *OffloadConfig
 	if c.offload {
-		off = &OffloadConfig{Engine: nicoffload.Config{ClusterID: 7, RetransmitTimeout: 4 * time.Millisecond},
+		off = &OffloadConfig{Engine: nicoffload.Config{ClusterID: 7, RetransmitTimeout: 4 * time.Millisecond,
+			RingDatagrams: c.ringDatagrams},
 			Send: func(dgs []nicoffload.Outgoing) { c.net.sendDatagrams(id, dgs) }}
 	}
 	node, err := StartRaft(RaftConfig{ID: id, Bootstrap: c.boot, SM: sm, Send: c.net.send, Dir: c.dirs[id],
@@ -487,8 +490,10 @@ func TestRaftNodeFailover(t *testing.T) {
 // A follower cut off while the others go on catches up from the leader's WAL: the
 // leader keeps almost no entry data in memory (LogCacheBytes), so what the follower
 // missed is read back from the WAL's segments, not sent as a snapshot. With the engine
-// on, its retransmission ring cannot cover the gap and software Raft does. The cache
-// may also shrink at run time (SetLogCacheBytes), from the default that holds it all.
+// on, its retransmission ring is kept too small to cover the gap, so software Raft
+// does (with the default ring, a fast machine writes the 400 entries before the engine
+// gives up on the follower, and the ring replays them). The cache may also shrink at
+// run time (SetLogCacheBytes), from the default that holds it all.
 func TestRaftNodeCatchesAFollowerUpFromTheWAL(t *testing.T) {
 	for _, tc := range []struct {
 		name             string
@@ -499,6 +504,7 @@ func TestRaftNodeCatchesAFollowerUpFromTheWAL(t *testing.T) {
 				if !tc.runTime {
 					c.logCache = 64
 				}
+				c.ringDatagrams = 16
 			})
 			ctx := ctxT(t)
 			lead := c.leader()
