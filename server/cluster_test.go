@@ -476,12 +476,15 @@ func infoField(info, name string) string {
 }
 
 // raftSnapshots is the member's count of snapshots written (INFO raft).
-func raftSnapshots(t *testing.T, c *redis.Client) int {
+func raftSnapshots(t *testing.T, c *redis.Client) int { return raftInfoInt(t, c, "raft_snapshots") }
+
+// raftInfoInt is the member's INFO raft field name, a number.
+func raftInfoInt(t *testing.T, c *redis.Client, name string) int {
 	t.Helper()
-	v := infoField(c.Info(context.Background(), "raft").Val(), "raft_snapshots")
+	v := infoField(c.Info(context.Background(), "raft").Val(), name)
 	n, err := strconv.Atoi(v)
 	if err != nil {
-		t.Fatalf("INFO raft: raft_snapshots %q", v)
+		t.Fatalf("INFO raft: %s %q", name, v)
 	}
 	return n
 }
@@ -769,14 +772,7 @@ func TestClusterLogMaxCacheSizeAtRunTime(t *testing.T) {
 	ctx := context.Background()
 	_, lead := leaderOf(t, servers, 0)
 	c := client(t, lead)
-	cached := func() int {
-		v := infoField(c.Info(ctx, "raft").Val(), "raft_log_cached_bytes")
-		n, err := strconv.Atoi(v)
-		if err != nil {
-			t.Fatalf("INFO raft: raft_log_cached_bytes %q", v)
-		}
-		return n
-	}
+	cached := func() int { return raftInfoInt(t, c, "raft_log_cached_bytes") }
 	for i := range 100 {
 		if err := c.Set(ctx, fmt.Sprintf("key:%d", i), strings.Repeat("v", 100), 0).Err(); err != nil {
 			t.Fatal(err)
@@ -838,16 +834,9 @@ func TestLogMaxFileSizeSetBeforeInit(t *testing.T) {
 	// Of the 4 KiB and more written, the log keeps 2 KiB at most once they are applied
 	// (with the default 8 MiB, it would keep them all: compaction leaves the trailing
 	// entries in the log).
-	for {
-		v := infoField(c.Info(ctx, "raft").Val(), "raft_log_cached_bytes")
-		if n, err := strconv.Atoi(v); err != nil || n <= 2048 {
-			if err != nil {
-				t.Fatalf("INFO raft: raft_log_cached_bytes %q", v)
-			}
-			break
-		}
+	for n := raftInfoInt(t, c, "raft_log_cached_bytes"); n > 2048; n = raftInfoInt(t, c, "raft_log_cached_bytes") {
 		if time.Now().After(deadline) {
-			t.Fatalf("the member holds %s bytes of entry data with a cache of 2 KiB", v)
+			t.Fatalf("the member holds %d bytes of entry data with a cache of 2 KiB", n)
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
