@@ -421,6 +421,7 @@ func StartRaft(cfg RaftConfig) (*RaftNode, error) {
 	rc := raft.Config{ID: cfg.ID, ElectionTicks: cfg.ElectionTicks, HeartbeatTicks: cfg.HeartbeatTicks}
 	if n.storage != nil && cfg.LogCacheBytes > 0 {
 		rc.LogReader, rc.LogCacheBytes = walReader{n}, int(min(cfg.LogCacheBytes, math.MaxInt32))
+		detachNewest(st.Entries, cfg.LogCacheBytes)
 	}
 	n.r = raft.New(rc, st)
 	n.logCacheHas = cfg.LogCacheBytes
@@ -437,6 +438,31 @@ func StartRaft(cfg RaftConfig) (*RaftNode, error) {
 		go n.runSyncer()
 	}
 	return n, nil
+}
+
+// detachNewest copies the data of the newest entries, up to budget bytes of it, into
+// one buffer of their own. Replayed entries alias the WAL's segments, each read whole
+// at open (up to segmentSize): the log drops the data of older entries once they are
+// applied, but the newest ones it keeps (LogCacheBytes) would hold their segments in
+// memory until half as much again had been written. Measured on a follower killed and
+// restarted after 2M SETs of 32 bytes, then one more write and a forced collection
+// (MEMORY PURGE): 184.7 MB of heap in use before this, 145.8 MB with it, its peers
+// 140-141 MB (two runs each).
+func detachNewest(ents []raft.Entry, budget int64) {
+	i, size := len(ents), int64(0)
+	for i > 0 && size+int64(len(ents[i-1].Data)) <= budget {
+		i--
+		size += int64(len(ents[i].Data))
+	}
+	buf := make([]byte, 0, size)
+	for k := i; k < len(ents); k++ {
+		if ents[k].Data == nil {
+			continue // nil and empty differ to the applier
+		}
+		off := len(buf)
+		buf = append(buf, ents[k].Data...)
+		ents[k].Data = buf[off:len(buf):len(buf)]
+	}
 }
 
 // DefaultLogCacheBytes is RaftConfig.LogCacheBytes when not set: RedisRaft's default

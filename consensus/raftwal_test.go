@@ -501,3 +501,29 @@ func TestRaftStorageReadsEntriesBack(t *testing.T) {
 		t.Fatalf("too little exercised: %d segments, at most %d locations, %d entries read", len(segs), maxLocs, reads)
 	}
 }
+
+// detachNewest copies the data of the newest entries that fit its budget, and only
+// theirs, out of the buffer they were replayed from; the data stays the same, and each
+// copy is capped at its length, so that appending to one cannot overwrite the next.
+func TestDetachNewestCopiesTheNewestEntriesData(t *testing.T) {
+	seg := []byte("aaaabbbbccccdddd")
+	var ents []raft.Entry
+	for i := range 4 {
+		ents = append(ents, raft.Entry{Index: uint64(i + 1), Data: seg[4*i : 4*i+4]})
+	}
+	detachNewest(ents, 9) // the newest two fit, not three
+	for i, e := range ents {
+		if aliased := &e.Data[0] == &seg[4*i]; aliased != (i < 2) {
+			t.Errorf("entry %d: aliases the segment %v, want %v", e.Index, aliased, i < 2)
+		}
+		if string(e.Data) != string(seg[4*i:4*i+4]) || i >= 2 && cap(e.Data) != len(e.Data) {
+			t.Errorf("entry %d: data %q (cap %d), want %q", e.Index, e.Data, cap(e.Data), seg[4*i:4*i+4])
+		}
+	}
+	detachNewest(nil, 8) // nothing replayed
+	empty := []raft.Entry{{Index: 1}, {Index: 2, Data: []byte("x")}}
+	detachNewest(empty, 8)
+	if empty[0].Data != nil || string(empty[1].Data) != "x" {
+		t.Errorf("entries without data and with one byte came out as %q and %q", empty[0].Data, empty[1].Data)
+	}
+}
