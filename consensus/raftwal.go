@@ -135,7 +135,9 @@ func openRaftStorage(dir string, fsync FsyncPolicy, logf func(string, ...any)) (
 			return nil, raft.State{}, err
 		}
 	}
-	// Entry data aliases the segment bytes read at open; they stay alive with the log.
+	// Entry data aliases the segment bytes read at open, which stay alive while any of
+	// it does: StartRaft copies out the newest entries' data, which the log keeps
+	// longest (detachNewest).
 	if last := lastIndex(&st); st.HardState.Commit > last {
 		// A commit index is only persisted with (or after) the entries it covers.
 		w.close()

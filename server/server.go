@@ -668,9 +668,10 @@ func (s *Server) requestTimeout() time.Duration {
 const defaultLogMax = 64 << 20
 
 // ConfigCheck implements resp.Backend. save, raft.request-timeout, raft.follower-proxy,
-// raft.log-max-file-size and raft.log-max-cache-size change at run time, the former
-// through the Raft loop when the node is a cluster member (remote); stale reads are
-// refused (not built); the rest is fixed at start.
+// raft.log-max-file-size and raft.log-max-cache-size change at run time;
+// raft.log-max-file-size waits for the Raft loop when the node is a cluster member
+// (remote), and may fail. Stale reads are refused (not built); the rest is fixed at
+// start.
 func (s *Server) ConfigCheck(name, value string) (set func() error, remote bool, err error) {
 	c := s.cl()
 	notMember := errors.New("not a cluster member yet")
