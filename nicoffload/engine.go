@@ -107,6 +107,10 @@ type Registers struct {
 	Peers []uint64
 	// MatchIndex is the leader's knowledge of what each voter holds (self included).
 	MatchIndex map[uint64]uint64
+	// Outside are voters a leader leaves to software for this term (members it has not
+	// heard from, whose logs may be behind): the engine asks them no vote and sends them
+	// nothing, as if Recover had reported them, but they count in the majority.
+	Outside []uint64
 }
 
 // HaltReason says why acceleration stopped, or (in a Nack) why a datagram was refused.
@@ -303,8 +307,8 @@ func New(cfg Config) *Engine {
 }
 
 // Open opens an accelerated term with the registers read from software Raft. A leader
-// starts the vote round (VoteRequest to every peer) and replicates once a majority,
-// itself included, granted it; a follower takes Appends of r.CurrentTerm at once.
+// starts the vote round (VoteRequest to every peer but r.Outside) and replicates once a
+// majority, itself included, granted it; a follower takes Appends of r.CurrentTerm at once.
 //
 // The registers must describe the host's log as it is (and, with AckAfterPersist, as it
 // is on disk), and while the engine is open the host appends to its log only what
@@ -341,11 +345,18 @@ func (e *Engine) Open(now int64, r Registers) {
 		if id == r.ID {
 			continue
 		}
-		e.peers = append(e.peers, peer{id: id, match: min(r.MatchIndex[id], r.LastLogIndex)})
+		p := peer{id: id, match: min(r.MatchIndex[id], r.LastLogIndex)}
+		if slices.Contains(r.Outside, id) {
+			p.state = peerRecover
+		}
+		e.peers = append(e.peers, p)
 	}
+	e.reg.Outside = nil
 	e.voting, e.voteAt = true, now
 	for i := range e.peers {
-		e.sendVoteRequest(now, &e.peers[i])
+		if e.peers[i].state == peerVoting {
+			e.sendVoteRequest(now, &e.peers[i])
+		}
 	}
 	e.maybeWinVote(now)
 }
@@ -1220,7 +1231,7 @@ func (e *Engine) Tick(now int64) {
 			return
 		}
 		for i := range e.peers {
-			if p := &e.peers[i]; !p.granted && now-p.sentAt >= rto {
+			if p := &e.peers[i]; p.state == peerVoting && !p.granted && now-p.sentAt >= rto {
 				e.sendVoteRequest(now, p)
 			}
 		}

@@ -936,6 +936,56 @@ func TestVoteTimesOut(t *testing.T) {
 	}
 }
 
+// A voter the leader leaves outside (down, as far as software knows) is asked no vote
+// and sent nothing, even on the ticks' retransmissions and heartbeats, and it still
+// counts in the majority: with 5 voters and 2 outside, both of the others must hold an
+// entry before it commits.
+func TestLeaderLeavesOutsideVotersToSoftware(t *testing.T) {
+	l := New(Config{ClusterID: testCluster, LazyDelay: time.Millisecond})
+	r := regs(1, true, 2, 10, 2, 10, 1, 2, 3, 4, 5)
+	r.MatchIndex[4], r.MatchIndex[5] = 7, 3
+	r.Outside = []uint64{4, 5}
+	l.Open(0, r)
+	_, dgs := take(t, l)
+	if votes := only(t, dgs, VoteRequest); len(votes) != 2 || len(to(votes, 4)) != 0 || len(to(votes, 5)) != 0 {
+		t.Fatalf("vote requests %+v: want one to each of 2 and 3", votes)
+	}
+	l.Tick(50 * msec) // the requests' retransmission
+	if _, dgs := take(t, l); len(to(dgs, 4))+len(to(dgs, 5)) != 0 || len(only(t, dgs, VoteRequest)) != 2 {
+		t.Fatalf("repeated vote requests %+v", dgs)
+	}
+	l.Step(50*msec, &Packet{ClusterID: testCluster, From: 2, To: 1, Type: VoteResponse, Term: 2, Index: 10})
+	if l.Registers().Enabled {
+		t.Fatal("enabled with 2 of 5 votes")
+	}
+	l.Step(50*msec, &Packet{ClusterID: testCluster, From: 3, To: 1, Type: VoteResponse, Term: 2, Index: 10})
+	if !l.Registers().Enabled {
+		t.Fatal("not enabled with 3 of 5 votes")
+	}
+	l.Propose(50*msec, 0, data(2)...)
+	l.seal(50 * msec)
+	if _, dgs := take(t, l); len(only(t, dgs, Append)) != 2 || len(to(dgs, 4))+len(to(dgs, 5)) != 0 {
+		t.Fatalf("the batch went to %+v, want 2 and 3 at once", dgs)
+	}
+	l.Step(51*msec, ack(2, 2, 12))
+	if o, _ := take(t, l); o.CommitIndex != 0 {
+		t.Fatalf("committed %d with 1, 2 of 5", o.CommitIndex)
+	}
+	l.Step(51*msec, ack(3, 2, 12))
+	if o, _ := take(t, l); o.CommitIndex != 12 {
+		t.Fatalf("commit %d, want 12 (held by 1, 2, 3)", o.CommitIndex)
+	}
+	for now := 60 * msec; now <= 300*msec; now += 10 * msec {
+		l.Tick(now)
+		if o, dgs := take(t, l); len(to(dgs, 4))+len(to(dgs, 5)) != 0 || len(o.Recover) != 0 {
+			t.Fatalf("at %d ms: sent %+v, recover %v", now/msec, dgs, o.Recover)
+		}
+	}
+	if m := l.Registers().MatchIndex; m[4] != 7 || m[5] != 3 {
+		t.Fatalf("outside voters' match %v: want what software said (7, 3)", m)
+	}
+}
+
 // A single-member cluster is its own majority: it commits at once.
 func TestSingleMemberCommitsAlone(t *testing.T) {
 	e := New(Config{ClusterID: testCluster})

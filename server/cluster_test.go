@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"io"
 	"log"
@@ -17,6 +18,10 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
+// clusterMode is the replication of startCluster's members: offload, nanokv's default, or
+// raft. CI runs this package once in each.
+var clusterMode = flag.String("cluster.mode", "offload", "replication of startCluster's members: offload or raft")
+
 // startCluster starts n members of a static cluster in this process, on loopback ports
 // chosen by the kernel; opts adjust each member's configuration.
 func startCluster(t *testing.T, n int, opts ...func(*Config)) map[uint64]*Server {
@@ -25,7 +30,7 @@ func startCluster(t *testing.T, n int, opts ...func(*Config)) map[uint64]*Server
 	servers := map[uint64]*Server{}
 	for id := uint64(1); id <= uint64(n); id++ {
 		cfg := Config{NodeID: id, Peers: peers, ClusterListener: lns[id],
-			TickInterval: 5 * time.Millisecond, ElectionTicks: 10, Fsync: 0}
+			TickInterval: 5 * time.Millisecond, ElectionTicks: 10, Fsync: 0, Offload: offloadMode(t)}
 		for _, o := range opts {
 			o(&cfg)
 		}
@@ -72,19 +77,36 @@ func memberListeners(t *testing.T, n int) (map[uint64]net.Listener, map[uint64]s
 	return lns, peers
 }
 
-// leaderOf polls until one of the servers (other than the excluded) leads.
+func offloadMode(t *testing.T) bool {
+	switch *clusterMode {
+	case "offload":
+		return true
+	case "raft":
+		return false
+	}
+	t.Fatalf("-cluster.mode %q: want offload or raft", *clusterMode)
+	return false
+}
+
+// leaderOf polls until one of the servers (other than the excluded) leads and, in offload
+// mode, until its engine has opened its term: the writes that follow go through the
+// engine, not through the software Raft that carries the first moments of a term.
 func leaderOf(t *testing.T, servers map[uint64]*Server, exclude uint64) (uint64, *Server) {
 	t.Helper()
 	deadline := time.Now().Add(10 * time.Second)
 	for time.Now().Before(deadline) {
 		for id, s := range servers {
-			if id != exclude && s.cl().isLeader() {
-				return id, s
+			if id == exclude || !s.cl().isLeader() {
+				continue
 			}
+			if o := s.cl().raft.Status().Offload; o != nil && !o.Accelerated {
+				continue
+			}
+			return id, s
 		}
 		time.Sleep(2 * time.Millisecond)
 	}
-	t.Fatal("no leader elected")
+	t.Fatal("no leader elected, or its engine never opened its term")
 	return 0, nil
 }
 

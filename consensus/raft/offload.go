@@ -12,17 +12,20 @@ import (
 // elections, heartbeats, reads, membership, snapshots and every repair.
 //
 // On the leader, once every voter holds the whole log and it is committed, Tick opens
-// an accelerated term: the core hands the followers to the engine (SetOffloaded: no more
-// entries from the core), proposals go to the engine, which appends them to the core's
-// log (AppendOffloaded) and sends them in batched datagrams; its commit index releases
-// the proposers at once. A follower opens its engine when its leader's vote request
-// arrives; the entries its engine takes are stepped into its core as the leader's MsgApp
-// would be (StepOffloaded), so the core persists them; the engine's acks stand for its
-// MsgAppResp, and the leader feeds them to its core (ReportOffloaded), so the core's
-// progress and commit rule stay the only ones. Anything the engine did not expect (a
-// halt, a follower it cannot catch up, a role or term change, a software MsgApp with
-// entries on a follower) closes it, and software Raft carries on; the leader tries again
-// once everyone has caught up.
+// an accelerated term; a voter the leader has not heard from for an election timeout
+// (Raft.Silent: down, or cut off) is left out of it, to software, as long as the others
+// make a majority, and the term ends when it is heard from again. The core hands the
+// followers to the engine (SetOffloaded: no more entries from the core), proposals go
+// to the engine, which appends them to the core's log (AppendOffloaded) and sends them
+// in batched datagrams; its commit index releases the proposers at once. A follower
+// opens its engine when its leader's vote request arrives; the entries its engine takes
+// are stepped into its core as the leader's MsgApp would be (StepOffloaded), so the core
+// persists them; the engine's acks stand for its MsgAppResp, and the leader feeds them
+// to its core (ReportOffloaded), so the core's progress and commit rule stay the only
+// ones. Anything the engine did not expect (a halt, a follower it cannot catch up, a
+// role or term change, a software MsgApp with entries on a follower) closes it, and
+// software Raft carries on; the leader tries again once everyone has caught up or is
+// silent.
 //
 // Like the core, the driver is a pure state machine: the caller passes the clock (in
 // nanoseconds, any origin) and owns the goroutines, the network and the proposers. The
@@ -44,7 +47,9 @@ type Offload struct {
 	openedAt int64
 	// releasedTo is the highest index whose proposers the engine's commit answered.
 	releasedTo uint64
-	stats      OffloadStats
+	// outside are the silent voters a leader's open term left to software.
+	outside []uint64
+	stats   OffloadStats
 	// ents is appendEntries' batch, reused: the core copies the entries it appends.
 	ents []Entry
 }
@@ -110,11 +115,17 @@ func (o *Offload) SetWaiting(w bool) { o.eng.SetWaiting(w) }
 // Tick runs on every tick of the core: the engine's timers, and a leader's attempt to
 // open an accelerated term.
 func (o *Offload) Tick(now int64) {
+	r := o.r
 	if o.open {
 		o.eng.Tick(now)
+		if o.leading && slices.ContainsFunc(o.outside, func(id uint64) bool { return !r.Silent(id) }) {
+			// A member left out is back: software catches it up, and the next term
+			// takes it in.
+			o.host.Logf("raft: member %d hears from a member its accelerated term left out", o.id)
+			o.Close(now, false)
+		}
 		return
 	}
-	r := o.r
 	if r.Role() != Leader || r.Transferee() != None || now < o.retryAt {
 		return
 	}
@@ -125,25 +136,32 @@ func (o *Offload) Tick(now int64) {
 	if t, _ := r.TermAt(last); t != r.Term() {
 		return // the term's no-op is not in yet
 	}
+	// Every voter holds the whole log, or is silent (down or cut off: software keeps
+	// trying it, and the engine goes on without it), and those that hold it make a
+	// majority: the common case of a cluster with a member down is accelerated too.
 	m := r.Membership()
-	match := map[uint64]uint64{}
-	var followers []uint64
+	match := map[uint64]uint64{o.id: last}
+	var followers, outside []uint64
 	for _, id := range m.Voters {
-		if id != o.id {
-			if r.MatchIndex(id) != last {
-				return // software catches it up first
-			}
+		switch {
+		case id == o.id:
+		case r.MatchIndex(id) == last:
 			followers = append(followers, id)
+			match[id] = last
+		case r.Silent(id):
+			outside = append(outside, id)
+			match[id] = r.MatchIndex(id)
+		default:
+			return // software catches it up first
 		}
-		match[id] = last
 	}
-	if len(followers) == 0 || r.SetOffloaded(followers) != nil {
+	if len(followers) == 0 || len(followers)+1 < m.quorum() || r.SetOffloaded(followers) != nil {
 		return
 	}
 	o.eng.Open(now, nicoffload.Registers{ID: o.id, IsLeader: true, CurrentTerm: r.Term(),
 		LastLogIndex: last, LastLogTerm: r.Term(), LastLogTime: r.LastTime(), CommitIndex: r.Committed(),
-		Peers: slices.Clone(m.Voters), MatchIndex: match})
-	o.open, o.leading = true, true
+		Peers: slices.Clone(m.Voters), MatchIndex: match, Outside: outside})
+	o.open, o.leading, o.outside = true, true, outside
 	o.openedAt = now
 	o.stats.Opened++
 	o.host.Logf("raft: member %d opens an accelerated term %d at %d", o.id, r.Term(), last)
@@ -323,7 +341,7 @@ func (o *Offload) Close(now int64, fallback bool) {
 	}
 	o.eng.Close()
 	o.drain()
-	o.open = false
+	o.open, o.outside = false, nil
 	if o.leading {
 		// Software takes over from where the engine's acks say each follower is.
 		o.eng.PeerMatches(o.r.ReportOffloaded)

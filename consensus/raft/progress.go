@@ -27,8 +27,10 @@ type progress struct {
 	probeSent bool
 	// pendingSnap is the index of the snapshot being sent.
 	pendingSnap uint64
-	// recentActive: heard from in this election period (check-quorum).
+	// recentActive: heard from in this election period (check-quorum); quietPeriods:
+	// how many whole periods in a row it was not.
 	recentActive bool
+	quietPeriods int
 	// sentCommit is the commit index the member was last told.
 	sentCommit uint64
 	// waiting: its last answer said its driver waits for a commit (Message.Waiting).

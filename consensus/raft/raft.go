@@ -249,6 +249,14 @@ func (r *Raft) MatchIndex(id uint64) uint64 {
 	return 0
 }
 
+// Silent reports whether this leader has heard nothing from member id for a whole
+// check-quorum period (an election timeout) and since: a process that is down, or cut
+// off. A leader opens its offload engine's terms without such members.
+func (r *Raft) Silent(id uint64) bool {
+	pr := r.prs[id]
+	return r.role == Leader && id != r.id && pr != nil && !pr.recentActive && pr.quietPeriods > 0
+}
+
 // MembershipAt returns the membership as of index (for the metadata of a snapshot taken
 // there); index must be at or after the log's compaction point.
 func (r *Raft) MembershipAt(index uint64) Membership {
@@ -469,6 +477,11 @@ func tickHeartbeat(r *Raft) {
 			return
 		}
 		for id, pr := range r.prs {
+			if pr.recentActive {
+				pr.quietPeriods = 0
+			} else {
+				pr.quietPeriods++
+			}
 			pr.recentActive = id == r.id
 		}
 	}

@@ -268,6 +268,39 @@ func TestLeaderStepsDownWithoutQuorum(t *testing.T) {
 	}
 }
 
+// Silent names the members a leader has not heard from for a whole check-quorum period
+// and since (the offload engine's terms leave them out): not a member merely quiet
+// for part of a period, and not one any more once it answers.
+func TestLeaderKnowsWhichMembersAreSilent(t *testing.T) {
+	nw := newNetwork(t, 3)
+	nw.elect(1)
+	et := nw.r(1).cfg.ElectionTicks
+	nw.isolate(3)
+	silentAfter := 0
+	for ticks := 1; ticks <= 3*et && silentAfter == 0; ticks++ {
+		nw.tick(1, 1)
+		if nw.r(1).Silent(3) {
+			silentAfter = ticks
+		}
+		if nw.r(1).Silent(2) || nw.r(1).Silent(1) {
+			t.Fatalf("after %d ticks: member 2 or the leader itself silent", ticks)
+		}
+	}
+	// Cut off just after the election, which counts as hearing from everyone, 3 is
+	// silent once the period after the one it was cut off in has ended.
+	if silentAfter <= et || silentAfter > 2*et {
+		t.Fatalf("member 3 silent after %d ticks, want (%d, %d]", silentAfter, et, 2*et)
+	}
+	nw.heal()
+	nw.tick(1, 1) // a heartbeat, and 3's answer
+	if nw.r(1).Silent(3) {
+		t.Fatal("member 3 still silent after it answered")
+	}
+	if nw.r(2).Silent(1) || nw.r(2).Silent(3) {
+		t.Fatal("a follower calls members silent")
+	}
+}
+
 // One quiet period between active ones deposes no one.
 func TestLeaderSurvivesOneQuietPeriod(t *testing.T) {
 	nw := newNetwork(t, 3)
