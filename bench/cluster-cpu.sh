@@ -5,12 +5,15 @@
 # follower and the client. The modes take turns, a fresh cluster every run, $ROUNDS
 # rounds; each run is one line. The mode redis-server runs the same load against a
 # standalone redis-server without persistence, the anchor. With R set, the keys are
-# drawn from R (-r R): new keys grow the tables, as in `nanokv bench`'s runs.
+# drawn from R (-r R): new keys grow the tables, as in `nanokv bench`'s runs. With
+# DOWN=1 a follower is killed (-9) before the warm-up: the leader and the other
+# follower carry the load (in offload mode the engine's terms leave the dead one out).
 #
 #   bench/cluster-cpu.sh                       -P 1, 2 rounds of offload and raft
 #   P=16 N=2000000 bench/cluster-cpu.sh
 #   P=16 N=1500000 WARM=0 R=1000000 MODES="redis-server offload raft" bench/cluster-cpu.sh
 #   MODES=offload MEMBER_FLAGS="--offload-inflight 0" bench/cluster-cpu.sh
+#   DOWN=1 P=16 N=2000000 bench/cluster-cpu.sh  a member down
 #   NANOKV=path/to/nanokv bench/cluster-cpu.sh  another build (default: this tree's)
 #
 # The client's CPU per SET is the same work against any server, so the members' figures
@@ -27,6 +30,7 @@ ROUNDS=${ROUNDS:-2}
 R=${R:-}
 MODES=${MODES:-offload raft}
 MEMBER_FLAGS=${MEMBER_FLAGS:-}
+DOWN=${DOWN:-}
 . bench/lib.sh
 
 need "apt-get install redis-tools python3 bc; Go" redis-benchmark redis-cli python3 bc go
@@ -83,6 +87,18 @@ standalone() {
   wait "${pid[0]}" 2>/dev/null || true
 }
 
+# accelerated PORT: in offload mode, wait up to 10 s for the leader at PORT to have its
+# engine's term open (a moment after an election, or after a member is found down).
+accelerated() {
+  [ "$mode" = offload ] || return 0
+  for _ in $(seq 100); do
+    [ "$(raft_field "$1" raft_offload_accelerated)" = yes ] && return 0
+    sleep 0.1
+  done
+  echo "$mode: the leader on $1 opened no accelerated term"
+  exit 1
+}
+
 run() {
   local mode=$1 i leader= peers= b0 h0 fol=0
   [ "$mode" = redis-server ] && { standalone; return; }
@@ -105,28 +121,31 @@ run() {
     sleep 0.1
   done
   [ -n "$leader" ] || { echo "no leader"; exit 1; }
-  if [ "$mode" = offload ]; then # the engine opens its term a moment after the election
-    for _ in $(seq 100); do
-      [ "$(raft_field "${redis[$leader]}" raft_offload_accelerated)" = yes ] && break
-      sleep 0.1
-    done
-  fi
-  local port=${redis[$leader]} line="$mode P=$P"
+  accelerated "${redis[$leader]}"
+  local port=${redis[$leader]} line="$mode P=$P" up=()
   for i in 1 2 3; do
     if [ "$i" = "$leader" ]; then name[$i]=leader; else fol=$((fol + 1)); name[$i]=follower$fol; fi
+    if [ -n "$DOWN" ] && [ "${name[$i]}" = follower1 ]; then
+      kill -9 "${pid[$i]}"
+      wait "${pid[$i]}" 2>/dev/null || true
+      line+=" (follower1 killed)"
+    else
+      up+=("$i")
+    fi
   done
   load "$port" "$WARM" -q >/dev/null 2>&1
+  accelerated "$port"
   b0=$(raft_field "$port" raft_offload_batches); h0=$(raft_field "$port" raft_offload_held)
-  measure "$port" 1 2 3
+  measure "$port" "${up[@]}"
   if [ "$mode" = offload ]; then
     line+="; batches $(($(raft_field "$port" raft_offload_batches) - b0)), held proposals $(($(raft_field "$port" raft_offload_held) - h0))"
   fi
   echo "$line"
-  for i in 1 2 3; do kill "${pid[$i]}"; done
+  for i in "${up[@]}"; do kill "${pid[$i]}"; done
   wait "${pid[@]}" 2>/dev/null || true
 }
 
-echo "# $(date -u +%Y-%m-%dT%H:%MZ)  $(nproc) cores; 3 members; redis-benchmark -t set -c 50 -P $P -d 3${R:+ -r $R}, $N SETs after $WARM${MEMBER_FLAGS:+; members: $MEMBER_FLAGS}"
+echo "# $(date -u +%Y-%m-%dT%H:%MZ)  $(nproc) cores; 3 members${DOWN:+, one killed}; redis-benchmark -t set -c 50 -P $P -d 3${R:+ -r $R}, $N SETs after $WARM${MEMBER_FLAGS:+; members: $MEMBER_FLAGS}"
 for _ in $(seq "$ROUNDS"); do
   for mode in $MODES; do run "$mode"; done
 done
