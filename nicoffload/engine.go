@@ -790,11 +790,10 @@ func (e *Engine) leaderStep(now int64, pk *Packet) {
 	case RetransmitRequest:
 		e.handleRetransmitRequest(now, p, pk)
 	case Nack:
-		if (pk.Reason == HaltMismatch || pk.Reason == HaltNotOpen) && p.state != peerRecover {
-			if e.voting {
-				e.stop(Halt{Reason: HaltVoteRefused, From: pk.From, Term: pk.Term, Index: pk.Index})
-				return
-			}
+		// A Nack answers an Append, and a vote round sends none: one that comes during
+		// the round answers an accelerated term this leader closed earlier in the same
+		// Raft term, and says nothing of this one (the member answers the vote request).
+		if (pk.Reason == HaltMismatch || pk.Reason == HaltNotOpen) && p.state != peerRecover && !e.voting {
 			e.recover(p)
 		}
 	}

@@ -906,6 +906,31 @@ func TestVoteRefusedWhenLogDiffers(t *testing.T) {
 	}
 }
 
+// A Nack that comes during the vote round answers an Append of an accelerated term the
+// leader closed earlier in the same Raft term (a vote round sends no Appends): the round
+// goes on, and the member's answer to the vote request is what counts.
+func TestVoteRoundIgnoresAnEarlierTermsNack(t *testing.T) {
+	l := New(Config{ClusterID: testCluster})
+	l.Open(0, regs(1, true, 2, 10, 2, 10, 1, 2, 3))
+	take(t, l)
+	for _, reason := range []HaltReason{HaltNotOpen, HaltMismatch} {
+		l.Step(0, &Packet{ClusterID: testCluster, From: 2, To: 1, Type: Nack, Reason: reason, Term: 2, Index: 8})
+		if o, _ := take(t, l); o.Halt != nil || len(o.Recover) != 0 {
+			t.Fatalf("%v Nack during the vote: halt %+v, recover %v", reason, o.Halt, o.Recover)
+		}
+	}
+	l.Step(0, &Packet{ClusterID: testCluster, From: 2, To: 1, Type: VoteResponse, Term: 2, Index: 10})
+	if !l.Registers().Enabled {
+		t.Fatal("not enabled after member 2 granted the vote")
+	}
+	// Once the round is won, a Nack is about this term's Appends: software recovers
+	// that member.
+	l.Step(0, &Packet{ClusterID: testCluster, From: 2, To: 1, Type: Nack, Reason: HaltNotOpen, Term: 2, Index: 10})
+	if o, _ := take(t, l); !slices.Equal(o.Recover, []uint64{2}) || o.Halt != nil {
+		t.Fatalf("Nack after the vote: recover %v, halt %+v", o.Recover, o.Halt)
+	}
+}
+
 // A closed engine refuses the vote at once rather than let the round time out.
 func TestVoteRefusedByClosedEngine(t *testing.T) {
 	l := New(Config{ClusterID: testCluster})
