@@ -136,11 +136,11 @@ func (n *RaftNode) proposeOffloaded(typ raft.EntryType, batch []*proposal, data 
 	return true
 }
 
-// closeOffload ends the accelerated term for software's business (a transfer, a
+// closeOffload ends the accelerated term for software's business (why: a transfer, a
 // membership change).
-func (n *RaftNode) closeOffload() {
+func (n *RaftNode) closeOffload(why string) {
 	if n.off != nil {
-		n.off.Close(monoNow(), false)
+		n.off.Close(monoNow(), false, why)
 	}
 }
 
@@ -153,7 +153,7 @@ func (n *RaftNode) offloadStatus() *OffloadStatus {
 	}
 	st := o.Stats()
 	return &OffloadStatus{Accelerated: o.Accelerated(), Opened: st.Opened, Closed: st.Closed,
-		Fallbacks: st.Fallbacks}
+		Fallbacks: st.Fallbacks, Detached: st.Detached}
 }
 
 // sameOffload reports whether the published cur still shows the driver's state (all
@@ -164,7 +164,7 @@ func sameOffload(cur *OffloadStatus, o *raft.Offload) bool {
 	}
 	st := o.Stats()
 	return cur.Accelerated == o.Accelerated() && cur.Opened == st.Opened &&
-		cur.Closed == st.Closed && cur.Fallbacks == st.Fallbacks
+		cur.Closed == st.Closed && cur.Fallbacks == st.Fallbacks && cur.Detached == st.Detached
 }
 
 // engineCounters holds the engine's counters for Status, stored by the loop after every
@@ -195,7 +195,7 @@ func (c *engineCounters) load() nicoffload.Stats {
 
 // OffloadStatus is what INFO raft shows of the offload engine.
 type OffloadStatus struct {
-	Accelerated               bool
-	Opened, Closed, Fallbacks uint64
-	Engine                    nicoffload.Stats
+	Accelerated                         bool
+	Opened, Closed, Fallbacks, Detached uint64
+	Engine                              nicoffload.Stats
 }

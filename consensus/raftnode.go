@@ -638,7 +638,7 @@ func (n *RaftNode) TransferLeader(ctx context.Context, to uint64) (uint64, error
 			}
 			to = best
 		}
-		n.closeOffload() // a transfer is software's business
+		n.closeOffload("a leadership transfer") // software's business
 		return r.TransferLeader(to)
 	})
 	return to, err
@@ -705,7 +705,7 @@ func (n *RaftNode) ChangeMembership(ctx context.Context, cc raft.ConfChange) err
 				return nil
 			}
 			var err error
-			n.closeOffload() // membership changes are software's business
+			n.closeOffload("a membership change") // software's business
 			index, err = r.ProposeConfChange(n.cfg.Now(), cc)
 			return err
 		})

@@ -1,6 +1,7 @@
 package raft
 
 import (
+	"fmt"
 	"slices"
 	"time"
 
@@ -14,7 +15,7 @@ import (
 // On the leader, once every voter holds the whole log and it is committed, Tick opens
 // an accelerated term; a voter the leader has not heard from for an election timeout
 // (Raft.Silent: down, or cut off) is left out of it, to software, as long as the others
-// make a majority, and the term ends when it is heard from again. The core hands the
+// make a majority, and the term ends once software has caught it up. The core hands the
 // followers to the engine (SetOffloaded: no more entries from the core), proposals go
 // to the engine, which appends them to the core's log (AppendOffloaded) and sends them
 // in batched datagrams; its commit index releases the proposers at once. A follower
@@ -22,10 +23,12 @@ import (
 // are stepped into its core as the leader's MsgApp would be (StepOffloaded), so the core
 // persists them; the engine's acks stand for its MsgAppResp, and the leader feeds them
 // to its core (ReportOffloaded), so the core's progress and commit rule stay the only
-// ones. Anything the engine did not expect (a halt, a follower it cannot catch up, a
-// role or term change, a software MsgApp with entries on a follower) closes it, and
-// software Raft carries on; the leader tries again once everyone has caught up or is
-// silent.
+// ones. A follower the engine cannot catch up (a datagram it missed left the ring) is
+// handed to software alone, and the term goes on with the others while they make a
+// majority (detach); once software has caught it up, the term ends and the next takes
+// it in. Anything else the engine did not expect (a halt, a role or term change, a
+// software MsgApp with entries on a follower) closes it, and software Raft carries on;
+// the leader tries again once everyone has caught up or is silent.
 //
 // Like the core, the driver is a pure state machine: the caller passes the clock (in
 // nanoseconds, any origin) and owns the goroutines, the network and the proposers. The
@@ -47,7 +50,8 @@ type Offload struct {
 	openedAt int64
 	// releasedTo is the highest index whose proposers the engine's commit answered.
 	releasedTo uint64
-	// outside are the silent voters a leader's open term left to software.
+	// outside are the voters a leader's open term leaves to software: silent ones it
+	// opened without, and those the engine could not catch up (detach).
 	outside []uint64
 	stats   OffloadStats
 	// ents is appendEntries' batch, reused: the core copies the entries it appends.
@@ -68,9 +72,10 @@ type OffloadHost struct {
 	Logf func(format string, args ...any)
 }
 
-// OffloadStats counts accelerated terms.
+// OffloadStats counts accelerated terms, and the followers a term handed to software
+// and went on without (Detached).
 type OffloadStats struct {
-	Opened, Closed, Fallbacks uint64
+	Opened, Closed, Fallbacks, Detached uint64
 }
 
 const (
@@ -118,11 +123,17 @@ func (o *Offload) Tick(now int64) {
 	r := o.r
 	if o.open {
 		o.eng.Tick(now)
-		if o.leading && slices.ContainsFunc(o.outside, func(id uint64) bool { return !r.Silent(id) }) {
-			// A member left out is back: software catches it up, and the next term
-			// takes it in.
-			o.host.Logf("raft: member %d hears from a member its accelerated term left out", o.id)
-			o.Close(now, false)
+		if !o.leading {
+			return
+		}
+		for _, id := range o.outside {
+			// A voter left to software that holds what the majority does is taken back
+			// into acceleration: this term ends (not a failure), and the next, which
+			// opens once everyone holds the whole log, takes it in.
+			if !r.Silent(id) && r.MatchIndex(id) >= r.Committed() {
+				o.Close(now, false, fmt.Sprintf("member %d, left to software, caught up", id))
+				return
+			}
 		}
 		return
 	}
@@ -210,13 +221,13 @@ func (o *Offload) Propose(now, entryTime int64, typ EntryType, data ...[]byte) (
 	if !o.open || !o.leading {
 		return 0, false
 	}
-	if o.eng.Halted() != nil {
-		o.Close(now, true)
+	if h := o.eng.Halted(); h != nil {
+		o.Close(now, true, haltWhy(h))
 		return 0, false
 	}
 	first, err := o.eng.ProposeTyped(now, max(entryTime, o.r.LastTime()), uint8(typ), data...)
 	if err != nil {
-		o.Close(now, true)
+		o.Close(now, true, err.Error())
 		return 0, false
 	}
 	return first, true
@@ -227,7 +238,11 @@ func (o *Offload) Propose(now, entryTime int64, typ EntryType, data ...[]byte) (
 // this log, and the engine must not append behind it.
 func (o *Offload) Observe(now int64, m Message) {
 	if o.open && !o.leading && (m.Type == MsgApp && len(m.Entries) > 0 || m.Type == MsgSnap) {
-		o.Close(now, true)
+		why := fmt.Sprintf("software sends it entries after %d", m.Index)
+		if m.Type == MsgSnap {
+			why = "software sends it a snapshot"
+		}
+		o.Close(now, true, why)
 	}
 }
 
@@ -238,8 +253,8 @@ func (o *Offload) Drain(now int64) {
 	if !o.open {
 		return
 	}
-	if o.drain() {
-		o.Close(now, true)
+	if why := o.drain(true); why != "" {
+		o.Close(now, true, why)
 		return
 	}
 	if o.leading {
@@ -253,12 +268,14 @@ func (o *Offload) Drain(now int64) {
 	reg := o.eng.Registers()
 	r := o.r
 	if r.Term() != reg.CurrentTerm || o.leading && r.Role() != Leader || !o.leading && r.Role() != Follower {
-		o.Close(now, true)
+		o.Close(now, true, fmt.Sprintf("software moved on (term %d, %v)", r.Term(), r.Role()))
 	}
 }
 
-// drain reports whether acceleration must stop.
-func (o *Offload) drain() (stop bool) {
+// drain reports why acceleration must stop, or "" when it need not. With mayDetach a
+// leader goes on without followers its engine can no longer catch up, when it can
+// (detach).
+func (o *Offload) drain(mayDetach bool) (stop string) {
 	for o.eng.HasReady() {
 		out := o.eng.Ready()
 		appended := len(out.Append) == 0 || o.appendEntries(out.Append, out.CommitIndex)
@@ -266,7 +283,7 @@ func (o *Offload) drain() (stop bool) {
 			o.followerCommit(out.CommitIndex)
 		}
 		if !appended {
-			stop = true
+			stop = "the log refused the engine's entries"
 		}
 		// Released before the datagrams that carry the commit leave: a follower that
 		// hears of it may answer a write it forwarded, and a lease read on this leader
@@ -281,8 +298,11 @@ func (o *Offload) drain() (stop bool) {
 		if len(out.Datagrams) > 0 && appended {
 			o.host.Send(out.Datagrams)
 		}
-		if len(out.Recover) > 0 || out.Halt != nil {
-			stop = true
+		switch {
+		case out.Halt != nil:
+			stop = haltWhy(out.Halt)
+		case len(out.Recover) > 0 && stop == "" && !(mayDetach && o.detach(out.Recover)):
+			stop = fmt.Sprintf("members %v to catch up in software", out.Recover)
 		}
 		o.eng.Advance(out)
 	}
@@ -334,19 +354,19 @@ func (o *Offload) followerCommit(commit uint64) {
 
 // Close ends the accelerated term: the engine's last output is taken (its proposals are
 // in the log already, or are dropped), and software Raft has everything. fallback says
-// it ended because something unexpected happened.
-func (o *Offload) Close(now int64, fallback bool) {
+// it ended because something unexpected happened; why, what, for the log.
+func (o *Offload) Close(now int64, fallback bool, why string) {
 	if !o.open {
 		return
 	}
 	o.eng.Close()
-	o.drain()
+	o.drain(false)
 	o.open, o.outside = false, nil
 	if o.leading {
 		// Software takes over from where the engine's acks say each follower is.
 		o.eng.PeerMatches(o.r.ReportOffloaded)
 		o.r.SetOffloaded(nil)
-		if now-o.openedAt < shortOffloadTerm {
+		if fallback && now-o.openedAt < shortOffloadTerm {
 			o.backoff = min(max(2*o.backoff, minOffloadBackoff), maxOffloadBackoff)
 		} else {
 			o.backoff = minOffloadBackoff
@@ -357,7 +377,43 @@ func (o *Offload) Close(now int64, fallback bool) {
 	if fallback {
 		o.stats.Fallbacks++
 	}
-	o.host.Logf("raft: member %d closes its accelerated term", o.id)
+	o.host.Logf("raft: member %d closes its accelerated term: %s", o.id, why)
+}
+
+// detach hands followers the leader's engine can no longer catch up (its Recover: a
+// datagram they missed left the ring) to software Raft, which sends them what they lack
+// over TCP while the engine goes on with the others: one slow member costs the others
+// nothing. The engine keeps them out (it sends them nothing more) and counts what they
+// acked in the majority. It reports false, and the term must end, when the followers
+// left and the leader are no majority.
+func (o *Offload) detach(ids []uint64) bool {
+	r := o.r
+	if !o.leading {
+		return false
+	}
+	m := r.Membership()
+	var keep []uint64
+	for _, id := range m.Voters {
+		if id != o.id && !slices.Contains(o.outside, id) && !slices.Contains(ids, id) {
+			keep = append(keep, id)
+		}
+	}
+	if len(keep) == 0 || len(keep)+1 < m.quorum() || r.SetOffloaded(keep) != nil {
+		return false
+	}
+	for _, id := range ids {
+		if !slices.Contains(o.outside, id) {
+			o.outside = append(o.outside, id)
+			o.stats.Detached++
+		}
+	}
+	o.host.Logf("raft: member %d leaves members %v to software; its accelerated term goes on", o.id, ids)
+	return true
+}
+
+// haltWhy says why the engine halted, for the log.
+func haltWhy(h *nicoffload.Halt) string {
+	return fmt.Sprintf("the engine halted: %v from member %d (term %d, index %d)", h.Reason, h.From, h.Term, h.Index)
 }
 
 // Abort drops the engine without draining it, for a member that stops.

@@ -983,7 +983,8 @@ func (r *Raft) ProposeTyped(time int64, typ EntryType, data ...[]byte) (uint64, 
 }
 
 // SetOffloaded hands replication to the followers in ids to an offload engine for the
-// rest of this term (nil takes it back): the leader then sends them heartbeats and empty
+// rest of this term (nil takes it back; a follower a later call leaves out is taken back
+// alone, and sent what it lacks at once): the leader then sends them heartbeats and empty
 // MsgApps with the commit index, never entries, while the engine carries the entries
 // (AppendOffloaded) and the followers' MsgAppResp keep the leader's progress and commit
 // rule the only ones. Only a leader in replicate state with these followers may do so.
@@ -1005,7 +1006,13 @@ func (r *Raft) SetOffloaded(ids []uint64) error {
 		}
 		off[id] = true
 	}
+	was := r.offloaded
 	r.offloaded = off
+	for _, id := range r.peers() {
+		if was[id] && !off[id] {
+			r.maybeSendAppends(id) // what the engine had not delivered to it, software sends now
+		}
+	}
 	return nil
 }
 
