@@ -711,7 +711,14 @@ func (e *Engine) chooseLazy(now int64) {
 		ids[i] = e.peers[i].id
 		was[ids[i]] = e.peers[i].lazy
 	}
-	lazy := PickLazy(ids, func(id uint64) uint64 { return e.peer(id).match }, was)
+	// A follower left to software (peerRecover) is sent nothing: it must not take an
+	// eager follower's place, so it counts as the furthest behind.
+	lazy := PickLazy(ids, func(id uint64) uint64 {
+		if p := e.peer(id); p.state == peerActive {
+			return p.match
+		}
+		return 0
+	}, was)
 	for i := range e.peers {
 		p := &e.peers[i]
 		switch {

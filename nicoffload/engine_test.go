@@ -1011,6 +1011,26 @@ func TestLeaderLeavesOutsideVotersToSoftware(t *testing.T) {
 	}
 }
 
+// With lazy followers, the followers left outside count as the furthest behind, however
+// much they held: the eager ones, those a commit waits for, are the ones sent batches.
+func TestOutsideVotersAreNeverTheEagerOnes(t *testing.T) {
+	l := New(Config{ClusterID: testCluster, LazyDelay: 5 * time.Millisecond})
+	r := regs(1, true, 2, 10, 2, 10, 1, 2, 3, 4, 5)
+	r.Outside = []uint64{2, 3} // they held the whole log, as 4 and 5 do
+	l.Open(0, r)
+	take(t, l)
+	for _, id := range []uint64{4, 5} {
+		l.Step(0, &Packet{ClusterID: testCluster, From: id, To: 1, Type: VoteResponse, Term: 2, Index: 10})
+	}
+	l.Tick(msec) // chooses the lazy followers
+	take(t, l)
+	l.Propose(msec, 0, data(1)...)
+	l.seal(msec)
+	if _, dgs := take(t, l); len(only(t, dgs, Append)) != 2 || len(to(dgs, 4)) != 1 || len(to(dgs, 5)) != 1 {
+		t.Fatalf("the batch went to %+v, want 4 and 5 at once", dgs)
+	}
+}
+
 // A single-member cluster is its own majority: it commits at once.
 func TestSingleMemberCommitsAlone(t *testing.T) {
 	e := New(Config{ClusterID: testCluster})

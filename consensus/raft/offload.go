@@ -45,9 +45,15 @@ type Offload struct {
 	// again; backoff doubles (to maxOffloadBackoff) while terms keep ending within a
 	// second, so that a network that drops the engine's datagrams (UDP filtered, say)
 	// costs a vote round now and then, not every tick.
-	retryAt  int64
-	backoff  int64
-	openedAt int64
+	retryAt int64
+	backoff int64
+	// readmitAt: a leader takes back no voter it left to software before then; the
+	// backoff doubles (to maxOffloadBackoff) while members keep being detached within
+	// a second of a term's open, so that one the engine cannot reach at all (its
+	// datagrams filtered, say) costs a term now and then, not a term a round trip.
+	readmitAt      int64
+	readmitBackoff int64
+	openedAt       int64
 	// releasedTo is the highest index whose proposers the engine's commit answered.
 	releasedTo uint64
 	// outside are the voters a leader's open term leaves to software: silent ones it
@@ -130,7 +136,7 @@ func (o *Offload) Tick(now int64) {
 			// A voter left to software that holds what the majority does is taken back
 			// into acceleration: this term ends (not a failure), and the next, which
 			// opens once everyone holds the whole log, takes it in.
-			if !r.Silent(id) && r.MatchIndex(id) >= r.Committed() {
+			if now >= o.readmitAt && !r.Silent(id) && r.MatchIndex(id) >= r.Committed() {
 				o.Close(now, false, fmt.Sprintf("member %d, left to software, caught up", id))
 				return
 			}
@@ -253,7 +259,7 @@ func (o *Offload) Drain(now int64) {
 	if !o.open {
 		return
 	}
-	if why := o.drain(true); why != "" {
+	if why := o.drain(now, true); why != "" {
 		o.Close(now, true, why)
 		return
 	}
@@ -275,7 +281,7 @@ func (o *Offload) Drain(now int64) {
 // drain reports why acceleration must stop, or "" when it need not. With mayDetach a
 // leader goes on without followers its engine can no longer catch up, when it can
 // (detach).
-func (o *Offload) drain(mayDetach bool) (stop string) {
+func (o *Offload) drain(now int64, mayDetach bool) (stop string) {
 	for o.eng.HasReady() {
 		out := o.eng.Ready()
 		appended := len(out.Append) == 0 || o.appendEntries(out.Append, out.CommitIndex)
@@ -301,7 +307,7 @@ func (o *Offload) drain(mayDetach bool) (stop string) {
 		switch {
 		case out.Halt != nil:
 			stop = haltWhy(out.Halt)
-		case len(out.Recover) > 0 && stop == "" && !(mayDetach && o.detach(out.Recover)):
+		case len(out.Recover) > 0 && stop == "" && !(mayDetach && o.detach(now, out.Recover)):
 			stop = fmt.Sprintf("members %v to catch up in software", out.Recover)
 		}
 		o.eng.Advance(out)
@@ -360,7 +366,7 @@ func (o *Offload) Close(now int64, fallback bool, why string) {
 		return
 	}
 	o.eng.Close()
-	o.drain(false)
+	o.drain(now, false)
 	o.open, o.outside = false, nil
 	if o.leading {
 		// Software takes over from where the engine's acks say each follower is.
@@ -386,7 +392,7 @@ func (o *Offload) Close(now int64, fallback bool, why string) {
 // nothing. The engine keeps them out (it sends them nothing more) and counts what they
 // acked in the majority. It reports false, and the term must end, when the followers
 // left and the leader are no majority.
-func (o *Offload) detach(ids []uint64) bool {
+func (o *Offload) detach(now int64, ids []uint64) bool {
 	r := o.r
 	if !o.leading {
 		return false
@@ -407,6 +413,12 @@ func (o *Offload) detach(ids []uint64) bool {
 			o.stats.Detached++
 		}
 	}
+	if now-o.openedAt < shortOffloadTerm {
+		o.readmitBackoff = min(max(2*o.readmitBackoff, minOffloadBackoff), maxOffloadBackoff)
+	} else {
+		o.readmitBackoff = minOffloadBackoff
+	}
+	o.readmitAt = now + o.readmitBackoff
 	o.host.Logf("raft: member %d leaves members %v to software; its accelerated term goes on", o.id, ids)
 	return true
 }

@@ -2,8 +2,11 @@ package raft
 
 import (
 	"slices"
+	"testing"
 	"time"
 
+	"github.com/anishathalye/porcupine"
+	"github.com/nanokv/nanokv/internal/kvmodel"
 	"github.com/nanokv/nanokv/nicoffload"
 )
 
@@ -104,7 +107,7 @@ func (s *sim) sendDatagram(from uint64, d nicoffload.Outgoing) {
 // for its leader's vote request.
 func (s *sim) deliverDatagram(e *event) {
 	to := s.nodes[e.node]
-	if to == nil || !to.up || to.off == nil || s.partition[e.msg.m.From] != s.partition[e.node] {
+	if to == nil || !to.up || to.off == nil || s.partition[e.msg.m.From] != s.partition[e.node] || s.deaf[e.node] {
 		return
 	}
 	p, err := nicoffload.ParsePacket(e.data)
@@ -130,4 +133,83 @@ func (s *sim) answerWaitingReads(nd *simNode) {
 		}
 	}
 	o.waiting = kept
+}
+
+// A follower whose engine misses datagrams until they leave the leader's ring is handed
+// to software alone: the accelerated term goes on with the other follower, the engine's
+// commit goes on answering writes, and software catches the follower up over TCP. Once
+// it holds what the majority does, the term ends, not as a failure, and the next one
+// takes it in: while the member still hears no datagram it is detached again, less and
+// less often; once it hears them, it stays. No faults but that one; the history must
+// stay linearizable and the members converge.
+func TestOffloadGoesOnWithoutAFollowerItCannotCatchUp(t *testing.T) {
+	s := newSim(t, 2, 3, false, true)
+	s.faults = false // no partitions, crashes, losses or delays but ours
+	var leader *simNode
+	runUntil := func(what string, cond func() bool) {
+		t.Helper()
+		for deadline := s.now + 3000; !cond(); {
+			if s.now >= deadline {
+				t.Fatalf("at %d: %s did not happen", s.now, what)
+			}
+			s.run(s.now + tickEvery)
+		}
+	}
+	runUntil("an accelerated term", func() bool {
+		for _, nd := range s.claimedLeaders() {
+			if nd.off.Leading() && nd.off.eng.Registers().Enabled {
+				leader = nd
+			}
+		}
+		return leader != nil
+	})
+	var deaf uint64
+	for _, id := range s.ids {
+		if id != leader.id && deaf == 0 {
+			deaf = id
+		}
+	}
+	s.deaf = map[uint64]bool{deaf: true}
+	runUntil("the detach", func() bool { return leader.off.Stats().Detached == 1 })
+	if st := leader.off.Stats(); !leader.off.Leading() || st.Closed != 0 {
+		t.Fatalf("the term ended with the detach: leading %v, stats %+v", leader.off.Leading(), st)
+	}
+	if leader.r.offloaded[deaf] || !leader.r.offloaded[s.other(leader.id, deaf)] {
+		t.Fatalf("offloaded %v after detaching %d", leader.r.offloaded, deaf)
+	}
+	// The engine's commit goes on answering writes, and software brings the deaf member
+	// along over TCP.
+	released, at := s.stats.released, leader.r.Committed()
+	runUntil("writes released and the deaf member caught up in software", func() bool {
+		return s.stats.released > released+50 && s.nodes[deaf].r.LastIndex() > at+50
+	})
+	// Taken back and detached again, ever less often: the readmission backs off.
+	s.run(s.now + 3000)
+	st := leader.off.Stats()
+	if st.Fallbacks != 0 || st.Detached < 2 || st.Detached > 6 || st.Closed != st.Detached-1 && st.Closed != st.Detached {
+		t.Fatalf("after 3000 ms of a deaf member: %+v", st)
+	}
+	s.deaf = nil
+	runUntil("a term that takes the member back", func() bool {
+		return leader.off.Leading() && leader.off.eng.Registers().Enabled && leader.r.offloaded[deaf]
+	})
+	st = leader.off.Stats()
+	s.run(s.now + 1000)
+	if now := leader.off.Stats(); now != st || !leader.r.offloaded[deaf] || leader.r.Role() != Leader {
+		t.Fatalf("after the member heard datagrams again: %+v, then %+v; offloaded %v", st, now, leader.r.offloaded)
+	}
+	s.converge()
+	if !porcupine.CheckOperations(kvmodel.Model, s.ops) {
+		t.Fatal("history not linearizable")
+	}
+}
+
+// other is the member of a 3-member simulation that is neither a nor b.
+func (s *sim) other(a, b uint64) uint64 {
+	for _, id := range s.ids {
+		if id != a && id != b {
+			return id
+		}
+	}
+	return 0
 }

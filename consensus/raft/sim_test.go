@@ -224,6 +224,10 @@ type sim struct {
 
 	partition map[uint64]int // member → side; messages between sides are dropped
 	faults    bool
+	// calling: clients make new calls (until the run converges).
+	calling bool
+	// deaf are members whose engine datagrams are lost (their TCP messages are not).
+	deaf map[uint64]bool
 
 	leaders   map[uint64]uint64 // term → the leader elected in it
 	committed map[uint64]Entry  // index → the entry applied there (anywhere)
@@ -251,7 +255,7 @@ func (s *sim) schedule(at int64, e *event) {
 
 func newSim(t *testing.T, seed int64, n int, lease, offload bool) *sim {
 	s := &sim{t: t, seed: seed, rng: rand.New(rand.NewPCG(uint64(seed), 0x5eed)),
-		nodes: map[uint64]*simNode{}, lease: lease, offload: offload, evict: seed/2%2 == 0, partition: map[uint64]int{}, faults: true,
+		nodes: map[uint64]*simNode{}, lease: lease, offload: offload, evict: seed/2%2 == 0, partition: map[uint64]int{}, faults: true, calling: true,
 		leaders: map[uint64]uint64{}, committed: map[uint64]Entry{}, digests: map[uint64]uint64{},
 		clients: make([]*clientOp, 6)}
 	for id := uint64(1); id <= uint64(n); id++ {
@@ -622,7 +626,7 @@ func (s *sim) check() {
 var simKeys = []string{"x", "y", "z"}
 
 func (s *sim) clientStep(c int) {
-	if s.clients[c] != nil || !s.faults {
+	if s.clients[c] != nil || !s.calling {
 		return // busy, or the run is converging: no new calls
 	}
 	target := s.pickNode()
@@ -737,7 +741,7 @@ func (s *sim) fail(op *clientOp) {
 // converge heals every fault, lets the cluster settle, and requires one leader and every
 // member applied to the same index with the same digest.
 func (s *sim) converge() {
-	s.faults = false
+	s.faults, s.calling = false, false
 	clear(s.partition)
 	for _, id := range s.ids {
 		if nd := s.nodes[id]; !nd.up {
