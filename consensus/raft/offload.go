@@ -360,7 +360,7 @@ func (o *Offload) followerCommit(commit uint64) {
 
 // Close ends the accelerated term: the engine's last output is taken (its proposals are
 // in the log already, or are dropped), and software Raft has everything. fallback says
-// it ended because something unexpected happened; why, what, for the log.
+// it ended because something unexpected happened; why says what happened, for the log.
 func (o *Offload) Close(now int64, fallback bool, why string) {
 	if !o.open {
 		return
