@@ -54,6 +54,9 @@ func TestOffloadInFlightReachesTheEngine(t *testing.T) {
 			if field("raft_offload_batches") == "0" {
 				t.Fatal("no batch went through the engine")
 			}
+			if _, err := strconv.ParseUint(field("raft_offload_detached"), 10, 64); err != nil {
+				t.Fatalf("raft_offload_detached: %v", err)
+			}
 		})
 	}
 }

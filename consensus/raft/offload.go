@@ -372,11 +372,7 @@ func (o *Offload) Close(now int64, fallback bool, why string) {
 		// Software takes over from where the engine's acks say each follower is.
 		o.eng.PeerMatches(o.r.ReportOffloaded)
 		o.r.SetOffloaded(nil)
-		if fallback && now-o.openedAt < shortOffloadTerm {
-			o.backoff = min(max(2*o.backoff, minOffloadBackoff), maxOffloadBackoff)
-		} else {
-			o.backoff = minOffloadBackoff
-		}
+		o.backoff = nextBackoff(o.backoff, fallback && now-o.openedAt < shortOffloadTerm)
 		o.retryAt = now + o.backoff
 	}
 	o.stats.Closed++
@@ -413,14 +409,19 @@ func (o *Offload) detach(now int64, ids []uint64) bool {
 			o.stats.Detached++
 		}
 	}
-	if now-o.openedAt < shortOffloadTerm {
-		o.readmitBackoff = min(max(2*o.readmitBackoff, minOffloadBackoff), maxOffloadBackoff)
-	} else {
-		o.readmitBackoff = minOffloadBackoff
-	}
+	o.readmitBackoff = nextBackoff(o.readmitBackoff, now-o.openedAt < shortOffloadTerm)
 	o.readmitAt = now + o.readmitBackoff
 	o.host.Logf("raft: member %d leaves members %v to software; its accelerated term goes on", o.id, ids)
 	return true
+}
+
+// nextBackoff is the wait after one of backoff: doubled (within the bounds) after a
+// failure, the shortest after anything else.
+func nextBackoff(backoff int64, failed bool) int64 {
+	if failed {
+		return min(max(2*backoff, minOffloadBackoff), maxOffloadBackoff)
+	}
+	return minOffloadBackoff
 }
 
 // haltWhy says why the engine halted, for the log.
