@@ -231,8 +231,12 @@ type sim struct {
 
 	leaders   map[uint64]uint64 // term → the leader elected in it
 	committed map[uint64]Entry  // index → the entry applied there (anywhere)
-	digests   map[uint64]uint64 // index → state digest after applying it
-	maxIndex  uint64
+	// committedBy: index → the lowest term of a member that applied it, no earlier than
+	// the term in which it was committed (a member learns of a commit from a leader of
+	// that term or later); leaders of later terms must hold it.
+	committedBy map[uint64]uint64
+	digests     map[uint64]uint64 // index → state digest after applying it
+	maxIndex    uint64
 
 	ops     []porcupine.Operation
 	clients []*clientOp // the op each client has in flight (nil when idle)
@@ -256,7 +260,7 @@ func (s *sim) schedule(at int64, e *event) {
 func newSim(t *testing.T, seed int64, n int, lease, offload bool) *sim {
 	s := &sim{t: t, seed: seed, rng: rand.New(rand.NewPCG(uint64(seed), 0x5eed)),
 		nodes: map[uint64]*simNode{}, lease: lease, offload: offload, evict: seed/2%2 == 0, partition: map[uint64]int{}, faults: true, calling: true,
-		leaders: map[uint64]uint64{}, committed: map[uint64]Entry{}, digests: map[uint64]uint64{},
+		leaders: map[uint64]uint64{}, committed: map[uint64]Entry{}, committedBy: map[uint64]uint64{}, digests: map[uint64]uint64{},
 		clients: make([]*clientOp, 6)}
 	for id := uint64(1); id <= uint64(n); id++ {
 		s.ids = append(s.ids, id)
@@ -518,6 +522,9 @@ func (s *sim) applyAt(nd *simNode, e Entry) {
 		s.committed[e.Index] = e
 		s.maxIndex = max(s.maxIndex, e.Index)
 	}
+	if t, ok := s.committedBy[e.Index]; !ok || nd.r.Term() < t {
+		s.committedBy[e.Index] = nd.r.Term()
+	}
 	nd.sm.apply(e)
 	if nd.sm.checkpoint() {
 		if d, ok := s.digests[e.Index]; ok && d != nd.sm.digest {
@@ -536,12 +543,15 @@ func (s *sim) applyAt(nd *simNode, e Entry) {
 	}
 }
 
-// onNewLeader checks leader completeness: the new leader's log holds every entry applied
-// anywhere (those it still has in memory; compacted ones it applied itself).
+// onNewLeader checks leader completeness: the new leader's log holds every entry
+// applied anywhere that was committed in an earlier term than its own (those it still
+// has in memory; compacted ones it applied itself). A leader of an older term than one
+// that committed entries may still win its election (its voters had not heard of the
+// later term), and need not hold them.
 func (s *sim) onNewLeader(nd *simNode) {
 	for i := nd.r.log.offset + 1; i <= s.maxIndex; i++ {
 		e, ok := s.committed[i]
-		if !ok {
+		if !ok || s.committedBy[i] >= nd.r.Term() {
 			continue
 		}
 		if t, ok := nd.r.TermAt(i); !ok || t != e.Term {
