@@ -153,7 +153,7 @@ func (n *RaftNode) offloadStatus() *OffloadStatus {
 	}
 	st := o.Stats()
 	return &OffloadStatus{Accelerated: o.Accelerated(), Opened: st.Opened, Closed: st.Closed,
-		Fallbacks: st.Fallbacks, Detached: st.Detached}
+		Fallbacks: st.Fallbacks, Detached: st.Detached, Rejoined: st.Rejoined}
 }
 
 // sameOffload reports whether the published cur still shows the driver's state (all
@@ -164,7 +164,8 @@ func sameOffload(cur *OffloadStatus, o *raft.Offload) bool {
 	}
 	st := o.Stats()
 	return cur.Accelerated == o.Accelerated() && cur.Opened == st.Opened &&
-		cur.Closed == st.Closed && cur.Fallbacks == st.Fallbacks && cur.Detached == st.Detached
+		cur.Closed == st.Closed && cur.Fallbacks == st.Fallbacks && cur.Detached == st.Detached &&
+		cur.Rejoined == st.Rejoined
 }
 
 // engineCounters holds the engine's counters for Status, stored by the loop after every
@@ -195,7 +196,7 @@ func (c *engineCounters) load() nicoffload.Stats {
 
 // OffloadStatus is what INFO raft shows of the offload engine.
 type OffloadStatus struct {
-	Accelerated                         bool
-	Opened, Closed, Fallbacks, Detached uint64
-	Engine                              nicoffload.Stats
+	Accelerated                                   bool
+	Opened, Closed, Fallbacks, Detached, Rejoined uint64
+	Engine                                        nicoffload.Stats
 }

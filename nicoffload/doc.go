@@ -15,9 +15,10 @@
 // snapshot. On anything it does not expect — a later term, a log that does not match, a
 // refused vote — it stops (Output.Halt) and software Raft resolves the case in a new
 // term, then may open another accelerated term. A follower the engine cannot catch up
-// from its ring is named in Output.Recover and caught up by software (Resume hands it
-// back). Entries the engine delivers to the host (Output.Append) are part of the one
-// Raft log; stopping never loses them.
+// from its ring is named in Output.Recover and caught up by software; Resume then asks
+// it to rejoin the running term with a vote request of its own, which it grants when
+// its log ends in entries of the leader's term. Entries the engine delivers to the host
+// (Output.Append) are part of the one Raft log; stopping never loses them.
 //
 // The Engine is a pure state machine like the Raft core: no goroutines, no clock, no
 // I/O. The host steps it with datagrams, time, proposals and durability, and carries out
@@ -36,7 +37,7 @@
 //
 //	FPGA                              here
 //	protocol registers (CSRs)         Registers, Open/Close
-//	RequestVoteFPGA                   VoteRequest/VoteResponse on Open (leader)
+//	RequestVoteFPGA                   VoteRequest/VoteResponse on Open, and on Resume
 //	log ring in host memory (DMA)     Output.Append, one Raft log
 //	MCDMA batching                    open batch sealed at BatchBytes or BatchDelay
 //	leader/follower handlers          Engine.Step (handleAppend, handleAck, ...)

@@ -213,7 +213,7 @@ var ErrNotAccelerated = errors.New("nicoffload: not an accelerated leader")
 type peerState uint8
 
 const (
-	peerVoting  peerState = iota // leader waiting for the vote round
+	peerVoting  peerState = iota // asked to vote: in the term's round, or to rejoin (Resume)
 	peerActive                   // receives batches
 	peerRecover                  // handed to software until Resume
 )
@@ -242,6 +242,10 @@ type peer struct {
 	lazy     bool
 	lazySent uint64
 	lazyAt   int64
+	// A member asked to rejoin (Resume) at rejoinAt, which software had caught up to
+	// rejoinFrom: only a vote at least that far along takes it back.
+	rejoinAt   int64
+	rejoinFrom uint64
 }
 
 type termRun struct{ first, term uint64 }
@@ -432,8 +436,13 @@ func (e *Engine) send(p *Packet) []byte {
 }
 
 func (e *Engine) sendVoteRequest(now int64, p *peer) {
+	index, term := e.openLast, e.openLastTerm
+	if !e.voting {
+		// A rejoin: its log ends in this term's entries, from rejoinFrom on at least.
+		index, term = p.rejoinFrom, e.reg.CurrentTerm
+	}
 	e.send(&Packet{Type: VoteRequest, To: p.id, Term: e.reg.CurrentTerm,
-		PrevLogIndex: e.openLast, PrevLogTerm: e.openLastTerm})
+		PrevLogIndex: index, PrevLogTerm: term})
 	p.sentAt = now
 }
 
@@ -800,7 +809,9 @@ func (e *Engine) leaderStep(now int64, pk *Packet) {
 		// A Nack answers an Append, and a vote round sends none: one that comes during
 		// the round answers an accelerated term this leader closed earlier in the same
 		// Raft term, and says nothing of this one (the member answers the vote request).
-		if (pk.Reason == HaltMismatch || pk.Reason == HaltNotOpen) && p.state != peerRecover && !e.voting {
+		// Nor does one that comes while a member is asked to rejoin: it answers an
+		// Append of before the member left.
+		if (pk.Reason == HaltMismatch || pk.Reason == HaltNotOpen) && p.state == peerActive && !e.voting {
 			e.recover(p)
 		}
 	}
@@ -811,11 +822,17 @@ func (e *Engine) handleVoteResponse(now int64, p *peer, pk *Packet) {
 		switch {
 		case e.voting:
 			e.stop(Halt{Reason: HaltVoteRefused, From: pk.From, Term: pk.Term, Index: pk.Index})
+		case p.state == peerVoting:
+			e.recover(p) // asked to rejoin, it cannot: software goes on with it
 		case !p.granted && p.match <= e.openLast && p.state == peerActive:
 			// A member that refused after the majority granted: software catches it up.
 			// (One that already acked our entries answered a stale duplicate request.)
 			e.recover(p)
 		}
+		return
+	}
+	if !e.voting && p.state == peerVoting {
+		e.rejoin(now, p, pk.Index)
 		return
 	}
 	if p.granted {
@@ -885,27 +902,55 @@ func (e *Engine) handleRetransmitRequest(now int64, p *peer, pk *Packet) {
 	}
 }
 
-// Resume hands a follower back to the engine once software Raft has caught it up to
-// match (and its host re-opened its engine): the leader replays the ring after match.
-// If the ring no longer holds match+1 the follower is reported in Recover again.
-func (e *Engine) Resume(now int64, follower, match uint64) {
+// Resume asks follower, which the engine handed to software (Recover, or Outside at
+// Open), to rejoin the running term, once software has caught it up to match (an index
+// of this term, at or after the term's first) and has no entries in flight to it: the
+// leader sends it a vote request, which it grants when its log ends in this term's
+// entries at match or later (its engine opens for it); the leader then replays the ring
+// after where it ends and streams to it again. A refusal, no answer within VoteTimeout,
+// or a ring that no longer holds what it lacks report it in Recover again. Resume
+// reports false, and does nothing, unless the engine is a running leader past its vote
+// round that had handed follower to software.
+func (e *Engine) Resume(now int64, follower, match uint64) bool {
 	p := e.peer(follower)
-	if p == nil || !e.running() || !e.reg.IsLeader {
+	if p == nil || !e.running() || !e.reg.IsLeader || e.voting || p.state != peerRecover {
+		return false
+	}
+	if match < e.openLast || match > e.reg.LastLogIndex {
+		e.out.Recover = append(e.out.Recover, p.id) // not an index of this term's log
+		return true
+	}
+	p.state, p.granted = peerVoting, false
+	p.rejoinAt, p.rejoinFrom = now, match
+	e.sendVoteRequest(now, p)
+	return true
+}
+
+// rejoin takes back p, which granted the vote Resume asked for: its log holds this
+// term's entries up to last (each from this leader, so equal to ours: Log Matching).
+// A grant from before the request (the term's round) does not show that, and is ignored.
+func (e *Engine) rejoin(now int64, p *peer, last uint64) {
+	if last < p.rejoinFrom || last > e.reg.LastLogIndex {
 		return
 	}
-	p.match = max(p.match, min(match, e.reg.LastLogIndex))
-	if e.voting {
-		p.state, p.granted = peerVoting, true
-		e.maybeWinVote(now)
-		return
-	}
-	p.state, p.retries, p.waitSince = peerActive, 0, now
-	p.lazySent = e.sealed
+	p.match = max(p.match, last)
+	p.granted, p.state, p.retries, p.waitSince = true, peerActive, 0, now
+	p.lazySent = max(p.lazySent, p.match)
 	if !e.replay(now, p, p.match+1, 0) {
 		e.recover(p)
 	}
 	e.maybeCommit()
 }
+
+// Rejoined reports whether follower is back in the running term: it granted the vote
+// Resume asked for.
+func (e *Engine) Rejoined(follower uint64) bool {
+	p := e.peer(follower)
+	return p != nil && e.running() && p.state == peerActive
+}
+
+// Voting reports whether a leader's term is still in its vote round.
+func (e *Engine) Voting() bool { return e.voting }
 
 // --- follower ---------------------------------------------------------------------------
 
@@ -1109,10 +1154,17 @@ func (e *Engine) requestRetransmit(now int64, end uint64) {
 }
 
 // handleVote answers the leader's accelerated-term vote (Waverunner's RequestVoteFPGA):
-// granted only when this member's log ends exactly where the leader's does.
+// granted when this member's log ends exactly where the leader's does, or (a member
+// asked to rejoin a running term) when it ends in an entry of the leader's term at or
+// after the one asked about, which is of that term too. Entries of the leader's term
+// came from the leader, so the two logs are equal up to the end of this one (Log
+// Matching); the answer's Index says where it ends. At the term's first round the two
+// rules agree: no member holds an entry of the term past the leader's last.
 func (e *Engine) handleVote(pk *Packet) {
-	grant := e.running() && !e.reg.IsLeader &&
-		pk.PrevLogIndex == e.reg.LastLogIndex && pk.PrevLogTerm == e.reg.LastLogTerm
+	exact := pk.PrevLogIndex == e.reg.LastLogIndex && pk.PrevLogTerm == e.reg.LastLogTerm
+	ahead := pk.PrevLogTerm == e.reg.CurrentTerm && e.reg.LastLogTerm == e.reg.CurrentTerm &&
+		pk.PrevLogIndex <= e.reg.LastLogIndex
+	grant := e.running() && !e.reg.IsLeader && (exact || ahead)
 	if grant {
 		e.lead = pk.From
 	}
@@ -1251,6 +1303,15 @@ func (e *Engine) Tick(now int64) {
 	bcast := e.reg.CommitIndex > e.commitBcast
 	for i := range e.peers {
 		p := &e.peers[i]
+		if p.state == peerVoting { // asked to rejoin
+			switch {
+			case now-p.rejoinAt >= int64(e.cfg.VoteTimeout):
+				e.recover(p)
+			case now-p.sentAt >= rto:
+				e.sendVoteRequest(now, p)
+			}
+			continue
+		}
 		if p.state != peerActive {
 			continue
 		}

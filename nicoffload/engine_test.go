@@ -433,20 +433,109 @@ func TestLeaderRecoversFollowerWhenRequestIsOlderThanRing(t *testing.T) {
 		t.Fatalf("a recovering follower still gets batches: %+v", dgs)
 	}
 
-	// Software caught 2 up to 15: Resume replays the ring after it and streams again.
+	// Software caught 2 up to 15: Resume asks it to rejoin; once it grants, the ring
+	// after where its log ends is replayed to it, and it is streamed to again.
 	e.Resume(0, 2, 15)
 	_, dgs = take(t, e)
+	if len(dgs) != 1 || dgs[0].to != 2 || dgs[0].p.Type != VoteRequest || dgs[0].p.PrevLogIndex != 15 || dgs[0].p.PrevLogTerm != 2 {
+		t.Fatalf("resume: %+v, want a vote request to 2 at 15 of term 2", dgs)
+	}
+	e.Step(0, &Packet{ClusterID: testCluster, From: 2, To: 1, Type: VoteResponse, Term: 2, Index: 15})
+	_, dgs = take(t, e)
 	if len(dgs) != 2 || dgs[0].p.PrevLogIndex != 14 || dgs[1].p.PrevLogIndex != 16 {
-		t.Fatalf("resume replay: %+v", dgs)
+		t.Fatalf("rejoin replay: %+v", dgs)
 	}
 	e.Propose(0, 0, data(1)...)
 	if _, dgs := take(t, e); len(dgs) != 2 {
-		t.Fatalf("resumed follower gets no batches: %d datagrams", len(dgs))
+		t.Fatalf("rejoined follower gets no batches: %d datagrams", len(dgs))
 	}
-	// Resuming below the ring recovers it again.
-	e.Resume(0, 2, 11)
+	// Rejoining below the ring recovers it again.
+	e.Step(0, &Packet{ClusterID: testCluster, From: 2, To: 1, Type: Nack, Reason: HaltNotOpen, Term: 2, Index: 11})
 	if o, _ := take(t, e); !slices.Equal(o.Recover, []uint64{2}) {
-		t.Fatalf("resume below the ring: recover %v", o.Recover)
+		t.Fatalf("Nack: recover %v", o.Recover)
+	}
+	e.Resume(0, 2, 11)
+	take(t, e)
+	e.Step(0, &Packet{ClusterID: testCluster, From: 2, To: 1, Type: VoteResponse, Term: 2, Index: 11})
+	if o, _ := take(t, e); !slices.Equal(o.Recover, []uint64{2}) || e.Rejoined(2) {
+		t.Fatalf("rejoin below the ring: recover %v", o.Recover)
+	}
+}
+
+// A follower the leader handed to software rejoins the running term (Resume) without
+// a new round: its engine, opened for the leader's request on a log that software
+// brought past the index asked about, grants it; the leader takes the follower's last
+// index as its match, replays what it lacks from the ring, and counts its acks again.
+func TestFollowerRejoinsARunningTerm(t *testing.T) {
+	l := newLeader(t, Config{})
+	l.Propose(0, 0, data(2)...) // 11..12
+	take(t, l)
+	l.Step(0, &Packet{ClusterID: testCluster, From: 2, To: 1, Type: Nack, Reason: HaltNotOpen, Term: 2, Index: 10})
+	if o, _ := take(t, l); !slices.Equal(o.Recover, []uint64{2}) {
+		t.Fatalf("Nack: recover %v", o.Recover)
+	}
+	l.Step(0, ack(3, 2, 12))
+	l.Propose(0, 0, data(2)...) // 13..14
+	l.Propose(0, 0, data(2)...) // 15..16
+	if _, dgs := take(t, l); len(to(dgs, 2)) != 0 {
+		t.Fatalf("a follower left to software was sent %+v", to(dgs, 2))
+	}
+	// Software sent 2 entries up to 13 (it was caught up to 12 when it was asked).
+	f2 := New(Config{ClusterID: testCluster})
+	f2.Open(0, regs(2, false, 2, 13, 2, 12, 1, 2, 3))
+	l.Resume(10*usec, 2, 12)
+	_, dgs := take(t, l)
+	f2.Step(10*usec, &dgs[0].p)
+	_, votes := take(t, f2)
+	if len(dgs) != 1 || len(votes) != 1 || votes[0].p.Type != VoteResponse || votes[0].p.Reject || votes[0].p.Index != 13 {
+		t.Fatalf("asked %+v, answered %+v: want a grant at 13", dgs, votes)
+	}
+	// A grant that says less than the leader asked (the term's first round's, late)
+	// takes nobody back.
+	l.Step(20*usec, &Packet{ClusterID: testCluster, From: 2, To: 1, Type: VoteResponse, Term: 2, Index: 10})
+	if _, dgs := take(t, l); len(dgs) != 0 || l.Rejoined(2) {
+		t.Fatalf("a grant at 10 took 2 back: %+v", dgs)
+	}
+	l.Step(20*usec, &votes[0].p)
+	if !l.Rejoined(2) || l.Registers().MatchIndex[2] != 13 {
+		t.Fatalf("after the grant: rejoined %v, match %d", l.Rejoined(2), l.Registers().MatchIndex[2])
+	}
+	exchange(t, l, map[uint64]*Engine{2: f2}) // the replay: 13..14 and 15..16
+	o, acks := take(t, f2)
+	if len(o.Append) != 3 || o.Append[0].Index != 14 || f2.Registers().LastLogIndex != 16 {
+		t.Fatalf("follower appended %s, last %d", indexes(o.Append), f2.Registers().LastLogIndex)
+	}
+	l.Step(30*usec, &acks[len(acks)-1].p)
+	if o, _ := take(t, l); o.CommitIndex != 16 {
+		t.Fatalf("commit %d after 2 acked 16 (3 holds 12)", o.CommitIndex)
+	}
+}
+
+// A member asked to rejoin that cannot (its log ends in an earlier term's entry, or its
+// engine is closed) refuses, and one that does not answer within VoteTimeout (asked
+// again every RetransmitTimeout meanwhile) is reported too: software goes on with it.
+func TestRejoinRefusedOrUnansweredReportsTheFollower(t *testing.T) {
+	l := newLeader(t, Config{VoteTimeout: 5 * time.Millisecond})
+	l.Step(0, &Packet{ClusterID: testCluster, From: 2, To: 1, Type: Nack, Reason: HaltNotOpen, Term: 2, Index: 10})
+	l.Step(0, &Packet{ClusterID: testCluster, From: 3, To: 1, Type: Nack, Reason: HaltNotOpen, Term: 2, Index: 10})
+	take(t, l)
+	f2 := New(Config{ClusterID: testCluster})
+	f2.Open(0, regs(2, false, 2, 12, 1, 8, 1, 2, 3)) // ends in term 1's entries
+	l.Resume(0, 2, 10)
+	l.Resume(0, 3, 10)
+	_, dgs := take(t, l)
+	f2.Step(0, &to(dgs, 2)[0].p)
+	exchange(t, f2, map[uint64]*Engine{1: l})
+	if o, _ := take(t, l); !slices.Equal(o.Recover, []uint64{2}) {
+		t.Fatalf("refused rejoin: recover %v", o.Recover)
+	}
+	l.Tick(2 * msec)
+	if o, dgs := take(t, l); len(o.Recover) != 0 || len(only(t, dgs, VoteRequest)) != 1 || dgs[0].to != 3 {
+		t.Fatalf("at 2 ms: recover %v, sent %+v; want the request to 3 again", o.Recover, dgs)
+	}
+	l.Tick(5 * msec)
+	if o, _ := take(t, l); !slices.Equal(o.Recover, []uint64{3}) || l.Halted() != nil {
+		t.Fatalf("unanswered rejoin: recover %v, halt %+v", o.Recover, l.Halted())
 	}
 }
 

@@ -324,6 +324,7 @@ func (c *cluster) info(w func(k string, v any)) {
 		w("raft_offload_terms_opened", o.Opened)
 		w("raft_offload_fallbacks", o.Fallbacks)
 		w("raft_offload_detached", o.Detached)
+		w("raft_offload_rejoined", o.Rejoined)
 		w("raft_offload_batches", o.Engine.Sealed)
 		w("raft_offload_held", o.Engine.Held)
 		w("raft_offload_datagrams", o.Engine.Sent)

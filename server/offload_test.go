@@ -54,8 +54,10 @@ func TestOffloadInFlightReachesTheEngine(t *testing.T) {
 			if field("raft_offload_batches") == "0" {
 				t.Fatal("no batch went through the engine")
 			}
-			if _, err := strconv.ParseUint(field("raft_offload_detached"), 10, 64); err != nil {
-				t.Fatalf("raft_offload_detached: %v", err)
+			for _, f := range []string{"raft_offload_detached", "raft_offload_rejoined"} {
+				if _, err := strconv.ParseUint(field(f), 10, 64); err != nil {
+					t.Fatalf("%s: %v", f, err)
+				}
 			}
 		})
 	}

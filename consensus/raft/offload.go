@@ -15,20 +15,21 @@ import (
 // On the leader, once every voter holds the whole log and it is committed, Tick opens
 // an accelerated term; a voter the leader has not heard from for an election timeout
 // (Raft.Silent: down, or cut off) is left out of it, to software, as long as the others
-// make a majority, and the term ends once software has caught it up. The core hands the
-// followers to the engine (SetOffloaded: no more entries from the core), proposals go
-// to the engine, which appends them to the core's log (AppendOffloaded) and sends them
-// in batched datagrams; its commit index releases the proposers at once. A follower
-// opens its engine when its leader's vote request arrives; the entries its engine takes
-// are stepped into its core as the leader's MsgApp would be (StepOffloaded), so the core
-// persists them; the engine's acks stand for its MsgAppResp, and the leader feeds them
-// to its core (ReportOffloaded), so the core's progress and commit rule stay the only
-// ones. A follower the engine cannot catch up (a datagram it missed left the ring) is
-// handed to software alone, and the term goes on with the others while they make a
-// majority (detach); once software has caught it up, the term ends and the next takes
-// it in. Anything else the engine did not expect (a halt, a role or term change, a
-// software MsgApp with entries on a follower) closes it, and software Raft carries on;
-// the leader tries again once everyone has caught up or is silent.
+// make a majority, and rejoins the running term once software has caught it up. The
+// core hands the followers to the engine (SetOffloaded: no more entries from the core),
+// proposals go to the engine, which appends them to the core's log (AppendOffloaded)
+// and sends them in batched datagrams; its commit index releases the proposers at once.
+// A follower opens its engine when its leader's vote request arrives; the entries its
+// engine takes are stepped into its core as the leader's MsgApp would be
+// (StepOffloaded), so the core persists them; the engine's acks stand for its
+// MsgAppResp, and the leader feeds them to its core (ReportOffloaded), so the core's
+// progress and commit rule stay the only ones. A follower the engine cannot catch up (a
+// datagram it missed left the ring) is handed to software alone, and the term goes on
+// with the others while they make a majority (detach); once software has caught it up,
+// the engine asks it to rejoin the running term (readmit). Anything else the engine did
+// not expect (a halt, a role or term change, a software MsgApp with entries on a
+// follower) closes it, and software Raft carries on; the leader tries again once
+// everyone has caught up or is silent.
 //
 // Like the core, the driver is a pure state machine: the caller passes the clock (in
 // nanoseconds, any origin) and owns the goroutines, the network and the proposers. The
@@ -49,17 +50,21 @@ type Offload struct {
 	backoff int64
 	// readmitAt: a leader takes back no voter it left to software before then; the
 	// backoff doubles (to maxOffloadBackoff) while members keep being detached within
-	// a second of a term's open, so that one the engine cannot reach at all (its
-	// datagrams filtered, say) costs a term now and then, not a term a round trip.
+	// a second of being taken in (admittedAt: the term's open, or a rejoin), so that
+	// one the engine cannot reach at all (its datagrams filtered, say) costs a rejoin
+	// now and then, not one a round trip.
 	readmitAt      int64
 	readmitBackoff int64
 	openedAt       int64
+	admittedAt     int64
 	// releasedTo is the highest index whose proposers the engine's commit answered.
 	releasedTo uint64
 	// outside are the voters a leader's open term leaves to software: silent ones it
 	// opened without, and those the engine could not catch up (detach).
 	outside []uint64
-	stats   OffloadStats
+	// rejoining are the voters of outside being taken back (readmit).
+	rejoining []rejoin
+	stats     OffloadStats
 	// ents is appendEntries' batch, reused: the core copies the entries it appends.
 	ents []Entry
 }
@@ -78,10 +83,19 @@ type OffloadHost struct {
 	Logf func(format string, args ...any)
 }
 
-// OffloadStats counts accelerated terms, and the followers a term handed to software
-// and went on without (Detached).
+// OffloadStats counts accelerated terms, the followers a term handed to software and
+// went on without (Detached), and those it took back while it ran (Rejoined).
 type OffloadStats struct {
-	Opened, Closed, Fallbacks, Detached uint64
+	Opened, Closed, Fallbacks, Detached, Rejoined uint64
+}
+
+// rejoin is a voter left to software that a leader takes back into its running term:
+// since then software sends it no entries; once it has nothing of software's on its way,
+// the engine is asked to take it back (asked).
+type rejoin struct {
+	id    uint64
+	since int64
+	asked bool
 }
 
 const (
@@ -132,15 +146,7 @@ func (o *Offload) Tick(now int64) {
 		if !o.leading {
 			return
 		}
-		for _, id := range o.outside {
-			// A voter left to software that holds what the majority does is taken back
-			// into acceleration: this term ends (not a failure), and the next, which
-			// opens once everyone holds the whole log, takes it in.
-			if now >= o.readmitAt && !r.Silent(id) && r.MatchIndex(id) >= r.Committed() {
-				o.Close(now, false, fmt.Sprintf("member %d, left to software, caught up", id))
-				return
-			}
-		}
+		o.readmit(now)
 		return
 	}
 	if r.Role() != Leader || r.Transferee() != None || now < o.retryAt {
@@ -178,8 +184,8 @@ func (o *Offload) Tick(now int64) {
 	o.eng.Open(now, nicoffload.Registers{ID: o.id, IsLeader: true, CurrentTerm: r.Term(),
 		LastLogIndex: last, LastLogTerm: r.Term(), LastLogTime: r.LastTime(), CommitIndex: r.Committed(),
 		Peers: slices.Clone(m.Voters), MatchIndex: match, Outside: outside})
-	o.open, o.leading, o.outside = true, true, outside
-	o.openedAt = now
+	o.open, o.leading, o.outside, o.rejoining = true, true, outside, nil
+	o.openedAt, o.admittedAt = now, now
 	o.stats.Opened++
 	o.host.Logf("raft: member %d opens an accelerated term %d at %d", o.id, r.Term(), last)
 }
@@ -367,7 +373,7 @@ func (o *Offload) Close(now int64, fallback bool, why string) {
 	}
 	o.eng.Close()
 	o.drain(now, false)
-	o.open, o.outside = false, nil
+	o.open, o.outside, o.rejoining = false, nil, nil
 	if o.leading {
 		// Software takes over from where the engine's acks say each follower is.
 		o.eng.PeerMatches(o.r.ReportOffloaded)
@@ -383,36 +389,107 @@ func (o *Offload) Close(now int64, fallback bool, why string) {
 }
 
 // detach hands followers the leader's engine can no longer catch up (its Recover: a
-// datagram they missed left the ring) to software Raft, which sends them what they lack
-// over TCP while the engine goes on with the others: one slow member costs the others
-// nothing. The engine keeps them out (it sends them nothing more) and counts what they
-// acked in the majority. It reports false, and the term must end, when the followers
-// left and the leader are no majority.
+// datagram they missed left the ring, or they could not rejoin) to software Raft, which
+// sends them what they lack over TCP while the engine goes on with the others: one slow
+// member costs the others nothing. The engine keeps them out (it sends them nothing
+// more) and counts what they acked in the majority. It reports false, and the term must
+// end, when the followers the engine still replicates to and the leader are no majority.
 func (o *Offload) detach(now int64, ids []uint64) bool {
 	r := o.r
 	if !o.leading {
 		return false
 	}
-	m := r.Membership()
-	var keep []uint64
-	for _, id := range m.Voters {
-		if id != o.id && !slices.Contains(o.outside, id) && !slices.Contains(ids, id) {
-			keep = append(keep, id)
+	keep, active := o.inside(ids), 0
+	for _, id := range keep {
+		if !o.isRejoining(id) {
+			active++
 		}
 	}
-	if len(keep) == 0 || len(keep)+1 < m.quorum() || r.SetOffloaded(keep) != nil {
+	if active == 0 || active+1 < r.Membership().quorum() || r.SetOffloaded(keep) != nil {
 		return false
 	}
+	failed := now-o.admittedAt < shortOffloadTerm
 	for _, id := range ids {
 		if !slices.Contains(o.outside, id) {
 			o.outside = append(o.outside, id)
 			o.stats.Detached++
+		} else if o.isRejoining(id) {
+			o.stats.Detached++ // it could not rejoin: it leaves again
+			failed = true
 		}
+		o.rejoining = slices.DeleteFunc(o.rejoining, func(j rejoin) bool { return j.id == id })
 	}
-	o.readmitBackoff = nextBackoff(o.readmitBackoff, now-o.openedAt < shortOffloadTerm)
+	o.readmitBackoff = nextBackoff(o.readmitBackoff, failed)
 	o.readmitAt = now + o.readmitBackoff
 	o.host.Logf("raft: member %d leaves members %v to software; its accelerated term goes on", o.id, ids)
 	return true
+}
+
+// inside lists the voters, other than this leader and those in except, that the
+// engine replicates to or is taking back: the members software must leave to it.
+func (o *Offload) inside(except []uint64) []uint64 {
+	var ids []uint64
+	for _, id := range o.r.Membership().Voters {
+		if id != o.id && !slices.Contains(except, id) && (!slices.Contains(o.outside, id) || o.isRejoining(id)) {
+			ids = append(ids, id)
+		}
+	}
+	return ids
+}
+
+func (o *Offload) isRejoining(id uint64) bool {
+	return slices.ContainsFunc(o.rejoining, func(j rejoin) bool { return j.id == id })
+}
+
+// readmit takes the voters a leader's running term left to software back into it once
+// software has caught them up to the commit index, without ending the term. Software
+// first stops sending such a member entries (SetOffloaded); once what it sent is all
+// acknowledged (Raft.Settled: none of its MsgApps can then reach the member after its
+// engine opened, which would close it), the engine asks the member to rejoin
+// (Engine.Resume) and replays it what it lacks from the ring. A member whose software
+// appends do not settle within a second (or that the engine will not ask) goes back to
+// software; one the engine cannot
+// take back (no answer, a refusal, a ring that no longer holds what it lacks) comes
+// back in the engine's Recover, and is detached again.
+func (o *Offload) readmit(now int64) {
+	r := o.r
+	for i := 0; i < len(o.rejoining); i++ {
+		j := &o.rejoining[i]
+		switch {
+		case j.asked && o.eng.Rejoined(j.id):
+			o.outside = slices.DeleteFunc(o.outside, func(id uint64) bool { return id == j.id })
+			o.host.Logf("raft: member %d takes member %d back into its accelerated term", o.id, j.id)
+			o.rejoining = slices.Delete(o.rejoining, i, i+1)
+			i--
+			o.stats.Rejoined++
+			o.admittedAt = now
+		case !j.asked && r.Settled(j.id) && o.eng.Resume(now, j.id, r.MatchIndex(j.id)):
+			j.asked = true
+		case !j.asked && (r.Settled(j.id) || now-j.since >= shortOffloadTerm):
+			// the engine would not ask it, or software's appends did not settle
+			id := j.id
+			o.rejoining = slices.Delete(o.rejoining, i, i+1)
+			i--
+			if r.SetOffloaded(o.inside(nil)) != nil {
+				o.Close(now, true, "software cannot take back a member")
+				return
+			}
+			o.readmitBackoff = nextBackoff(o.readmitBackoff, true)
+			o.readmitAt = now + o.readmitBackoff
+			o.host.Logf("raft: member %d leaves member %d to software: it could not ask it to rejoin", o.id, id)
+		}
+	}
+	if now < o.readmitAt || o.eng.Voting() {
+		return
+	}
+	for _, id := range o.outside {
+		if o.isRejoining(id) || r.Silent(id) || r.MatchIndex(id) < r.Committed() {
+			continue
+		}
+		if r.SetOffloaded(append(o.inside(nil), id)) == nil {
+			o.rejoining = append(o.rejoining, rejoin{id: id, since: now})
+		}
+	}
 }
 
 // nextBackoff is the wait after one of backoff: doubled (within the bounds) after a

@@ -257,6 +257,15 @@ func (r *Raft) Silent(id uint64) bool {
 	return r.role == Leader && id != r.id && pr != nil && !pr.recentActive && pr.quietPeriods > 0
 }
 
+// Settled reports whether this leader has nothing on its way to member id: every
+// MsgApp with entries it sent is acknowledged, and no snapshot is being sent. A leader
+// hands a member from software to its offload engine only then, so that no MsgApp of
+// software's reaches it after its engine took over.
+func (r *Raft) Settled(id uint64) bool {
+	pr := r.prs[id]
+	return r.role == Leader && pr != nil && pr.state == replicate && len(pr.inflight) == 0
+}
+
 // MembershipAt returns the membership as of index (for the metadata of a snapshot taken
 // there); index must be at or after the log's compaction point.
 func (r *Raft) MembershipAt(index uint64) Membership {

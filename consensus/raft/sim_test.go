@@ -242,7 +242,7 @@ type sim struct {
 	clients []*clientOp // the op each client has in flight (nil when idle)
 	nextCtx uint64
 	nextVal int
-	stats   struct{ puts, gets, unknown, failed, msgs, dropped, accelerated, released, lazySends, readBack, detached int }
+	stats   struct{ puts, gets, unknown, failed, msgs, dropped, accelerated, released, lazySends, readBack, detached, rejoined int }
 }
 
 func (s *sim) logf(format string, args ...any) {
@@ -822,6 +822,7 @@ func runSim(t *testing.T, seed int64, n int, lease, offload bool) *sim {
 		if nd.off != nil { // the engines of the members' last lives
 			s.stats.lazySends += int(nd.off.EngineStats().LazySends)
 			s.stats.detached += int(nd.off.Stats().Detached)
+			s.stats.rejoined += int(nd.off.Stats().Rejoined)
 		}
 		s.stats.readBack += nd.disk.reads
 	}
@@ -840,7 +841,7 @@ func TestSimulatedClusterUnderFaults(t *testing.T) {
 	// Seeds are independent, so they run side by side, as many at once as go test's
 	// -parallel allows (GOMAXPROCS by default); each is its own subtest, named by its seed.
 	var mu sync.Mutex
-	var total struct{ puts, gets, unknown, msgs, dropped, leaders, accelerated, released, lazySends, readBack, detached int }
+	var total struct{ puts, gets, unknown, msgs, dropped, leaders, accelerated, released, lazySends, readBack, detached, rejoined int }
 	t.Run("seed", func(t *testing.T) {
 		for _, seed := range seeds {
 			t.Run(strconv.FormatInt(seed, 10), func(t *testing.T) {
@@ -861,6 +862,7 @@ func TestSimulatedClusterUnderFaults(t *testing.T) {
 						total.lazySends += s.stats.lazySends
 						total.readBack += s.stats.readBack
 						total.detached += s.stats.detached
+						total.rejoined += s.stats.rejoined
 						mu.Unlock()
 					}
 				}
@@ -872,7 +874,7 @@ func TestSimulatedClusterUnderFaults(t *testing.T) {
 	}
 	// The run must have done something worth checking, with and without the engine.
 	if total.puts == 0 || total.gets == 0 || total.leaders <= 2*len(seeds) || total.accelerated < len(seeds) || total.released == 0 ||
-		(len(seeds) >= 20 && (total.lazySends == 0 || total.readBack == 0 || total.detached == 0)) {
+		(len(seeds) >= 20 && (total.lazySends == 0 || total.readBack == 0 || total.detached == 0 || total.rejoined == 0)) {
 		t.Fatalf("simulation exercised too little: %+v", total)
 	}
 	t.Logf("%d seeds: %+v", len(seeds), total)
