@@ -1,0 +1,109 @@
+package raft
+
+import (
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/nanokv/nanokv/nicoffload"
+)
+
+// A member left to software is taken back into the running accelerated term only once
+// software has nothing on its way to it: while an append of software's is not
+// acknowledged, the engine does not ask it, and after a second the member goes back to
+// software, the term running on. Once its acks arrive, the engine asks it back, and its
+// grant brings it in, no term ending on the way.
+func TestReadmitWaitsForSoftwaresAppendsToSettle(t *testing.T) {
+	const cluster = 7
+	ms := int64(time.Millisecond)
+	nw := newNetwork(t, 3)
+	nw.elect(1)
+	nw.propose(1, "a")
+	r := nw.r(1)
+	var sent []nicoffload.Packet
+	o := NewOffload(r, 1, nicoffload.Config{ClusterID: cluster}, OffloadHost{
+		Send: func(dgs []nicoffload.Outgoing) {
+			for _, d := range dgs {
+				p, err := nicoffload.ParsePacket(slices.Clone(d.Bytes))
+				if err != nil {
+					t.Fatal(err)
+				}
+				sent = append(sent, p)
+			}
+		},
+		Release: func(from, to uint64) {},
+		Drop:    func([]Entry) {},
+	})
+	step := func(now int64, p nicoffload.Packet) {
+		p.ClusterID, p.To, p.Term = cluster, 1, r.Term()
+		o.Step(now, &p)
+		o.Drain(now)
+	}
+	tick := func(now int64) {
+		o.Tick(now)
+		o.Drain(now)
+	}
+	votesTo := func(id uint64) (n int, last nicoffload.Packet) {
+		for _, p := range sent {
+			if p.Type == nicoffload.VoteRequest && p.To == id {
+				n, last = n+1, p
+			}
+		}
+		return n, last
+	}
+
+	tick(0)
+	open := r.LastIndex()
+	for _, id := range []uint64{2, 3} {
+		step(0, nicoffload.Packet{Type: nicoffload.VoteResponse, From: id, Index: open})
+	}
+	if !o.Accelerated() {
+		t.Fatal("no accelerated term after both votes")
+	}
+	// Member 3's engine is gone: it is left to software, and the term goes on.
+	step(ms, nicoffload.Packet{Type: nicoffload.Nack, Reason: nicoffload.HaltNotOpen, From: 3, Index: open})
+	if st := o.Stats(); st.Detached != 1 || r.offloaded[3] || !r.offloaded[2] {
+		t.Fatalf("after 3's Nack: %+v, offloaded %v", st, r.offloaded)
+	}
+	// Software sends 3 the engine's next entry; 3's acknowledgements are lost.
+	if _, ok := o.Propose(2*ms, 0, EntryNormal, []byte("b")); !ok {
+		t.Fatal("the engine took no proposal")
+	}
+	o.Drain(2 * ms)
+	nw.drop[MsgAppResp] = true
+	nw.tick(1, 2)
+	if nw.r(3).LastIndex() != r.LastIndex() || r.MatchIndex(3) >= r.LastIndex() || r.MatchIndex(3) < r.Committed() {
+		t.Fatalf("3 holds %d of %d, its match %d, commit %d", nw.r(3).LastIndex(), r.LastIndex(), r.MatchIndex(3), r.Committed())
+	}
+	tick(200 * ms) // past the readmission's backoff: software stops sending 3 entries
+	if !r.offloaded[3] || r.Settled(3) {
+		t.Fatalf("readmission under way: offloaded %v, settled %v", r.offloaded, r.Settled(3))
+	}
+	tick(700 * ms)
+	if n, _ := votesTo(3); n != 1 { // the term's first round asked it once
+		t.Fatalf("3 asked to rejoin before software's appends settled (%d requests)", n)
+	}
+	tick(1200 * ms)
+	if st := o.Stats(); r.offloaded[3] || !o.Accelerated() || st.Closed != 0 || st.Rejoined != 0 {
+		t.Fatalf("a second unsettled: offloaded %v, accelerated %v, %+v", r.offloaded, o.Accelerated(), st)
+	}
+
+	// The acknowledgements go through again: taken back, asked, granted, rejoined.
+	delete(nw.drop, MsgAppResp)
+	nw.tick(1, 2)
+	if !r.Settled(3) || r.MatchIndex(3) != r.LastIndex() {
+		t.Fatalf("3 not caught up: match %d of %d", r.MatchIndex(3), r.LastIndex())
+	}
+	tick(1300 * ms) // within the doubled backoff: nothing yet
+	tick(1500 * ms)
+	tick(1510 * ms)
+	n, req := votesTo(3)
+	if n != 2 || req.PrevLogIndex != r.MatchIndex(3) || req.PrevLogTerm != r.Term() {
+		t.Fatalf("rejoin request %+v (%d requests), want one at %d of term %d", req, n, r.MatchIndex(3), r.Term())
+	}
+	step(1520*ms, nicoffload.Packet{Type: nicoffload.VoteResponse, From: 3, Index: r.LastIndex()})
+	tick(1530 * ms)
+	if st := o.Stats(); !r.offloaded[3] || len(o.outside) != 0 || st.Rejoined != 1 || st.Closed != 0 || st.Opened != 1 {
+		t.Fatalf("after 3's grant: offloaded %v, outside %v, %+v", r.offloaded, o.outside, st)
+	}
+}
