@@ -419,8 +419,7 @@ func (o *Offload) detach(now int64, ids []uint64) bool {
 		}
 		o.rejoining = slices.DeleteFunc(o.rejoining, func(j rejoin) bool { return j.id == id })
 	}
-	o.readmitBackoff = nextBackoff(o.readmitBackoff, failed)
-	o.readmitAt = now + o.readmitBackoff
+	o.delayReadmit(now, failed)
 	o.host.Logf("raft: member %d leaves members %v to software; its accelerated term goes on", o.id, ids)
 	return true
 }
@@ -448,9 +447,8 @@ func (o *Offload) isRejoining(id uint64) bool {
 // engine opened, which would close it), the engine asks the member to rejoin
 // (Engine.Resume) and replays it what it lacks from the ring. A member whose software
 // appends do not settle within a second (or that the engine will not ask) goes back to
-// software; one the engine cannot
-// take back (no answer, a refusal, a ring that no longer holds what it lacks) comes
-// back in the engine's Recover, and is detached again.
+// software; one the engine cannot take back (no answer, a refusal, a ring that no
+// longer holds what it lacks) comes back in the engine's Recover, and is detached again.
 func (o *Offload) readmit(now int64) {
 	r := o.r
 	for i := 0; i < len(o.rejoining); i++ {
@@ -474,8 +472,7 @@ func (o *Offload) readmit(now int64) {
 				o.Close(now, true, "software cannot take back a member")
 				return
 			}
-			o.readmitBackoff = nextBackoff(o.readmitBackoff, true)
-			o.readmitAt = now + o.readmitBackoff
+			o.delayReadmit(now, true)
 			o.host.Logf("raft: member %d leaves member %d to software: it could not ask it to rejoin", o.id, id)
 		}
 	}
@@ -490,6 +487,13 @@ func (o *Offload) readmit(now int64) {
 			o.rejoining = append(o.rejoining, rejoin{id: id, since: now})
 		}
 	}
+}
+
+// delayReadmit puts off the next readmission by the readmission's backoff, doubled after
+// a failure.
+func (o *Offload) delayReadmit(now int64, failed bool) {
+	o.readmitBackoff = nextBackoff(o.readmitBackoff, failed)
+	o.readmitAt = now + o.readmitBackoff
 }
 
 // nextBackoff is the wait after one of backoff: doubled (within the bounds) after a
