@@ -4,13 +4,16 @@
 # CPU (user + system, from /proc/<pid>/stat) is divided by $N for the leader, each
 # follower and the client. The modes take turns, a fresh cluster every run, $ROUNDS
 # rounds; each run is one line. The mode redis-server runs the same load against a
-# standalone redis-server without persistence, the anchor. With R set, the keys are
+# standalone redis-server without persistence, the anchor; the mode single against one
+# nanokv node with no peers (its WAL written as a member's), which splits the gap to
+# the anchor into the server's own cost and replication's. With R set, the keys are
 # drawn from R (-r R): new keys grow the tables, as in `nanokv bench`'s runs. With
 # DOWN=1 a follower is killed (-9) before the warm-up: the leader and the other
 # follower carry the load (in offload mode the engine's terms leave the dead one out).
 #
 #   bench/cluster-cpu.sh                       -P 1, 2 rounds of offload and raft
 #   P=16 N=2000000 bench/cluster-cpu.sh
+#   P=16 N=2000000 MODES="redis-server single offload" bench/cluster-cpu.sh
 #   P=16 N=1500000 WARM=0 R=1000000 MODES="redis-server offload raft" bench/cluster-cpu.sh
 #   MODES=offload MEMBER_FLAGS="--offload-inflight 0" bench/cluster-cpu.sh
 #   DOWN=1 P=16 N=2000000 bench/cluster-cpu.sh  a member down
@@ -72,11 +75,20 @@ measure() {
   line+=" client $client; servers/client $(printf "%.2f" "$(echo "scale=3; $servers / $client" | bc)")"
 }
 
+# standalone MODE: one server under the same load; redis-server, or (single) one nanokv
+# node with no peers, its WAL as the members' (what replication adds is the rest).
 standalone() {
-  local port line="redis-server P=$P"
+  local port line="$1 P=$P"
   declare -A pid name=([0]=server)
   port=$(free_port)
-  redis-server --port "$port" --bind 127.0.0.1 --save '' --appendonly no >"$work/redis.log" 2>&1 &
+  if [ "$1" = single ]; then
+    rm -rf "$work/single"
+    # shellcheck disable=SC2086 # MEMBER_FLAGS is a list of flags
+    "$work/nanokv" --redis "127.0.0.1:$port" --zk "" --memcache "" --data-dir "$work/single" \
+      $MEMBER_FLAGS 2>"$work/single.log" &
+  else
+    redis-server --port "$port" --bind 127.0.0.1 --save '' --appendonly no >"$work/redis.log" 2>&1 &
+  fi
   pid[0]=$!
   pids+=("${pid[0]}")
   wait_ping "$port"
@@ -101,7 +113,7 @@ accelerated() {
 
 run() {
   local mode=$1 i leader= peers= b0 h0 fol=0
-  [ "$mode" = redis-server ] && { standalone; return; }
+  case $mode in redis-server | single) standalone "$mode"; return ;; esac
   declare -A redis member pid name
   for i in 1 2 3; do
     redis[$i]=$(free_port); member[$i]=$(free_port)
