@@ -107,3 +107,74 @@ func TestReadmitWaitsForSoftwaresAppendsToSettle(t *testing.T) {
 		t.Fatalf("after 3's grant: offloaded %v, outside %v, %+v", r.offloaded, o.outside, st)
 	}
 }
+
+// Entries the engine proposed but the core's log refused (here the leader stepped down
+// between the proposal and the drain) never happened: their proposers are failed, no
+// datagram carries them to a follower, and the accelerated term ends. A follower that
+// acked them could otherwise let a later leader commit a write this one reported lost.
+func TestRefusedEngineEntriesAreDroppedAndNeverSent(t *testing.T) {
+	const cluster = 7
+	ms := int64(time.Millisecond)
+	nw := newNetwork(t, 3)
+	nw.elect(1)
+	nw.propose(1, "a")
+	r := nw.r(1)
+	var sent []nicoffload.Packet
+	var dropped []Entry
+	var released [][2]uint64
+	o := NewOffload(r, 1, nicoffload.Config{ClusterID: cluster}, OffloadHost{
+		Send: func(dgs []nicoffload.Outgoing) {
+			for _, d := range dgs {
+				p, err := nicoffload.ParsePacket(slices.Clone(d.Bytes))
+				if err != nil {
+					t.Fatal(err)
+				}
+				sent = append(sent, p)
+			}
+		},
+		Release: func(from, to uint64) { released = append(released, [2]uint64{from, to}) },
+		Drop:    func(ents []Entry) { dropped = append(dropped, slices.Clone(ents)...) },
+	})
+	o.Tick(0)
+	o.Drain(0)
+	open := r.LastIndex()
+	for _, id := range []uint64{2, 3} {
+		o.Step(0, &nicoffload.Packet{Type: nicoffload.VoteResponse, ClusterID: cluster, From: id, To: 1, Term: r.Term(), Index: open})
+		o.Drain(0)
+	}
+	if !o.Accelerated() {
+		t.Fatal("no accelerated term after both votes")
+	}
+	sent = nil
+
+	first, ok := o.Propose(ms, 0, EntryNormal, []byte("b"))
+	if !ok || first != open+1 {
+		t.Fatalf("Propose = %d, %v; want %d, true", first, ok, open+1)
+	}
+	// A higher term reaches the core before the engine's output is drained.
+	r.Step(Message{Type: MsgHeartbeat, From: 2, To: 1, Term: r.Term() + 1})
+	if r.Role() == Leader {
+		t.Fatal("the leader did not step down")
+	}
+	o.Drain(ms)
+
+	if len(dropped) != 1 || dropped[0].Index != first || string(dropped[0].Data) != "b" {
+		t.Fatalf("dropped %+v; want entry %d \"b\"", dropped, first)
+	}
+	if r.LastIndex() >= first {
+		t.Fatalf("the log holds %d, past the refused entry %d", r.LastIndex(), first)
+	}
+	for _, p := range sent {
+		if p.Type == nicoffload.Append && len(p.Entries) > 0 {
+			t.Fatalf("a datagram carried refused entries: %+v", p)
+		}
+	}
+	for _, rel := range released {
+		if rel[1] >= first {
+			t.Fatalf("released %v, which includes the refused entry %d", rel, first)
+		}
+	}
+	if o.Open() {
+		t.Fatal("the accelerated term stayed open after the log refused its entries")
+	}
+}
