@@ -1167,3 +1167,71 @@ func equalRegs(a, b Registers) bool {
 		a.LastLogTerm == b.LastLogTerm && a.LastLogTime == b.LastLogTime &&
 		a.CommitIndex == b.CommitIndex && slices.Equal(a.Peers, b.Peers)
 }
+
+// A batch whose entries' terms go down, or rise above the datagram's own term, is not
+// a leader's (a leader appends entries of its own term after entries of earlier ones):
+// it is dropped whole, with no append and no ack.
+func TestFollowerDropsBatchWhoseEntryTermsNoLeaderSends(t *testing.T) {
+	for name, es := range map[string][]Entry{
+		"above the datagram's term": ents(3, "a"),
+		"below prevLogTerm":         ents(1, "a"),
+		"going down":                append(ents(2, "a"), ents(1, "b")...),
+	} {
+		f := newFollower(t, Config{}, 2)
+		f.Step(0, appendPkt(2, 2, 10, 2, 9, es))
+		o, dgs := take(t, f)
+		if len(o.Append) != 0 || len(dgs) != 0 || o.Halt != nil {
+			t.Fatalf("%s: appended %s, sent %+v, halt %v", name, indexes(o.Append), dgs, o.Halt)
+		}
+		if st := f.Stats(); st.Dropped != 1 {
+			t.Fatalf("%s: Dropped %d, want 1", name, st.Dropped)
+		}
+		if r := f.Registers(); r.LastLogIndex != 10 || !r.Enabled {
+			t.Fatalf("%s: registers %+v", name, r)
+		}
+	}
+}
+
+// A member that refuses the term's vote after the majority granted it does not stop
+// the term: software catches it up (Recover), and the others go on.
+func TestLeaderRecoversAMemberThatRefusesAfterTheMajority(t *testing.T) {
+	e := New(Config{ClusterID: testCluster})
+	e.Open(0, regs(1, true, 2, 10, 2, 10, 1, 2, 3))
+	e.Step(0, &Packet{ClusterID: testCluster, From: 2, To: 1, Type: VoteResponse, Term: 2, Index: 10})
+	take(t, e)
+	if e.Voting() {
+		t.Fatal("still voting after a majority granted")
+	}
+	e.Step(0, &Packet{ClusterID: testCluster, From: 3, To: 1, Type: VoteResponse, Term: 2, Index: 7, Reject: true})
+	o, _ := take(t, e)
+	if !slices.Equal(o.Recover, []uint64{3}) || o.Halt != nil || !e.Registers().Enabled {
+		t.Fatalf("late refusal: recover %v, halt %v, enabled %v", o.Recover, o.Halt, e.Registers().Enabled)
+	}
+	e.Propose(0, 0, data(1)...)
+	if _, dgs := take(t, e); len(dgs) != 1 || dgs[0].to != 2 {
+		t.Fatalf("after the refusal the batch went to %+v, want 2 alone", dgs)
+	}
+}
+
+// Resume with an index that is not of this term's log (before the term's first entry,
+// or past the leader's last) asks nothing of the follower: it is reported in Recover
+// again, for software to go on with.
+func TestResumeOutsideTheTermsLogReportsTheFollower(t *testing.T) {
+	e := newLeader(t, Config{})
+	e.Step(0, &Packet{ClusterID: testCluster, From: 2, To: 1, Type: Nack, Reason: HaltNotOpen, Term: 2, Index: 10})
+	if o, _ := take(t, e); !slices.Equal(o.Recover, []uint64{2}) {
+		t.Fatalf("Nack: recover %v", o.Recover)
+	}
+	for _, match := range []uint64{9, 11} { // the term opened at 10; the log ends at 10
+		if !e.Resume(0, 2, match) {
+			t.Fatalf("Resume(%d) refused for a recovering follower", match)
+		}
+		o, dgs := take(t, e)
+		if !slices.Equal(o.Recover, []uint64{2}) || len(dgs) != 0 {
+			t.Fatalf("Resume(%d): recover %v, sent %+v", match, o.Recover, dgs)
+		}
+	}
+	if e.Resume(0, 3, 10) {
+		t.Fatal("Resume of a follower the engine still streams to")
+	}
+}

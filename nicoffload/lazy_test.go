@@ -152,3 +152,32 @@ func TestEngineLazyFollowerThatWaitsIsSentAtOnce(t *testing.T) {
 		t.Fatalf("PeerWaits of another member sent the lazy follower %+v", ps)
 	}
 }
+
+// A lazy follower whose batches left the ring before its delay ran out cannot be sent
+// them: the leader hands it to software (Recover) instead of streaming on past a gap,
+// and sends it nothing more.
+func TestEngineLazyFollowerBehindTheRingIsRecovered(t *testing.T) {
+	e := newLeader(t, Config{LazyDelay: time.Millisecond, RingDatagrams: 2}, 1, 2, 3)
+	e.Tick(1 * msec) // equal matches: 2 stays eager, 3 is lazy
+	take(t, e)
+	var recovered []uint64
+	var toLazy int
+	for _, now := range []int64{1 * msec, 1*msec + 200*usec, 1*msec + 400*usec, 2*msec + 100*usec} {
+		if _, err := e.Propose(now, 0, []byte("x")); err != nil {
+			t.Fatal(err)
+		}
+		o, dgs := take(t, e)
+		recovered = append(recovered, o.Recover...)
+		toLazy += len(to(only(t, dgs, Append), 3))
+	}
+	if !slices.Equal(recovered, []uint64{3}) || toLazy != 0 {
+		t.Fatalf("recovered %v, %d appends to the lazy follower; want 3 recovered and none sent", recovered, toLazy)
+	}
+	if _, err := e.Propose(3*msec, 0, []byte("x")); err != nil {
+		t.Fatal(err)
+	}
+	e.Tick(12 * msec)
+	if _, dgs := take(t, e); len(to(only(t, dgs, Append), 3)) != 0 {
+		t.Fatal("the recovered follower is still sent batches")
+	}
+}
