@@ -808,6 +808,76 @@ func TestLeaderRemovingItselfStepsDown(t *testing.T) {
 	}
 }
 
+// A removal shrinks the quorum the moment it commits: an entry after it that a majority
+// of the remaining voters holds commits then, not at the next acknowledgement (which a
+// quiet cluster might not send for a while). Four voters, 4 cut off: the removal of 4
+// needs 1, 2 and 3; the entry after it is held by 1 and 2 only, a majority of three.
+func TestRemovalCommitsWhatTheSmallerQuorumHolds(t *testing.T) {
+	nw := newNetwork(t, 4)
+	nw.elect(1)
+	nw.propose(1, "a")
+	nw.isolate(4)
+	nw.drop[MsgAppResp] = true // the acknowledgements are delivered by hand below
+	r := nw.r(1)
+	conf, err := r.ProposeConfChange(0, ConfChange{Type: RemoveNode, Node: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	nw.settle()
+	nw.cut[[2]uint64{1, 3}] = true // 3 holds the removal, not what follows
+	x := nw.propose(1, "x")
+	if x != conf+1 || nw.r(2).LastIndex() != x || nw.r(3).LastIndex() != conf {
+		t.Fatalf("entry %d after the removal at %d; 2 holds %d, 3 holds %d", x, conf, nw.r(2).LastIndex(), nw.r(3).LastIndex())
+	}
+	ackFrom := func(id, index uint64) {
+		r.Step(Message{Type: MsgAppResp, From: id, To: 1, Term: r.Term(), Index: index})
+		nw.process(1)
+	}
+	ackFrom(2, x)
+	if r.Committed() >= conf {
+		t.Fatalf("committed %d with two of four voters holding %d", r.Committed(), conf)
+	}
+	ackFrom(3, conf)
+	if r.MembershipAt(r.Committed()).IsVoter(4) {
+		t.Fatalf("the removal at %d is not committed (commit %d)", conf, r.Committed())
+	}
+	if r.Committed() != x {
+		t.Fatalf("commit %d once 4 is removed; want %d, which 1 and 2 of the three voters hold", r.Committed(), x)
+	}
+}
+
+// A leadership transfer to a member whose removal commits meanwhile is abandoned: the
+// leader takes proposals again at once instead of refusing them until the transfer
+// times out.
+func TestRemovingTheTransfereeEndsTheTransfer(t *testing.T) {
+	nw := newNetwork(t, 3)
+	nw.elect(1)
+	nw.isolate(3)
+	nw.drop[MsgAppResp] = true
+	r := nw.r(1)
+	if _, err := r.ProposeConfChange(0, ConfChange{Type: RemoveNode, Node: 3}); err != nil {
+		t.Fatal(err)
+	}
+	nw.settle()
+	if err := r.TransferLeader(3); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.Propose(0, []byte("x")); !errors.Is(err, ErrTransferring) {
+		t.Fatalf("proposal during the transfer: %v", err)
+	}
+	r.Step(Message{Type: MsgAppResp, From: 2, To: 1, Term: r.Term(), Index: r.LastIndex()})
+	nw.process(1)
+	if r.MembershipAt(r.Committed()).IsVoter(3) {
+		t.Fatal("the removal of 3 did not commit")
+	}
+	if r.Role() != Leader {
+		t.Fatalf("the leader is %v after removing the transferee", r.Role())
+	}
+	if _, err := r.Propose(0, []byte("x")); err != nil {
+		t.Fatalf("proposal after the transferee's removal: %v", err)
+	}
+}
+
 // §5 (log compaction): a member whose next entry was compacted away gets the snapshot,
 // installs it, and replication continues from there.
 func TestSnapshotCatchUp(t *testing.T) {
