@@ -8,34 +8,58 @@ import (
 	"github.com/nanokv/nanokv/nicoffload"
 )
 
+// testCluster is the cluster id of the engines these tests drive.
+const testCluster = 7
+
+// decodeInto is an OffloadHost.Send for tests: it decodes every datagram sent into
+// *sent.
+func decodeInto(t *testing.T, sent *[]nicoffload.Packet) func([]nicoffload.Outgoing) {
+	return func(dgs []nicoffload.Outgoing) {
+		for _, d := range dgs {
+			p, err := nicoffload.ParsePacket(slices.Clone(d.Bytes))
+			if err != nil {
+				t.Fatal(err)
+			}
+			*sent = append(*sent, p)
+		}
+	}
+}
+
+// openTerm opens an accelerated term on o, leader r's driver, at time 0: the tick asks
+// followers 2 and 3 for their votes, and both grant them.
+func openTerm(t *testing.T, o *Offload, r *Raft) {
+	t.Helper()
+	o.Tick(0)
+	o.Drain(0)
+	for _, id := range []uint64{2, 3} {
+		o.Step(0, &nicoffload.Packet{Type: nicoffload.VoteResponse, ClusterID: testCluster, From: id, To: 1,
+			Term: r.Term(), Index: r.LastIndex()})
+		o.Drain(0)
+	}
+	if !o.Accelerated() {
+		t.Fatal("no accelerated term after both votes")
+	}
+}
+
 // A member left to software is taken back into the running accelerated term only once
 // software has nothing on its way to it: while an append of software's is not
 // acknowledged, the engine does not ask it, and after a second the member goes back to
 // software, the term running on. Once its acks arrive, the engine asks it back, and its
 // grant brings it in, no term ending on the way.
 func TestReadmitWaitsForSoftwaresAppendsToSettle(t *testing.T) {
-	const cluster = 7
 	ms := int64(time.Millisecond)
 	nw := newNetwork(t, 3)
 	nw.elect(1)
 	nw.propose(1, "a")
 	r := nw.r(1)
 	var sent []nicoffload.Packet
-	o := NewOffload(r, 1, nicoffload.Config{ClusterID: cluster}, OffloadHost{
-		Send: func(dgs []nicoffload.Outgoing) {
-			for _, d := range dgs {
-				p, err := nicoffload.ParsePacket(slices.Clone(d.Bytes))
-				if err != nil {
-					t.Fatal(err)
-				}
-				sent = append(sent, p)
-			}
-		},
+	o := NewOffload(r, 1, nicoffload.Config{ClusterID: testCluster}, OffloadHost{
+		Send:    decodeInto(t, &sent),
 		Release: func(from, to uint64) {},
 		Drop:    func([]Entry) {},
 	})
 	step := func(now int64, p nicoffload.Packet) {
-		p.ClusterID, p.To, p.Term = cluster, 1, r.Term()
+		p.ClusterID, p.To, p.Term = testCluster, 1, r.Term()
 		o.Step(now, &p)
 		o.Drain(now)
 	}
@@ -52,14 +76,8 @@ func TestReadmitWaitsForSoftwaresAppendsToSettle(t *testing.T) {
 		return n, last
 	}
 
-	tick(0)
 	open := r.LastIndex()
-	for _, id := range []uint64{2, 3} {
-		step(0, nicoffload.Packet{Type: nicoffload.VoteResponse, From: id, Index: open})
-	}
-	if !o.Accelerated() {
-		t.Fatal("no accelerated term after both votes")
-	}
+	openTerm(t, o, r)
 	// Member 3's engine is gone: it is left to software, and the term goes on.
 	step(ms, nicoffload.Packet{Type: nicoffload.Nack, Reason: nicoffload.HaltNotOpen, From: 3, Index: open})
 	if st := o.Stats(); st.Detached != 1 || r.offloaded[3] || !r.offloaded[2] {
@@ -113,7 +131,6 @@ func TestReadmitWaitsForSoftwaresAppendsToSettle(t *testing.T) {
 // datagram carries them to a follower, and the accelerated term ends. A follower that
 // acked them could otherwise let a later leader commit a write this one reported lost.
 func TestRefusedEngineEntriesAreDroppedAndNeverSent(t *testing.T) {
-	const cluster = 7
 	ms := int64(time.Millisecond)
 	nw := newNetwork(t, 3)
 	nw.elect(1)
@@ -122,29 +139,13 @@ func TestRefusedEngineEntriesAreDroppedAndNeverSent(t *testing.T) {
 	var sent []nicoffload.Packet
 	var dropped []Entry
 	var released [][2]uint64
-	o := NewOffload(r, 1, nicoffload.Config{ClusterID: cluster}, OffloadHost{
-		Send: func(dgs []nicoffload.Outgoing) {
-			for _, d := range dgs {
-				p, err := nicoffload.ParsePacket(slices.Clone(d.Bytes))
-				if err != nil {
-					t.Fatal(err)
-				}
-				sent = append(sent, p)
-			}
-		},
+	o := NewOffload(r, 1, nicoffload.Config{ClusterID: testCluster}, OffloadHost{
+		Send:    decodeInto(t, &sent),
 		Release: func(from, to uint64) { released = append(released, [2]uint64{from, to}) },
 		Drop:    func(ents []Entry) { dropped = append(dropped, slices.Clone(ents)...) },
 	})
-	o.Tick(0)
-	o.Drain(0)
 	open := r.LastIndex()
-	for _, id := range []uint64{2, 3} {
-		o.Step(0, &nicoffload.Packet{Type: nicoffload.VoteResponse, ClusterID: cluster, From: id, To: 1, Term: r.Term(), Index: open})
-		o.Drain(0)
-	}
-	if !o.Accelerated() {
-		t.Fatal("no accelerated term after both votes")
-	}
+	openTerm(t, o, r)
 	sent = nil
 
 	first, ok := o.Propose(ms, 0, EntryNormal, []byte("b"))
