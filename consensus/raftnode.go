@@ -258,8 +258,11 @@ func (n *RaftNode) ElectionTimeout() time.Duration {
 
 // RaftStatus is what INFO raft reports, refreshed by the loop after every iteration.
 type RaftStatus struct {
-	ID, Lead, Term         uint64
-	Role                   raft.Role
+	ID, Lead, Term uint64
+	Role           raft.Role
+	// Transferee is the member a leadership transfer started here hands over to, while
+	// it runs (0: none).
+	Transferee             uint64
 	LastIndex, CommitIndex uint64
 	AppliedIndex           uint64
 	Membership             raft.Membership
@@ -620,13 +623,17 @@ func (n *RaftNode) PeerDown(id uint64) {
 
 // TransferLeader asks the leader to hand leadership to member to; 0 picks the voter
 // that holds the most of the log. It returns the chosen member once the transfer has
-// started; watch Status to see it complete.
+// started (Status shows it as Transferee until it completes or is given up), and
+// raft.ErrTransferring while another transfer runs.
 func (n *RaftNode) TransferLeader(ctx context.Context, to uint64) (uint64, error) {
 	err := n.do(ctx, func(r *raft.Raft) error {
+		if r.Role() != raft.Leader {
+			return raft.ErrNotLeader
+		}
+		if r.Transferee() != raft.None {
+			return raft.ErrTransferring
+		}
 		if to == 0 {
-			if r.Role() != raft.Leader {
-				return raft.ErrNotLeader
-			}
 			var best uint64
 			for _, id := range r.Membership().Voters {
 				if id != r.ID() && (best == 0 || r.MatchIndex(id) > r.MatchIndex(best)) {
@@ -792,12 +799,13 @@ func (n *RaftNode) publishStatus() {
 		n.engStats.store(n.off.EngineStats())
 	}
 	if cur := n.status.Load(); cur != nil && cur.Lead == r.Lead() && cur.Term == r.Term() &&
-		cur.Role == r.Role() && n.statusGen == r.MembershipGen() && sameOffload(cur.Offload, n.off) {
+		cur.Role == r.Role() && cur.Transferee == r.Transferee() && n.statusGen == r.MembershipGen() &&
+		sameOffload(cur.Offload, n.off) {
 		return
 	}
 	n.statusGen = r.MembershipGen()
 	n.status.Store(&RaftStatus{ID: n.cfg.ID, Lead: r.Lead(), Term: r.Term(), Role: r.Role(),
-		Membership: r.Membership(), Offload: n.offloadStatus()})
+		Transferee: r.Transferee(), Membership: r.Membership(), Offload: n.offloadStatus()})
 }
 
 func (n *RaftNode) run() {

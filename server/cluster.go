@@ -387,37 +387,7 @@ func (s *Server) RaftCommand(ctx context.Context, args [][]byte, w kvstore.Reply
 		}
 		w.Status("OK")
 	case "raft.transfer_leader":
-		var target uint64
-		if len(args) > 2 {
-			w.Error(kvstore.WrongArgs("raft.transfer_leader"))
-			return
-		}
-		if len(args) == 2 {
-			id, err := strconv.ParseUint(string(args[1]), 10, 64)
-			if err != nil || id == 0 {
-				w.Error("invalid target node id")
-				return
-			}
-			target = id
-		}
-		to, err := c.raft.TransferLeader(ctx, target)
-		if err != nil {
-			w.Error(errLine(c.clientError(err)))
-			return
-		}
-		// Answer once the transferee leads (or the attempt is over).
-		for {
-			if st := c.raft.Status(); st.Lead == to {
-				w.Status("OK")
-				return
-			}
-			select {
-			case <-ctx.Done():
-				w.Error("TIMEOUT leadership transfer did not complete")
-				return
-			case <-time.After(time.Millisecond):
-			}
-		}
+		s.transferLeader(ctx, c, args, w)
 	case "raft.node":
 		switch sub(1) {
 		case "remove":

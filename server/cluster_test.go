@@ -235,6 +235,64 @@ func TestClusterDownWithoutQuorum(t *testing.T) {
 	}
 }
 
+// RAFT.TRANSFER_LEADER answers as RedisRaft does: its errors for a bad id, a member
+// that does not lead and a transfer already running, "transfer timed out" when the
+// target never takes over, and +OK once the chosen member leads (-1, RedisRaft's "no
+// node", picks the one that holds the most of the log). FAILOVER, the same transfer,
+// answers with Redis's error while one runs.
+func TestRaftTransferLeaderRepliesAsRedisRaft(t *testing.T) {
+	// An election timeout of half a second: a transfer to a dead member runs that long.
+	servers := startCluster(t, 3, func(cfg *Config) { cfg.ElectionTicks = 100 })
+	ctx := context.Background()
+	leadID, lead := leaderOf(t, servers, 0)
+	lc := client(t, lead)
+	down, live := leadID%3+1, (leadID+1)%3+1
+	expect := func(c *redis.Client, want string, args ...any) {
+		t.Helper()
+		if err := c.Do(ctx, args...).Err(); err == nil || err.Error() != want {
+			t.Fatalf("%v: %v, want %q", args, err, want)
+		}
+	}
+	expect(lc, "ERR invalid target node id", "RAFT.TRANSFER_LEADER", "x")
+	expect(lc, "ERR wrong number of arguments for 'raft.transfer_leader' command", "RAFT.TRANSFER_LEADER", 1, 2)
+	for _, id := range []uint64{0, leadID, 9} {
+		expect(lc, "ERR invalid node id", "RAFT.TRANSFER_LEADER", id)
+	}
+	expect(client(t, servers[live]), "ERR not leader", "RAFT.TRANSFER_LEADER", leadID)
+
+	// A transfer to a member that is gone runs until the leader gives up on it; a
+	// second one meanwhile is refused.
+	servers[down].Close()
+	first := make(chan error, 1)
+	go func() { first <- lc.Do(ctx, "RAFT.TRANSFER_LEADER", down).Err() }()
+	deadline := time.Now().Add(10 * time.Second)
+	for lead.cl().raft.Status().Transferee != down {
+		if time.Now().After(deadline) {
+			t.Fatal("the transfer to the dead member never started")
+		}
+		time.Sleep(time.Millisecond)
+	}
+	expect(client(t, lead), "ERR leader transfer is in progress", "RAFT.TRANSFER_LEADER", live)
+	expect(client(t, lead), "ERR FAILOVER already in progress.", "FAILOVER") // Redis's words
+	if err := <-first; err == nil || err.Error() != "ERR transfer timed out" {
+		t.Fatalf("transfer to the dead member: %v, want ERR transfer timed out", err)
+	}
+	if !lead.cl().isLeader() {
+		t.Fatal("the leader stepped down after a transfer that did not happen")
+	}
+
+	// Writes the dead member misses make the live one the most up to date: -1 picks it.
+	if err := lc.Set(ctx, "k", "v", 0).Err(); err != nil {
+		t.Fatal(err)
+	}
+	if err := lc.Do(ctx, "RAFT.TRANSFER_LEADER", -1).Err(); err != nil {
+		t.Fatal(err)
+	}
+	if !servers[live].cl().isLeader() {
+		t.Fatalf("member %d does not lead after RAFT.TRANSFER_LEADER -1", live)
+	}
+}
+
 func TestRaftAdminCommands(t *testing.T) {
 	servers := startCluster(t, 3)
 	ctx := context.Background()

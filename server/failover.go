@@ -2,14 +2,17 @@ package server
 
 import (
 	"context"
+	"errors"
 	"net"
 	"strconv"
 	"strings"
+	"time"
 
+	"github.com/nanokv/nanokv/consensus/raft"
 	"github.com/nanokv/nanokv/kvstore"
 )
 
-// FAILOVER, REPLICAOF and SLAVEOF in Raft's terms. A Redis primary's replicas are a
+// FAILOVER, REPLICAOF and SLAVEOF in Raft's terms, and RAFT.TRANSFER_LEADER. A Redis primary's replicas are a
 // leader's followers here: FAILOVER hands leadership to one of them (to the one at host
 // port, or to the one that holds the most of the log), as RAFT.TRANSFER_LEADER does, and
 // answers once the transfer has begun, as Redis answers once its failover has. REPLICAOF
@@ -87,10 +90,76 @@ func (s *Server) failover(ctx context.Context, args [][]byte, w kvstore.ReplyWri
 		}
 	}
 	if _, err := c.raft.TransferLeader(ctx, target); err != nil {
-		w.Error(errLine(c.clientError(err)))
+		if errors.Is(err, raft.ErrTransferring) {
+			w.Error("ERR FAILOVER already in progress.")
+		} else {
+			w.Error(errLine(c.clientError(err)))
+		}
 		return
 	}
 	w.Status("OK")
+}
+
+// transferLeader is RAFT.TRANSFER_LEADER [id], with RedisRaft's replies: the leader
+// hands over to member id, or with no id (or -1, RedisRaft's "no node") to the member
+// that holds the most of the log, and answers +OK once that member leads; "ERR
+// different node elected leader" if another took over, "ERR transfer timed out" if the
+// leader gave up (after an election timeout) or the request timed out.
+func (s *Server) transferLeader(ctx context.Context, c *cluster, args [][]byte, w kvstore.ReplyWriter) {
+	if len(args) > 2 {
+		w.Error(kvstore.WrongArgs("raft.transfer_leader"))
+		return
+	}
+	var target uint64
+	if len(args) == 2 {
+		id, err := strconv.ParseInt(string(args[1]), 10, 32) // RedisRaft's node ids are ints
+		switch {
+		case err != nil:
+			w.Error("ERR invalid target node id")
+			return
+		case id == -1:
+		case id <= 0:
+			w.Error("ERR invalid node id")
+			return
+		default:
+			target = uint64(id)
+		}
+	}
+	to, err := c.raft.TransferLeader(ctx, target)
+	switch {
+	case errors.Is(err, raft.ErrNotLeader):
+		w.Error("ERR not leader")
+		return
+	case errors.Is(err, raft.ErrTransferring):
+		w.Error("ERR leader transfer is in progress")
+		return
+	case errors.Is(err, raft.ErrBadConfChange): // itself, not a voter, or no one to take over
+		w.Error("ERR invalid node id")
+		return
+	case err != nil:
+		w.Error(errLine(c.clientError(err)))
+		return
+	}
+	for {
+		st := c.raft.Status()
+		switch {
+		case st.Lead == to:
+			w.Status("OK")
+			return
+		case st.Lead != raft.None && st.Lead != st.ID:
+			w.Error("ERR different node elected leader")
+			return
+		case st.Lead == st.ID && st.Transferee != to:
+			w.Error("ERR transfer timed out") // the leader gave up on it
+			return
+		}
+		select {
+		case <-ctx.Done():
+			w.Error("ERR transfer timed out")
+			return
+		case <-time.After(time.Millisecond):
+		}
+	}
 }
 
 func (s *Server) replicaof(args [][]byte, w kvstore.ReplyWriter) {
