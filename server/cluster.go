@@ -397,7 +397,7 @@ func (s *Server) RaftCommand(ctx context.Context, args [][]byte, w kvstore.Reply
 			}
 			id, err := strconv.ParseUint(string(args[2]), 10, 64)
 			if err != nil || id == 0 {
-				w.Error("invalid node id")
+				w.Error("ERR invalid node id")
 				return
 			}
 			if !c.isLeader() {
@@ -405,7 +405,7 @@ func (s *Server) RaftCommand(ctx context.Context, args [][]byte, w kvstore.Reply
 				return
 			}
 			if m := c.raft.Status().Membership; !m.IsVoter(id) && !m.IsLearner(id) {
-				w.Error("node id does not exist")
+				w.Error("ERR node id does not exist")
 				return
 			}
 			if err := c.raft.ChangeMembership(ctx, raft.ConfChange{Type: raft.RemoveNode, Node: id}); err != nil {
@@ -417,7 +417,7 @@ func (s *Server) RaftCommand(ctx context.Context, args [][]byte, w kvstore.Reply
 		case "add":
 			s.raftNodeAdd(ctx, args, w)
 		default:
-			w.Error("RAFT.NODE supports ADD / REMOVE only")
+			w.Error("ERR RAFT.NODE supports ADD / REMOVE only")
 		}
 	case "raft.cluster":
 		switch sub(1) {
@@ -479,6 +479,10 @@ func errLine(err error) string {
 
 // raftNodeAdd is RAFT.NODE ADD <id|0> <host:port>: the leader adds a learner (promoted
 // once caught up) and answers [id, cluster id].
+// errNodeIDUsed is RAFT.NODE ADD's answer for an id the cluster has; a joining node
+// that hears it on a retry knows its first request was applied (joinCluster).
+const errNodeIDUsed = "ERR node id has already been used in this cluster"
+
 func (s *Server) raftNodeAdd(ctx context.Context, args [][]byte, w kvstore.ReplyWriter) {
 	c := s.cl()
 	if len(args) != 4 {
@@ -487,12 +491,12 @@ func (s *Server) raftNodeAdd(ctx context.Context, args [][]byte, w kvstore.Reply
 	}
 	id, err := strconv.ParseUint(string(args[2]), 10, 64)
 	if err != nil {
-		w.Error("invalid node id")
+		w.Error("ERR invalid node id")
 		return
 	}
 	addr := string(args[3])
 	if _, port, err := net.SplitHostPort(addr); err != nil || port == "" || port == "0" {
-		w.Error("invalid node address")
+		w.Error("ERR invalid node address")
 		return
 	}
 	if !c.isLeader() {
@@ -501,7 +505,7 @@ func (s *Server) raftNodeAdd(ctx context.Context, args [][]byte, w kvstore.Reply
 	}
 	m := c.raft.Status().Membership
 	if id != 0 && (m.IsVoter(id) || m.IsLearner(id)) {
-		w.Error("node id has already been used in this cluster")
+		w.Error(errNodeIDUsed)
 		return
 	}
 	for id == 0 || m.IsVoter(id) || m.IsLearner(id) {

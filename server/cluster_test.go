@@ -347,7 +347,7 @@ func TestRaftAdminCommands(t *testing.T) {
 	leadID, lead = leaderOf(t, servers, 0)
 	lc = client(t, lead)
 	victim := leadID%3 + 1
-	if err := lc.Do(ctx, "RAFT.NODE", "REMOVE", 99).Err(); err == nil || err.Error() != "node id does not exist" {
+	if err := lc.Do(ctx, "RAFT.NODE", "REMOVE", 99).Err(); err == nil || err.Error() != "ERR node id does not exist" {
 		t.Fatalf("removing an unknown node: %v", err)
 	}
 	if err := lc.Do(ctx, "RAFT.NODE", "REMOVE", victim).Err(); err != nil {
@@ -668,10 +668,10 @@ func TestClusterJoin(t *testing.T) {
 		t.Fatalf("membership after the restart:\n%s", info)
 	}
 	// Adding an id that is taken, or a bad address, is refused.
-	if err := c.Do(ctx, "RAFT.NODE", "ADD", id, "127.0.0.1:1").Err(); err == nil || err.Error() != "node id has already been used in this cluster" {
+	if err := c.Do(ctx, "RAFT.NODE", "ADD", id, "127.0.0.1:1").Err(); err == nil || err.Error() != "ERR node id has already been used in this cluster" {
 		t.Fatalf("duplicate id: %v", err)
 	}
-	if err := c.Do(ctx, "RAFT.NODE", "ADD", 0, "nowhere").Err(); err == nil || err.Error() != "invalid node address" {
+	if err := c.Do(ctx, "RAFT.NODE", "ADD", 0, "nowhere").Err(); err == nil || err.Error() != "ERR invalid node address" {
 		t.Fatalf("bad address: %v", err)
 	}
 }

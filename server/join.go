@@ -84,7 +84,8 @@ func joinCluster(addr string, id uint64, self string, logf func(string, ...any))
 		}
 		msg := err.Error()
 		switch {
-		case uncertain && msg == "node id has already been used in this cluster":
+		// (without "ERR " from members built before RAFT.NODE took RedisRaft's current words)
+		case uncertain && (msg == errNodeIDUsed || "ERR "+msg == errNodeIDUsed):
 			if cid, err := clusterIDOf(addr); err == nil {
 				return id, cid, nil
 			}
