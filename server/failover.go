@@ -12,12 +12,14 @@ import (
 	"github.com/nanokv/nanokv/kvstore"
 )
 
-// FAILOVER, REPLICAOF and SLAVEOF in Raft's terms, and RAFT.TRANSFER_LEADER. A Redis primary's replicas are a
-// leader's followers here: FAILOVER hands leadership to one of them (to the one at host
-// port, or to the one that holds the most of the log), as RAFT.TRANSFER_LEADER does, and
-// answers once the transfer has begun, as Redis answers once its failover has. REPLICAOF
-// NO ONE is already true of a single node or a leader; making a member follow another
-// server is Raft's business (RAFT.NODE ADD, --join), and REPLICAOF host port is refused.
+// FAILOVER, REPLICAOF and SLAVEOF in Raft's terms, and RAFT.TRANSFER_LEADER. A Redis
+// primary's replicas are a leader's followers here: FAILOVER hands leadership to one of
+// them (to the one at host port, or to the one that holds the most of the log), as
+// RAFT.TRANSFER_LEADER does, and answers once the transfer has begun, as Redis answers
+// once its failover has; RAFT.TRANSFER_LEADER answers once it is over, as RedisRaft does.
+// REPLICAOF NO ONE is already true of a single node or a leader; making a member follow
+// another server is Raft's business (RAFT.NODE ADD, --join), and REPLICAOF host port is
+// refused.
 
 func (s *Server) failover(ctx context.Context, args [][]byte, w kvstore.ReplyWriter) {
 	if len(args) == 2 && strings.EqualFold(string(args[1]), "abort") {
