@@ -119,7 +119,7 @@ func (s *Server) transferLeader(ctx context.Context, c *cluster, args [][]byte, 
 		case err != nil:
 			w.Error("ERR invalid target node id")
 			return
-		case id == -1:
+		case id == -1: // RedisRaft's "no node": the leader picks
 		case id <= 0:
 			w.Error("ERR invalid node id")
 			return
