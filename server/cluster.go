@@ -15,6 +15,7 @@ import (
 	"github.com/cespare/xxhash/v2"
 	"github.com/nanokv/nanokv/consensus"
 	"github.com/nanokv/nanokv/consensus/raft"
+	"github.com/nanokv/nanokv/internal/netserve"
 	"github.com/nanokv/nanokv/kvstore"
 	"github.com/nanokv/nanokv/nicoffload"
 )
@@ -238,7 +239,14 @@ func (c *cluster) clientError(err error) error {
 			return redisError("MOVED 0 " + addr)
 		}
 		return redisError("CLUSTERDOWN No raft leader")
-	case errors.Is(err, context.DeadlineExceeded), errors.Is(err, consensus.ErrDropped):
+	case errors.Is(err, netserve.ErrBarrierTimeout):
+		// No majority confirmed the leadership in time: RedisRaft's answer to a read.
+		return redisError("TIMEOUT no quorum for read")
+	case errors.Is(err, consensus.ErrDropped):
+		// The entry left the log (a leader change replaced it), as when RedisRaft frees
+		// an entry whose client waits: RedisRaft's words.
+		return redisError("TIMEOUT not committed yet")
+	case errors.Is(err, context.DeadlineExceeded):
 		return redisError("TIMEOUT Request timed out")
 	}
 	return err
@@ -263,8 +271,11 @@ func (c *cluster) readBarrier(ctx context.Context) error {
 	ctx, cancel := c.requestCtx(ctx)
 	defer cancel()
 	err := c.raft.ReadBarrier(ctx)
-	if errors.Is(err, raft.ErrNotLeader) && c.proxy.Load() {
+	switch {
+	case errors.Is(err, raft.ErrNotLeader) && c.proxy.Load():
 		err = c.proxiedBarrier(ctx)
+	case errors.Is(err, context.DeadlineExceeded):
+		err = netserve.ErrBarrierTimeout
 	}
 	if err != nil {
 		return c.clientError(err)

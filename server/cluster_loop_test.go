@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"fmt"
+	"github.com/nanokv/nanokv/consensus"
 	"strings"
 	"sync"
 	"testing"
@@ -116,4 +117,39 @@ func TestClusterRedisEventLoopTimesOut(t *testing.T) {
 		t.Fatalf("SET without quorum: %v, want TIMEOUT or CLUSTERDOWN", err)
 	}
 	t.Logf("%v", err)
+}
+
+// A read the leader cannot confirm with a majority in time is answered with RedisRaft's
+// "TIMEOUT no quorum for read"; a write whose entry left the log, with its "TIMEOUT not
+// committed yet". Strict reads (a ReadIndex round per read) and a request timeout well
+// inside the election timeout keep the leader leading while the read waits. The event
+// loop times the read out itself; a connection's own goroutine through its context.
+func TestClusterTimeoutsInRedisRaftsWords(t *testing.T) {
+	for _, loop := range []bool{true, false} {
+		t.Run(fmt.Sprintf("event loop %v", loop), func(t *testing.T) { testTimeoutsInRedisRaftsWords(t, loop) })
+	}
+}
+
+func testTimeoutsInRedisRaftsWords(t *testing.T, loop bool) {
+	servers := startCluster(t, 3, func(cfg *Config) {
+		cfg.ReadConsistency, cfg.RequestTimeout, cfg.ElectionTicks = "strict", 100*time.Millisecond, 200
+		cfg.RedisNoEventLoop = !loop
+	})
+	leadID, lead := leaderOf(t, servers, 0)
+	cl := client(t, lead, func(o *redis.Options) { o.MaxRetries = -1 })
+	ctx := context.Background()
+	if err := cl.Set(ctx, "k", "v", 0).Err(); err != nil {
+		t.Fatal(err)
+	}
+	for id, s := range servers {
+		if id != leadID {
+			s.Close()
+		}
+	}
+	if err := cl.Get(ctx, "k").Err(); err == nil || err.Error() != "TIMEOUT no quorum for read" {
+		t.Fatalf("GET without quorum: %v, want TIMEOUT no quorum for read", err)
+	}
+	if err := lead.cl().clientError(consensus.ErrDropped); err == nil || err.Error() != "TIMEOUT not committed yet" {
+		t.Fatalf("a dropped proposal: %v, want TIMEOUT not committed yet", err)
+	}
 }

@@ -1,10 +1,17 @@
 package netserve
 
 import (
+	"context"
+	"fmt"
 	"time"
 
 	"github.com/nanokv/nanokv/kvstore"
 )
+
+// ErrBarrierTimeout is what an asynchronous loop hands ClientError for a read whose
+// barrier did not pass within the request timeout (a write's is context.DeadlineExceeded,
+// which it wraps).
+var ErrBarrierTimeout = fmt.Errorf("netserve: read barrier: %w", context.DeadlineExceeded)
 
 // LoopConn is a connection's protocol side, as a Loop drives it. The loop calls it from
 // its goroutine only.
@@ -81,8 +88,8 @@ type AsyncBackend interface {
 	// not.
 	ReadBarrierAsync(done func(error))
 	// ClientError turns an error ProposeAsync reported (or context.DeadlineExceeded, for
-	// a request the loop timed out) into the one the client is told; it must leave the
-	// errors it returns unchanged.
+	// a request the loop timed out, ErrBarrierTimeout for a read barrier) into the one
+	// the client is told; it must leave the errors it returns unchanged.
 	ClientError(err error) error
 	// RequestTimeout is how long a request may wait for its outcome (0: no limit). The
 	// loop answers one that waits longer with context.DeadlineExceeded, at most 50 ms

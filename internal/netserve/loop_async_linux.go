@@ -95,7 +95,11 @@ func (l *Loop) serveAsyncRound(evs []syscall.EpollEvent) {
 		if lc.fd >= 0 && lc.inflight && now >= lc.deadline {
 			// The outcome is unknown, as for any timed-out write; the one that comes
 			// back later names an older gen and is dropped.
-			l.resume(lc, context.DeadlineExceeded, now)
+			err := context.DeadlineExceeded
+			if lc.barrier {
+				err = ErrBarrierTimeout
+			}
+			l.resume(lc, err, now)
 			take(lc)
 		}
 	}
