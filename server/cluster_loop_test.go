@@ -97,14 +97,13 @@ func TestClusterRedisEventLoopConcurrentClients(t *testing.T) {
 	}
 }
 
-// A write on a leader that lost its quorum is answered -TIMEOUT by the event loop, as
-// by a goroutine: the loop keeps the request timeout itself.
-func TestClusterRedisEventLoopTimesOut(t *testing.T) {
-	servers := startCluster(t, 3)
+// leaderLeftAlone writes k on the cluster's leader and stops every other member; it
+// returns the leader and a client of it that does not retry.
+func leaderLeftAlone(t *testing.T, servers map[uint64]*Server) (*Server, *redis.Client) {
+	t.Helper()
 	leadID, lead := leaderOf(t, servers, 0)
 	cl := client(t, lead, func(o *redis.Options) { o.MaxRetries = -1; o.ReadTimeout = 10 * time.Second })
-	ctx := context.Background()
-	if err := cl.Set(ctx, "k", "v", 0).Err(); err != nil {
+	if err := cl.Set(context.Background(), "k", "v", 0).Err(); err != nil {
 		t.Fatal(err)
 	}
 	for id, s := range servers {
@@ -112,7 +111,14 @@ func TestClusterRedisEventLoopTimesOut(t *testing.T) {
 			s.Close()
 		}
 	}
-	err := cl.Set(ctx, "k", "w", 0).Err()
+	return lead, cl
+}
+
+// A write on a leader that lost its quorum is answered -TIMEOUT by the event loop, as
+// by a goroutine: the loop keeps the request timeout itself.
+func TestClusterRedisEventLoopTimesOut(t *testing.T) {
+	_, cl := leaderLeftAlone(t, startCluster(t, 3))
+	err := cl.Set(context.Background(), "k", "w", 0).Err()
 	if err == nil || !(strings.HasPrefix(err.Error(), "TIMEOUT") || strings.HasPrefix(err.Error(), "CLUSTERDOWN")) {
 		t.Fatalf("SET without quorum: %v, want TIMEOUT or CLUSTERDOWN", err)
 	}
@@ -135,18 +141,8 @@ func testTimeoutsInRedisRaftsWords(t *testing.T, loop bool) {
 		cfg.ReadConsistency, cfg.RequestTimeout, cfg.ElectionTicks = "strict", 100*time.Millisecond, 200
 		cfg.RedisNoEventLoop = !loop
 	})
-	leadID, lead := leaderOf(t, servers, 0)
-	cl := client(t, lead, func(o *redis.Options) { o.MaxRetries = -1 })
-	ctx := context.Background()
-	if err := cl.Set(ctx, "k", "v", 0).Err(); err != nil {
-		t.Fatal(err)
-	}
-	for id, s := range servers {
-		if id != leadID {
-			s.Close()
-		}
-	}
-	if err := cl.Get(ctx, "k").Err(); err == nil || err.Error() != "TIMEOUT no quorum for read" {
+	lead, cl := leaderLeftAlone(t, servers)
+	if err := cl.Get(context.Background(), "k").Err(); err == nil || err.Error() != "TIMEOUT no quorum for read" {
 		t.Fatalf("GET without quorum: %v, want TIMEOUT no quorum for read", err)
 	}
 	if err := lead.cl().clientError(consensus.ErrDropped); err == nil || err.Error() != "TIMEOUT not committed yet" {
