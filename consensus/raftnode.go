@@ -258,14 +258,14 @@ func (n *RaftNode) ElectionTimeout() time.Duration {
 
 // RaftStatus is what INFO raft reports, refreshed by the loop after every iteration.
 type RaftStatus struct {
-	ID, Lead, Term uint64
-	Role           raft.Role
-	// Transferee is the member a leadership transfer started here hands over to, while
-	// it runs (0: none).
-	Transferee             uint64
+	ID, Lead, Term         uint64
+	Role                   raft.Role
 	LastIndex, CommitIndex uint64
 	AppliedIndex           uint64
 	Membership             raft.Membership
+	// Transferee is the member a leadership transfer started here hands over to, while
+	// it runs (0: none).
+	Transferee uint64
 	// Offload is the offload engine's state (nil in raft mode).
 	Offload *OffloadStatus
 }

@@ -253,7 +253,9 @@ func TestRaftTransferLeaderRepliesAsRedisRaft(t *testing.T) {
 			t.Fatalf("%v: %v, want %q", args, err, want)
 		}
 	}
-	expect(lc, "ERR invalid target node id", "RAFT.TRANSFER_LEADER", "x")
+	for _, bad := range []string{"x", "+2", "4294967298"} { // not an int as Redis reads one
+		expect(lc, "ERR invalid target node id", "RAFT.TRANSFER_LEADER", bad)
+	}
 	expect(lc, "ERR wrong number of arguments for 'raft.transfer_leader' command", "RAFT.TRANSFER_LEADER", 1, 2)
 	for _, id := range []uint64{0, leadID, 9} {
 		expect(lc, "ERR invalid node id", "RAFT.TRANSFER_LEADER", id)

@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"errors"
+	"math"
 	"net"
 	"strconv"
 	"strings"
@@ -114,9 +115,9 @@ func (s *Server) transferLeader(ctx context.Context, c *cluster, args [][]byte, 
 	}
 	var target uint64
 	if len(args) == 2 {
-		id, err := strconv.ParseInt(string(args[1]), 10, 32) // RedisRaft's node ids are ints
+		id, ok := kvstore.ParseInt(args[1]) // Redis's rules for an integer
 		switch {
-		case err != nil:
+		case !ok || id < math.MinInt32 || id > math.MaxInt32: // RedisRaft's node ids are ints
 			w.Error("ERR invalid target node id")
 			return
 		case id == -1: // RedisRaft's "no node": the leader picks

@@ -25,6 +25,15 @@ func decodeInto(t *testing.T, sent *[]nicoffload.Packet) func([]nicoffload.Outgo
 	}
 }
 
+// leaderWithEntry elects member 1 of three and commits one entry on it.
+func leaderWithEntry(t *testing.T) (*network, *Raft) {
+	t.Helper()
+	nw := newNetwork(t, 3)
+	nw.elect(1)
+	nw.propose(1, "a")
+	return nw, nw.r(1)
+}
+
 // openTerm opens an accelerated term on o, leader r's driver, at time 0: the tick asks
 // followers 2 and 3 for their votes, and both grant them.
 func openTerm(t *testing.T, o *Offload, r *Raft) {
@@ -48,10 +57,7 @@ func openTerm(t *testing.T, o *Offload, r *Raft) {
 // grant brings it in, no term ending on the way.
 func TestReadmitWaitsForSoftwaresAppendsToSettle(t *testing.T) {
 	ms := int64(time.Millisecond)
-	nw := newNetwork(t, 3)
-	nw.elect(1)
-	nw.propose(1, "a")
-	r := nw.r(1)
+	nw, r := leaderWithEntry(t)
 	var sent []nicoffload.Packet
 	o := NewOffload(r, 1, nicoffload.Config{ClusterID: testCluster}, OffloadHost{
 		Send:    decodeInto(t, &sent),
@@ -132,10 +138,7 @@ func TestReadmitWaitsForSoftwaresAppendsToSettle(t *testing.T) {
 // acked them could otherwise let a later leader commit a write this one reported lost.
 func TestRefusedEngineEntriesAreDroppedAndNeverSent(t *testing.T) {
 	ms := int64(time.Millisecond)
-	nw := newNetwork(t, 3)
-	nw.elect(1)
-	nw.propose(1, "a")
-	r := nw.r(1)
+	_, r := leaderWithEntry(t)
 	var sent []nicoffload.Packet
 	var dropped []Entry
 	var released [][2]uint64
