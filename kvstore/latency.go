@@ -15,8 +15,8 @@ import (
 // long is a sample of the event "command". An event keeps its latest 160 seconds that had
 // samples, the largest sample of each second, and its largest ever. Each member keeps its
 // own, from the commands it times, which are the slow log's: the writes it applies and
-// the reads it serves, but not the commands Redis flags fast (their event,
-// "fast-command", stays empty: they are not timed, see slowlog.go).
+// the reads it serves. The commands Redis flags fast are timed only while
+// slowlog-log-slower-than is 0 (slowlog.go); their event is "fast-command".
 
 // latencyTSLen is Redis's LATENCY_TS_LEN: the samples an event keeps.
 const latencyTSLen = 160

@@ -15,9 +15,10 @@ import (
 // applies every write), the read path the reads it serves. As in Redis, a transaction's
 // commands are timed one by one and a script as a whole.
 //
-// One difference: commands Redis flags "fast" (O(1): GET, SET, INCR...) are not timed,
+// One difference: commands Redis flags "fast" (O(1): GET, INCR, HGET...) are not timed,
 // so that the common path pays no clock reads; short of a value of many megabytes they
-// cannot take the default 10 ms.
+// cannot take the default 10 ms. With slowlog-log-slower-than 0, Redis's "log every
+// command", they are timed and logged too.
 
 // Redis's defaults and limits.
 const (
@@ -76,7 +77,8 @@ func (s *Store) Slowlog() (thresholdMicros, maxLen int64) {
 // end of the command that ran before this one, so that commands that follow each other
 // take one clock read each.
 func (s *Store) slowStart(spec *Spec, args [][]byte, prev int64) int64 {
-	if spec == nil || spec.Flags&FlagFast != 0 || s.slow.threshold.Load() < 0 && s.latency.threshold.Load() == 0 || !spec.CheckArity(args) {
+	th := s.slow.threshold.Load()
+	if spec == nil || spec.Flags&FlagFast != 0 && th != 0 || th < 0 && s.latency.threshold.Load() == 0 || !spec.CheckArity(args) {
 		return 0
 	}
 	if prev != 0 {
@@ -131,7 +133,11 @@ func (s *Store) slowEnough(micros int64) bool {
 // past slowlog-log-slower-than, to the slow log.
 func (s *Store) logSlow(micros int64, args [][]byte, addr, name string) {
 	now := time.Now()
-	s.latency.addSample("command", micros/1000, now.Unix())
+	event := "command"
+	if spec := Lookup(args[0]); spec != nil && spec.Flags&FlagFast != 0 {
+		event = "fast-command" // timed only under slowlog-log-slower-than 0
+	}
+	s.latency.addSample(event, micros/1000, now.Unix())
 	if th := s.slow.threshold.Load(); th < 0 || micros < th {
 		return
 	}

@@ -89,6 +89,7 @@ func (c *conn) block(spec *kvstore.Spec, args [][]byte) {
 		if check == nil {
 			check = time.NewTicker(blockedCheck)
 			c.s.stats.blocked.Add(1)
+			c.publish() // CLIENT LIST shows the blocked command as Redis does (cmd=blpop)
 			c.shared.blocked.Store(true)
 			defer func() {
 				c.s.stats.blocked.Add(-1)

@@ -262,7 +262,8 @@ func TestClientUnblockAndKill(t *testing.T) {
 	} {
 		r.send("BLPOP", "q", "0")
 		waitBlockedClients(t, admin, 1)
-		if l := admin.ClientList(ctx).Val(); !strings.Contains(l, "id="+id+" ") || !strings.Contains(l, "flags=b ") {
+		// as Redis, the line shows the command it is blocked in (it ran CLIENT ID before)
+		if l := admin.ClientList(ctx).Val(); !strings.Contains(l, "id="+id+" ") || !strings.Contains(l, "flags=b ") || !strings.Contains(l, " cmd=blpop ") {
 			t.Fatalf("CLIENT LIST while blocked: %q", l)
 		}
 		if n := admin.Do(ctx, "CLIENT", "UNBLOCK", id, c.reason).Val(); n != int64(1) {
