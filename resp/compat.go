@@ -10,15 +10,21 @@ import (
 
 // Commands clients and tools send on connecting, answered as a Redis 7.0 server with its
 // defaults answers them: RedisInsight asks MODULE LIST, cluster-aware clients CLUSTER
-// INFO or READONLY, health checks ACL WHOAMI. nanokv has no cluster slots, no modules
-// and no DEBUG; ACL is acl.go's.
+// INFO or READONLY, health checks ACL WHOAMI. nanokv has no cluster slots (but with
+// RedisRaft's sharding, Sharder), no modules and no DEBUG; ACL is acl.go's.
 
 func init() {
 	add := func(name string, arity int, group, since, summary string, run func(*conn, [][]byte)) {
 		connCommands[name] = &connSpec{Spec: kvstore.Spec{Name: name, Arity: arity, Group: group, Since: since, Summary: summary, Flags: kvstore.FlagConn}, run: run}
 	}
 	noCluster := func(c *conn, _ [][]byte) { c.Error("ERR This instance has cluster support disabled") }
-	add("cluster", -2, "cluster", "3.0.0", "A container for Redis Cluster commands", noCluster)
+	add("cluster", -2, "cluster", "3.0.0", "A container for Redis Cluster commands", func(c *conn, args [][]byte) {
+		if c.s.sharding() {
+			c.s.sharder.ClusterCommand(args, &c.Writer)
+			return
+		}
+		noCluster(c, args)
+	})
 	add("readonly", 1, "cluster", "3.0.0", "Enables read queries for a connection to a Redis Cluster replica node", noCluster)
 	add("readwrite", 1, "cluster", "3.0.0", "Disables read queries for a connection to a Redis Cluster replica node", noCluster)
 	add("asking", 1, "cluster", "3.0.0", "Sent by cluster clients after an -ASK redirect", noCluster)

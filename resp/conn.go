@@ -382,6 +382,9 @@ func (c *conn) handle(args [][]byte, spec *kvstore.Spec) {
 		c.Error("ERR Can't execute '" + full + "': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / PING / QUIT / RESET are allowed in this context")
 		return
 	}
+	if cs == nil && spec != nil && c.s.sharder != nil && !c.inMulti && c.shardRoute(args, spec) {
+		return
+	}
 	if c.inMulti && !isTxControl(args[0]) && !runsInMulti(args[0]) {
 		connErr := ""
 		if cs != nil {

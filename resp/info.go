@@ -150,7 +150,11 @@ func (s *Server) infoSection(b *strings.Builder, section string, c *conn) bool {
 		}
 	case "cluster":
 		b.WriteString("# Cluster\r\n")
-		w("cluster_enabled", 0)
+		enabled := 0
+		if s.sharding() {
+			enabled = 1 // RedisRaft's sharding: redis-py's RedisCluster checks it
+		}
+		w("cluster_enabled", enabled)
 	case "keyspace":
 		b.WriteString("# Keyspace\r\n")
 		keys, expires := s.b.Store().KeyspaceInfo()

@@ -161,6 +161,9 @@ type Server struct {
 	rates rates
 	peak  peakMemory
 
+	// sharder is b, if it answers cluster-aware clients (sharding.go)
+	sharder Sharder
+
 	loop  *netserve.Loop // nil: a goroutine per connection
 	async AsyncBackend   // set with loop
 
@@ -221,6 +224,7 @@ func NewServer(b Backend, cfg Config) *Server {
 	}
 	s := &Server{b: b, cfg: cfg, mem: cfg.Memory, ownMem: ownMem, start: time.Now(), conns: map[*conn]struct{}{}, done: make(chan struct{}), acl: newACLTable(cfg.RequirePass), settings: defaultSettings()}
 	s.aclFile, s.aclLogf = cfg.ACLFile, cfg.Logf
+	s.sharder, _ = b.(Sharder)
 	s.ids = newServerIDs(cfg.Version)
 	limits := cfg.OutputLimits
 	s.outLimits.Store(&limits)

@@ -34,10 +34,13 @@ type cluster struct {
 	timeoutNs atomic.Int64             // request timeout (CONFIG SET raft.request-timeout)
 	// proxy is RedisRaft's follower-proxy: a follower forwards its clients' writes to
 	// the leader and reads after a barrier through the leader, instead of -MOVED.
-	proxy  atomic.Bool
-	id     uint64 // the cluster id (RedisRaft's dbid), 16 hex digits on the wire
-	nodeID uint64
-	addr   string // this member's address
+	proxy atomic.Bool
+	// sharding is RedisRaft's sharding: CLUSTER SLOTS and NODES for cluster-aware
+	// clients (sharding.go)
+	sharding atomic.Bool
+	id       uint64 // the cluster id (RedisRaft's dbid), 16 hex digits on the wire
+	nodeID   uint64
+	addr     string // this member's address
 	// deadlines bound the requests of clients (deadline.go)
 	deadlines sharedDeadlines
 }
@@ -204,6 +207,7 @@ func (s *Server) launchCluster(redisAddr string, nodeID, clusterID uint64, boot 
 	c := &cluster{raft: rn, tr: tr, udp: udp, id: clusterID, nodeID: nodeID, addr: tr.Addr()}
 	c.timeoutNs.Store(int64(timeout))
 	c.proxy.Store(cfg.FollowerProxy)
+	c.sharding.Store(cfg.Sharding)
 	s.clusterP.Store(c)
 	s.wg.Add(1)
 	go s.runMembership()

@@ -13,7 +13,9 @@ const systemPython = "/usr/bin/python3"
 
 // TestRedisPy runs testdata/redispy_check.py, scripted checks with redis-py (Debian's
 // python3-redis), against redis-server, so that every expectation in it is Redis's, and
-// then against a single node and a three-member cluster's leader.
+// then against a single node and a three-member cluster's leader; and
+// testdata/rediscluster_check.py, redis-py's cluster client, against members with
+// sharding (sharding.go).
 func TestRedisPy(t *testing.T) {
 	_, err := os.Stat(systemPython)
 	if err != nil || exec.Command(systemPython, "-c", "import redis").Run() != nil {
@@ -23,24 +25,34 @@ func TestRedisPy(t *testing.T) {
 		t.Skip("python3-redis is missing")
 	}
 	t.Run("redis-server", func(t *testing.T) {
-		runRedisPy(t, startRedisServer(t))
+		runRedisPy(t, "redispy_check.py", startRedisServer(t))
 	})
 	t.Run("single node", func(t *testing.T) {
-		runRedisPy(t, startServer(t, Config{MemoryOnly: true}).RedisAddr())
+		runRedisPy(t, "redispy_check.py", startServer(t, Config{MemoryOnly: true}).RedisAddr())
 	})
 	t.Run("cluster leader", func(t *testing.T) {
 		_, leader := leaderOf(t, startCluster(t, 3), 0)
-		runRedisPy(t, leader.RedisAddr())
+		runRedisPy(t, "redispy_check.py", leader.RedisAddr())
+	})
+	// redis-py's RedisCluster, given a follower of members with sharding, through a
+	// leadership transfer
+	t.Run("RedisCluster", func(t *testing.T) {
+		servers := startCluster(t, 3, withSharding)
+		leadID, _ := leaderOf(t, servers, 0)
+		for _, s := range servers {
+			awaitLeaderKnown(t, s, leadID)
+		}
+		runRedisPy(t, "rediscluster_check.py", followerOf(servers, leadID).RedisAddr())
 	})
 }
 
-func runRedisPy(t *testing.T, addr string) {
+func runRedisPy(t *testing.T, script, addr string) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	out, err := exec.CommandContext(ctx, systemPython, "testdata/redispy_check.py", addr).CombinedOutput()
+	out, err := exec.CommandContext(ctx, systemPython, "testdata/"+script, addr).CombinedOutput()
 	t.Logf("%s", out)
 	if err != nil {
-		t.Fatalf("redispy_check.py %s: %v", addr, err)
+		t.Fatalf("%s %s: %v", script, addr, err)
 	}
 }

@@ -119,6 +119,9 @@ type Config struct {
 	// FollowerProxy is RedisRaft's follower-proxy: followers serve Redis clients by
 	// forwarding to the leader instead of answering -MOVED.
 	FollowerProxy bool
+	// Sharding is RedisRaft's sharding: a member answers CLUSTER SLOTS and CLUSTER NODES
+	// as one shard group holding every slot, led by the Raft leader (sharding.go).
+	Sharding bool
 	// AdaptiveProcs lets the process run on one P until it saturates a core
 	// (procs.go); a process serves one node or member when it sets this.
 	AdaptiveProcs bool
@@ -639,6 +642,8 @@ func (s *Server) ConfigGet() map[string]string {
 	}
 	out["raft.election-timeout"] = strconv.FormatInt((tick * time.Duration(ticks)).Milliseconds(), 10)
 	out["raft.follower-proxy"] = yesNo(c != nil && c.proxy.Load() || c == nil && s.cfg.FollowerProxy)
+	on, _ := s.ShardRoute()
+	out["raft.sharding"] = yesNo(on)
 	out["raft.quorum-reads"] = "yes" // lease and ReadIndex reads are both linearizable
 	out["raft.log-fsync"] = yesNo(s.cfg.Fsync == consensus.FsyncAlways)
 	out["raft.log-max-file-size"] = strconv.FormatInt(s.logMax.Load(), 10)
@@ -668,7 +673,7 @@ func (s *Server) requestTimeout() time.Duration {
 const defaultLogMax = 64 << 20
 
 // ConfigCheck implements resp.Backend. save, raft.request-timeout, raft.follower-proxy,
-// raft.log-max-file-size and raft.log-max-cache-size change at run time;
+// raft.sharding, raft.log-max-file-size and raft.log-max-cache-size change at run time;
 // raft.log-max-file-size waits for the Raft loop when the node is a cluster member
 // (remote), and may fail. Stale reads are refused (not built); the rest is fixed at
 // start.
@@ -697,6 +702,15 @@ func (s *Server) ConfigCheck(name, value string) (set func() error, remote bool,
 			return nil, false, notMember
 		}
 		return func() error { c.proxy.Store(on); return nil }, false, nil
+	case "raft.sharding":
+		on, ok := map[string]bool{"yes": true, "no": false}[strings.ToLower(value)]
+		if !ok {
+			return nil, false, errors.New("argument must be 'yes' or 'no'")
+		}
+		if c == nil {
+			return nil, false, notMember
+		}
+		return func() error { c.sharding.Store(on); return nil }, false, nil
 	case "raft.log-max-file-size":
 		b, ok := resp.ParseMemory(value)
 		if !ok || b <= 0 {

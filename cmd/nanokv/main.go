@@ -62,6 +62,7 @@ type options struct {
 	zk          string
 	zkTTL       bool
 	proxy       bool
+	sharding    bool
 	zk4lw       string
 	memcache    string
 	mcLoop      bool
@@ -98,6 +99,7 @@ func newFlagSet(o *options, stderr io.Writer) *flag.FlagSet {
 	fs.StringVar(&o.redis, "redis", "127.0.0.1:6379", "Redis (RESP) listen address; empty disables")
 	fs.StringVar(&o.zk, "zk", defaultZK, "ZooKeeper listen address; empty disables")
 	fs.BoolVar(&o.proxy, "follower-proxy", false, "followers serve Redis clients through the leader instead of -MOVED (RedisRaft's follower-proxy; CONFIG SET raft.follower-proxy)")
+	fs.BoolVar(&o.sharding, "sharding", false, "answer cluster-aware clients as RedisRaft's sharding does: CLUSTER SLOTS and CLUSTER NODES name the leader as master of every slot (CONFIG SET raft.sharding)")
 	fs.StringVar(&o.logMax, "log-max-file-size", "64mb", "how much a cluster member's Raft log grows before it snapshots and compacts it (bytes, or with kb/mb/gb; RedisRaft's log-max-file-size; CONFIG SET raft.log-max-file-size)")
 	fs.StringVar(&o.logCache, "log-max-cache-size", "8mb", "how much entry data, of entries applied and in the WAL, a cluster member's Raft log keeps in memory; a member that lags is sent older entries read back from the WAL (bytes, or with kb/mb/gb; RedisRaft's log-max-cache-size)")
 	fs.BoolVar(&o.zkTTL, "zk-extended-types", false, "allow ZooKeeper TTL nodes (ZooKeeper's zookeeper.extendedTypesEnabled)")
@@ -307,6 +309,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 		JoinAddr:             o.join,
 		ReadConsistency:      o.readCons,
 		FollowerProxy:        o.proxy,
+		Sharding:             o.sharding,
 		SnapshotLogBytes:     logMax,
 		LogCacheBytes:        logCache,
 		Offload:              o.mode == "offload",

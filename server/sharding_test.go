@@ -1,0 +1,166 @@
+package server
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/nanokv/nanokv/resp"
+	"github.com/redis/go-redis/v9"
+)
+
+func withSharding(cfg *Config) { cfg.Sharding = true }
+
+// respBulk is s as a RESP bulk string.
+func respBulk(s string) string { return "$" + strconv.Itoa(len(s)) + "\r\n" + s + "\r\n" }
+
+// With sharding, every member describes the one shard group as RedisRaft does: CLUSTER
+// SLOTS names the leader as master of slots 0-16383 and the others (by id) as its
+// replicas, CLUSTER NODES lists them with RedisRaft's flags, and the rest of CLUSTER
+// is refused with RedisRaft's errors.
+func TestShardingDescribesTheGroup(t *testing.T) {
+	servers := startCluster(t, 3, withSharding)
+	leadID, lead := leaderOf(t, servers, 0)
+	for _, s := range servers {
+		awaitLeaderKnown(t, s, leadID)
+	}
+	fol := followerOf(servers, leadID)
+	c := fol.cl()
+	nodeID := func(id uint64) string { return fmt.Sprintf("%032x%08x", c.id, id) }
+	order := []uint64{leadID}
+	for id := uint64(1); id <= 3; id++ {
+		if id != leadID {
+			order = append(order, id)
+		}
+	}
+	wantSlots := "*1\r\n*5\r\n:0\r\n:16383\r\n"
+	var wantNodes strings.Builder
+	for _, id := range order {
+		host, port, _ := net.SplitHostPort(servers[id].RedisAddr())
+		wantSlots += "*3\r\n" + respBulk(host) + ":" + port + "\r\n" + respBulk(nodeID(id))
+		flags, master := "master", "-"
+		if id != leadID {
+			flags, master = "slave", nodeID(leadID)
+		}
+		if id == c.nodeID {
+			flags = "myself," + flags
+		}
+		term := c.raft.Status().Term
+		fmt.Fprintf(&wantNodes, "%s %s:%s@%s %s %s 0 0 %d connected 0-16383\r\n", nodeID(id), host, port, port, flags, master, term)
+	}
+	r := rawConn(t, fol)
+	r.expect(t, strings.TrimSuffix(wantSlots, "\r\n"), "CLUSTER", "SLOTS")
+	r.expect(t, strings.TrimSuffix(respBulk(wantNodes.String()), "\r\n"), "cluster", "nodes")
+	r.expect(t, "-ERR Unknown subcommand.", "CLUSTER", "INFO")
+	r.expect(t, "-ERR wrong number of arguments for 'cluster' command", "cluster", "keyslot", "k")
+	if info := client(t, fol).Info(context.Background(), "cluster").Val(); !strings.Contains(info, "cluster_enabled:1\r\n") {
+		t.Fatalf("INFO cluster with sharding on:\n%s", info)
+	}
+	r.expect(t, "*2\r\n$13\r\nraft.sharding\r\n$3\r\nyes", "CONFIG", "GET", "raft.sharding")
+
+	// A follower sends a key to the leader with the key's slot, as a Redis Cluster node
+	// does (Redis Cluster's specification: foo is slot 12182; a hash tag picks the slot).
+	leadAddr := lead.RedisAddr()
+	r.expect(t, "-MOVED 12182 "+leadAddr, "SET", "foo", "bar")
+	r.expect(t, "-MOVED "+strconv.Itoa(resp.KeySlot([]byte("user1000")))+" "+leadAddr, "GET", "{user1000}.following")
+	r.expect(t, "-MOVED 0 "+leadAddr, "DBSIZE") // no key: slot 0, as RedisRaft
+	r.expect(t, "+PONG", "PING")                // the connection's own commands run here
+	r.expect(t, "-ERR wrong number of arguments for 'get' command", "GET")
+
+	// Keys in more than one slot are refused, on any member, in a transaction at EXEC.
+	r.expect(t, "-CROSSSLOT Keys in request don't hash to the same slot", "MSET", "a", "1", "b", "2")
+	lr := rawConn(t, lead)
+	lr.expect(t, "-CROSSSLOT Keys in request don't hash to the same slot", "MSET", "a", "1", "b", "2")
+	lr.expect(t, "-CROSSSLOT Keys in request don't hash to the same slot", "EVAL", "return 1", "2", "a", "b")
+	lr.expect(t, "+OK", "MSET", "{t}a", "1", "{t}b", "2")
+	lr.expect(t, "+OK", "MULTI")
+	lr.expect(t, "+QUEUED", "SET", "a", "1")
+	lr.expect(t, "+QUEUED", "SET", "b", "2")
+	lr.expect(t, "-CROSSSLOT Keys in request don't hash to the same slot", "EXEC")
+	lr.expect(t, "$-1", "GET", "a") // discarded
+	lr.expect(t, "-ERR EXEC without MULTI", "EXEC")
+	lr.expect(t, "+OK", "MULTI")
+	lr.expect(t, "+QUEUED", "INCR", "{t}a")
+	lr.expect(t, "+QUEUED", "GET", "{t}b")
+	lr.expect(t, "*2\r\n:2\r\n$1\r\n2", "EXEC")
+
+	// Turned off, the member is a plain RedisRaft member again.
+	r.expect(t, "+OK", "CONFIG", "SET", "raft.sharding", "no")
+	r.expect(t, "-ERR This instance has cluster support disabled", "CLUSTER", "SLOTS")
+	r.expect(t, "-MOVED 0 "+leadAddr, "SET", "foo", "bar")
+	r.expect(t, "-ERR CONFIG SET failed (possibly related to argument 'raft.sharding') - argument must be 'yes' or 'no'", "CONFIG", "SET", "raft.sharding", "maybe")
+	// the leader's setting is its own: it still refuses
+	lr.expect(t, "-CROSSSLOT Keys in request don't hash to the same slot", "MSET", "a", "1", "b", "2")
+}
+
+// A cluster-aware client (go-redis's ClusterClient) given any member finds the leader
+// through CLUSTER SLOTS, and after a leadership transfer follows -MOVED to the new
+// leader by itself: every increment counts once.
+func TestShardingClusterClientFollowsTheLeader(t *testing.T) {
+	servers := startCluster(t, 3, withSharding)
+	leadID, _ := leaderOf(t, servers, 0)
+	for _, s := range servers {
+		awaitLeaderKnown(t, s, leadID)
+	}
+	cc := redis.NewClusterClient(&redis.ClusterOptions{Addrs: []string{followerOf(servers, leadID).RedisAddr()},
+		Protocol: 2, DisableIdentity: true, MaxRedirects: 16})
+	t.Cleanup(func() { cc.Close() })
+	ctx := context.Background()
+	incr := func(n int) {
+		t.Helper()
+		for i := 0; i < n; i++ {
+			deadline := time.Now().Add(10 * time.Second)
+			for {
+				err := cc.Incr(ctx, "counter").Err()
+				if err == nil {
+					break
+				}
+				// only the moments without a leader may fail; the next try must not
+				// count twice, which an INCR refused before it was proposed does not
+				if !strings.HasPrefix(err.Error(), "CLUSTERDOWN") || time.Now().After(deadline) {
+					t.Fatalf("INCR through the cluster client: %v", err)
+				}
+				time.Sleep(5 * time.Millisecond)
+			}
+		}
+	}
+	incr(20)
+	target := followerOf(servers, leadID)
+	var targetID uint64
+	for id, s := range servers {
+		if s == target {
+			targetID = id
+		}
+	}
+	if err := client(t, servers[leadID]).Do(ctx, "RAFT.TRANSFER_LEADER", targetID).Err(); err != nil {
+		t.Fatalf("RAFT.TRANSFER_LEADER %d: %v", targetID, err)
+	}
+	for _, s := range servers {
+		awaitLeaderKnown(t, s, targetID)
+	}
+	incr(20)
+	if v, err := client(t, target).Get(ctx, "counter").Int(); err != nil || v != 40 {
+		t.Fatalf("counter on the new leader: %d %v, want 40", v, err)
+	}
+	if got := cc.ClusterSlots(ctx).Val(); len(got) != 1 || got[0].Nodes[0].Addr != target.RedisAddr() {
+		t.Fatalf("CLUSTER SLOTS after the transfer: %+v, want %s first", got, target.RedisAddr())
+	}
+}
+
+// A node started with sharding that waits for RAFT.CLUSTER INIT or JOIN answers
+// CLUSTER as RedisRaft does before it is a member: NOCLUSTER.
+func TestShardingBeforeInit(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := startServer(t, Config{ClusterListener: ln, DataDir: t.TempDir(), Sharding: true, TickInterval: 5 * time.Millisecond})
+	t.Cleanup(func() { s.Close() })
+	r := rawConn(t, s)
+	r.expect(t, "-NOCLUSTER No Raft Cluster", "CLUSTER", "SLOTS")
+	r.expect(t, "*2\r\n$13\r\nraft.sharding\r\n$3\r\nyes", "CONFIG", "GET", "raft.sharding")
+}
