@@ -361,6 +361,10 @@ func (c *conn) handle(args [][]byte, spec *kvstore.Spec) {
 	if u := c.user.Load(); u != nil && !u.load().free && !c.permitted(u.load(), args, spec, cs) {
 		return
 	}
+	// As in Redis: the cluster's redirection after the ACL check, before the memory's
+	if cs == nil && spec != nil && c.s.sharder != nil && !c.inMulti && c.shardRoute(args, spec) {
+		return
+	}
 	if c.refusedForMemory(args, spec, cs) {
 		return
 	}
@@ -380,9 +384,6 @@ func (c *conn) handle(args [][]byte, spec *kvstore.Spec) {
 			full = *n // a subcommand as "acl|whoami", as Redis names it
 		}
 		c.Error("ERR Can't execute '" + full + "': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / PING / QUIT / RESET are allowed in this context")
-		return
-	}
-	if cs == nil && spec != nil && c.s.sharder != nil && !c.inMulti && c.shardRoute(args, spec) {
 		return
 	}
 	if c.inMulti && !isTxControl(args[0]) && !runsInMulti(args[0]) {

@@ -46,17 +46,17 @@ func (c *conn) shardRoute(args [][]byte, spec *kvstore.Spec) bool {
 	}
 	var buf [4][]byte
 	slot, ok := commonSlot(spec.Keys(buf[:0], args), -1)
-	switch {
-	case !ok:
-		c.flushBatch()
-		c.Error(crossSlot)
-		return true
-	case leader != "":
-		c.flushBatch()
-		c.Error("MOVED " + strconv.Itoa(max(slot, 0)) + " " + leader)
-		return true
+	if ok && leader == "" {
+		return false
 	}
-	return false
+	c.flushBatch()
+	c.s.b.Store().CommandStats(spec, args).Reject() // Redis counts a redirection as rejected
+	if !ok {
+		c.Error(crossSlot)
+	} else {
+		c.Error("MOVED " + strconv.Itoa(max(slot, 0)) + " " + leader)
+	}
+	return true
 }
 
 // commonSlot is the slot all keys hash to, given slot, the one found so far (-1: none
@@ -84,11 +84,7 @@ func (c *conn) txCrossSlot(queued []kvstore.TxCommand) bool {
 	for _, q := range queued {
 		spec := kvstore.Lookup(q.Args[0])
 		if spec == nil {
-			if cs := lookupConn(q.Args[0]); cs != nil {
-				spec = &cs.Spec // WATCH-like connection commands name keys too
-			} else {
-				continue
-			}
+			continue // a connection's command queued: none of them names keys
 		}
 		var ok bool
 		if slot, ok = commonSlot(spec.Keys(buf[:0], q.Args), slot); !ok {

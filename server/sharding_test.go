@@ -73,6 +73,15 @@ func TestShardingDescribesTheGroup(t *testing.T) {
 
 	// Keys in more than one slot are refused, on any member, in a transaction at EXEC.
 	r.expect(t, "-CROSSSLOT Keys in request don't hash to the same slot", "MSET", "a", "1", "b", "2")
+	// counted as Redis counts a redirection: a rejected call, an error of its kind
+	info := client(t, fol).Info(context.Background(), "commandstats", "errorstats").Val()
+	for _, want := range []string{"cmdstat_set:calls=0,usec=0,usec_per_call=0.00,rejected_calls=1,failed_calls=0",
+		"cmdstat_mset:calls=0,usec=0,usec_per_call=0.00,rejected_calls=1,failed_calls=0",
+		"errorstat_CROSSSLOT:count=1", "errorstat_MOVED:count=3"} {
+		if !strings.Contains(info, want+"\r\n") {
+			t.Fatalf("INFO commandstats errorstats lacks %q:\n%s", want, info)
+		}
+	}
 	lr := rawConn(t, lead)
 	lr.expect(t, "-CROSSSLOT Keys in request don't hash to the same slot", "MSET", "a", "1", "b", "2")
 	lr.expect(t, "-CROSSSLOT Keys in request don't hash to the same slot", "EVAL", "return 1", "2", "a", "b")
