@@ -1,15 +1,10 @@
 package server
 
 import (
-	"context"
-	"os"
-	"os/exec"
 	"testing"
-	"time"
-)
 
-// systemPython is the interpreter Debian's python3-redis is installed for.
-const systemPython = "/usr/bin/python3"
+	"github.com/nanokv/nanokv/internal/testtool"
+)
 
 // TestRedisPy runs testdata/redispy_check.py, scripted checks with redis-py (Debian's
 // python3-redis), against redis-server, so that every expectation in it is Redis's, and
@@ -17,13 +12,7 @@ const systemPython = "/usr/bin/python3"
 // testdata/rediscluster_check.py, redis-py's cluster client, against members with
 // sharding (sharding.go).
 func TestRedisPy(t *testing.T) {
-	_, err := os.Stat(systemPython)
-	if err != nil || exec.Command(systemPython, "-c", "import redis").Run() != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatal("python3-redis is missing (CI installs it)")
-		}
-		t.Skip("python3-redis is missing")
-	}
+	testtool.RequirePython(t, "redis", "python3-redis")
 	t.Run("redis-server", func(t *testing.T) {
 		runRedisPy(t, "redispy_check.py", startRedisServer(t))
 	})
@@ -48,11 +37,5 @@ func TestRedisPy(t *testing.T) {
 
 func runRedisPy(t *testing.T, script, addr string) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	out, err := exec.CommandContext(ctx, systemPython, "testdata/"+script, addr).CombinedOutput()
-	t.Logf("%s", out)
-	if err != nil {
-		t.Fatalf("%s %s: %v", script, addr, err)
-	}
+	testtool.Run(t, testtool.SystemPython, "testdata/"+script, addr)
 }

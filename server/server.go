@@ -693,7 +693,7 @@ func (s *Server) ConfigCheck(name, value string) (set func() error, remote bool,
 			return nil, false, notMember
 		}
 		return func() error { c.timeoutNs.Store(int64(time.Duration(ms) * time.Millisecond)); return nil }, false, nil
-	case "raft.follower-proxy":
+	case "raft.follower-proxy", "raft.sharding":
 		on, ok := map[string]bool{"yes": true, "no": false}[strings.ToLower(value)]
 		if !ok {
 			return nil, false, errors.New("argument must be 'yes' or 'no'")
@@ -701,16 +701,11 @@ func (s *Server) ConfigCheck(name, value string) (set func() error, remote bool,
 		if c == nil {
 			return nil, false, notMember
 		}
-		return func() error { c.proxy.Store(on); return nil }, false, nil
-	case "raft.sharding":
-		on, ok := map[string]bool{"yes": true, "no": false}[strings.ToLower(value)]
-		if !ok {
-			return nil, false, errors.New("argument must be 'yes' or 'no'")
+		flag := &c.proxy
+		if name == "raft.sharding" {
+			flag = &c.sharding
 		}
-		if c == nil {
-			return nil, false, notMember
-		}
-		return func() error { c.sharding.Store(on); return nil }, false, nil
+		return func() error { flag.Store(on); return nil }, false, nil
 	case "raft.log-max-file-size":
 		b, ok := resp.ParseMemory(value)
 		if !ok || b <= 0 {

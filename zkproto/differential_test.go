@@ -18,6 +18,7 @@ import (
 	"github.com/go-zookeeper/zk"
 
 	"github.com/nanokv/nanokv/internal/testnet"
+	"github.com/nanokv/nanokv/internal/testtool"
 	"github.com/nanokv/nanokv/kvstore"
 	"github.com/nanokv/nanokv/server"
 	"github.com/nanokv/nanokv/zkproto"
@@ -32,19 +33,6 @@ import (
 
 const zkJar = "/usr/share/java/zookeeper.jar"
 
-// requireTool skips when a tool the test needs is missing, but fails under CI, which
-// installs it: a skip there would hide a gap.
-func requireTool(t *testing.T, ok bool, what string) {
-	t.Helper()
-	if ok {
-		return
-	}
-	if os.Getenv("CI") != "" {
-		t.Fatalf("%s is missing (CI installs it)", what)
-	}
-	t.Skipf("%s is missing", what)
-}
-
 // startRealZooKeeper starts a standalone ZooKeeper 3.8, with TTL nodes enabled when
 // extended, and returns its client address; the JVM and its process group are killed
 // at cleanup.
@@ -52,7 +40,7 @@ func startRealZooKeeper(t *testing.T, extended bool) string {
 	t.Helper()
 	java, err := exec.LookPath("java")
 	_, jarErr := os.Stat(zkJar)
-	requireTool(t, err == nil && jarErr == nil, "java or "+zkJar)
+	testtool.Require(t, err == nil && jarErr == nil, "java or "+zkJar)
 	dir := t.TempDir()
 	port := testnet.FreePort(t)
 	// forceSync=no and a small preAllocSize (KB), as the bench's ZooKeeper: the test
