@@ -107,8 +107,9 @@ func TestShardingDescribesTheGroup(t *testing.T) {
 }
 
 // A cluster-aware client (go-redis's ClusterClient) given any member finds the leader
-// through CLUSTER SLOTS, and after a leadership transfer follows -MOVED to the new
-// leader by itself: every increment counts once.
+// through CLUSTER SLOTS, after a leadership transfer follows -MOVED to the new leader by
+// itself, and after the leader stops finds the next one in the map it reloads: every
+// increment counts once.
 func TestShardingClusterClientFollowsTheLeader(t *testing.T) {
 	servers := startCluster(t, 3, withSharding)
 	leadID, _ := leaderOf(t, servers, 0)
@@ -116,7 +117,7 @@ func TestShardingClusterClientFollowsTheLeader(t *testing.T) {
 		awaitLeaderKnown(t, s, leadID)
 	}
 	cc := redis.NewClusterClient(&redis.ClusterOptions{Addrs: []string{followerOf(servers, leadID).RedisAddr()},
-		Protocol: 2, DisableIdentity: true, MaxRedirects: 16})
+		Protocol: 2, DisableIdentity: true})
 	t.Cleanup(func() { cc.Close() })
 	ctx := context.Background()
 	incr := func(n int) {
@@ -157,6 +158,33 @@ func TestShardingClusterClientFollowsTheLeader(t *testing.T) {
 	}
 	if got := cc.ClusterSlots(ctx).Val(); len(got) != 1 || got[0].Nodes[0].Addr != target.RedisAddr() {
 		t.Fatalf("CLUSTER SLOTS after the transfer: %+v, want %s first", got, target.RedisAddr())
+	}
+
+	// The leader stops: the client finds the one the others elect. When its retries
+	// give up on a master that refuses connections, go-redis does not reload its map
+	// before its timer (ClusterStateReloadInterval, a minute by default), so the
+	// application asks for it (redis-py's RedisCluster reloads by itself). The retries
+	// go through IDEMPOTENT, so that one whose first try committed unseen (a lost
+	// connection, a timeout) counts once.
+	target.Close()
+	delete(servers, targetID)
+	for seq := 1; seq <= 20; seq++ {
+		deadline := time.Now().Add(20 * time.Second)
+		for {
+			err := cc.Do(ctx, "IDEMPOTENT", "cc-test", seq, "INCR", "counter").Err()
+			if err == nil {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("IDEMPOTENT INCR %d through the cluster client after the leader stopped: %v", seq, err)
+			}
+			time.Sleep(5 * time.Millisecond)
+			cc.ReloadState(ctx)
+		}
+	}
+	newID, newLead := leaderOf(t, servers, 0)
+	if v, err := client(t, newLead).Get(ctx, "counter").Int(); err != nil || v != 60 {
+		t.Fatalf("counter on member %d, leading after the stop: %d %v, want 60", newID, v, err)
 	}
 }
 
