@@ -163,7 +163,7 @@ func TestShardingClusterClientFollowsTheLeader(t *testing.T) {
 	// The leader stops: the client finds the one the others elect. When its retries
 	// give up on a master that refuses connections, go-redis does not reload its map
 	// before its timer (ClusterStateReloadInterval, a minute by default), so the
-	// application asks for it (redis-py's RedisCluster reloads by itself). The retries
+	// application asks for it (redis-py's RedisCluster reloads after five refusals). The retries
 	// go through IDEMPOTENT, so that one whose first try committed unseen (a lost
 	// connection, a timeout) counts once.
 	target.Close()
