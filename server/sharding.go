@@ -14,10 +14,11 @@ import (
 // ioredis) as one shard group that holds every hash slot. CLUSTER SLOTS names the
 // leader as the master of slots 0-16383 and the other members as its replicas; CLUSTER
 // NODES lists the members in RedisRaft's format. A client that sends a key to a
-// follower is answered -MOVED 0 <leader>, as without sharding, and refreshes its map:
-// after a failover it finds the new leader by itself, where a plain client must be
-// pointed at it. As in RedisRaft, CLUSTER answers SLOTS and NODES alone, and INFO says
-// cluster_enabled:1 (redis-py checks it before it asks for the slots).
+// follower is answered -MOVED <the key's slot> <leader> (resp's shardRoute; RedisRaft
+// says slot 0) and moves the slot: after a leadership change it finds the new leader
+// by itself, where a plain client must be pointed at it. Keys in more than one slot
+// are refused (CROSSSLOT). As in RedisRaft, CLUSTER answers SLOTS and NODES alone, and
+// INFO says cluster_enabled:1 (redis-py checks it before it asks for the slots).
 
 // numSlots is Redis Cluster's count of hash slots.
 const numSlots = 16384
