@@ -497,12 +497,20 @@ func (c *conn) addWrite(spec *kvstore.Spec, args [][]byte) {
 		c.batch = kvstore.AppendCommand(c.batch, c.db, args)
 	}
 	c.batchOps++
-	if spec.Blind == nil || !spec.Blind(args) || c.noloop() {
+	if spec.Blind == nil || !spec.Blind(args) || c.noloop() || c.logsEveryCommand() {
 		c.batchBlind = false
 	}
 	if len(c.batch) >= maxBatchBytes && !c.async {
 		c.flushBatch() // under the event loop, consume stops and the loop proposes
 	}
+}
+
+// logsEveryCommand reports slowlog-log-slower-than 0 (Redis's "log every command"):
+// blind writes then wait for their apply like the others, so that the slow log has
+// their client's address and name, which the applier learns from the reply sink.
+func (c *conn) logsEveryCommand() bool {
+	th, _ := c.s.b.Store().Slowlog()
+	return th == 0
 }
 
 // flushBatch proposes the pending writes and writes their replies: at commit for a batch

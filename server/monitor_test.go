@@ -190,14 +190,16 @@ func TestSlowlog(t *testing.T) {
 	// At 0 Redis logs every command; nanokv times the ones Redis flags fast then too.
 	r.expect(t, "+OK", "SLOWLOG", "RESET")
 	r.expect(t, "$-1", "GET", "nosuch")
-	r.expect(t, ":1", "INCR", "n") // a fast write, timed by the applier
-	r.send("SLOWLOG", "GET", "2")
+	r.expect(t, ":1", "INCR", "n")      // a fast write, timed by the applier
+	r.expect(t, "+OK", "SET", "s", "v") // a blind write: it waits for its apply at 0
+	r.send("SLOWLOG", "GET", "3")
 	got = regexp.MustCompile(`:\d+\r\n:\d+\r\n:\d+\r\n`).ReplaceAllString(r.readReply(t), "ID TIME US\r\n")
-	want = "*2\r\n" +
+	want = "*3\r\n" +
+		"*6\r\nID TIME US\r\n*3\r\n$3\r\nSET\r\n$1\r\ns\r\n$1\r\nv\r\n$15\r\n" + addr + "\r\n$3\r\napp\r\n" +
 		"*6\r\nID TIME US\r\n*2\r\n$4\r\nINCR\r\n$1\r\nn\r\n$15\r\n" + addr + "\r\n$3\r\napp\r\n" +
 		"*6\r\nID TIME US\r\n*2\r\n$3\r\nGET\r\n$6\r\nnosuch\r\n$15\r\n" + addr + "\r\n$3\r\napp"
 	if got != want {
-		t.Fatalf("SLOWLOG GET 2 after a GET and an INCR at slowlog-log-slower-than 0:\n got %q\nwant %q", got, want)
+		t.Fatalf("SLOWLOG GET 3 after a GET, an INCR and a SET at slowlog-log-slower-than 0:\n got %q\nwant %q", got, want)
 	}
 	r.expect(t, "+OK", "CONFIG", "SET", "slowlog-max-len", "2")
 	r.expect(t, ":2", "SLOWLOG", "LEN")
