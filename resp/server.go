@@ -161,8 +161,10 @@ type Server struct {
 	rates rates
 	peak  peakMemory
 
-	// sharder is b, if it answers cluster-aware clients (sharding.go)
+	// sharder is b, if it answers cluster-aware clients, and shardOn its switch
+	// (sharding.go)
 	sharder Sharder
+	shardOn *atomic.Bool
 
 	loop  *netserve.Loop // nil: a goroutine per connection
 	async AsyncBackend   // set with loop
@@ -224,7 +226,9 @@ func NewServer(b Backend, cfg Config) *Server {
 	}
 	s := &Server{b: b, cfg: cfg, mem: cfg.Memory, ownMem: ownMem, start: time.Now(), conns: map[*conn]struct{}{}, done: make(chan struct{}), acl: newACLTable(cfg.RequirePass), settings: defaultSettings()}
 	s.aclFile, s.aclLogf = cfg.ACLFile, cfg.Logf
-	s.sharder, _ = b.(Sharder)
+	if s.sharder, _ = b.(Sharder); s.sharder != nil {
+		s.shardOn = s.sharder.ShardingSwitch()
+	}
 	s.ids = newServerIDs(cfg.Version)
 	limits := cfg.OutputLimits
 	s.outLimits.Store(&limits)

@@ -3,6 +3,7 @@ package resp
 import (
 	"bytes"
 	"strconv"
+	"sync/atomic"
 
 	"github.com/nanokv/nanokv/kvstore"
 )
@@ -12,38 +13,34 @@ import (
 // shard group holding every slot, INFO says cluster_enabled:1, and a command whose keys
 // hash to different slots is refused.
 type Sharder interface {
-	// ShardRoute says whether sharding is on, and the leader's Redis address while
-	// this member sends its clients there (a follower that knows its leader and does
-	// not proxy; "" otherwise).
-	ShardRoute() (on bool, leader string)
+	// ShardingSwitch is the switch that turns sharding on and off. It is the same for
+	// the backend's life, so that every command reads it without a call.
+	ShardingSwitch() *atomic.Bool
+	// ShardLeader is the leader's Redis address while this member sends its clients
+	// there (a follower that knows its leader and does not proxy), else "".
+	ShardLeader() string
 	// ClusterCommand answers CLUSTER ... while sharding is on.
 	ClusterCommand(args [][]byte, w kvstore.ReplyWriter)
 }
 
 // sharding reports whether the backend answers as RedisRaft's sharding does.
-func (s *Server) sharding() bool {
-	if s.sharder == nil {
-		return false
-	}
-	on, _ := s.sharder.ShardRoute()
-	return on
-}
+func (s *Server) sharding() bool { return s.shardOn != nil && s.shardOn.Load() }
 
 // crossSlot is Redis Cluster's (and RedisRaft's) refusal of keys in several slots.
 const crossSlot = "CROSSSLOT Keys in request don't hash to the same slot"
 
-// shardRoute checks a command under sharding as a Redis Cluster node checks it: keys
-// in different slots are refused (CROSSSLOT); on a follower, the client is sent to the
-// leader with -MOVED <the key's slot> <leader>, which a cluster-aware client applies to
-// that slot (redis-py moves only the slot the reply names: RedisRaft's -MOVED 0 made it
-// move slot 0 and send the key to the old leader again). A command without keys says
-// slot 0, as RedisRaft. Commands queued in a transaction are checked at EXEC. false:
-// the command runs here.
+// shardRoute, called while sharding is on, checks a command as a Redis Cluster node
+// checks it: keys in different slots are refused (CROSSSLOT); on a follower, the
+// client is sent to the leader with -MOVED <the key's slot> <leader>, which a
+// cluster-aware client applies to that slot (redis-py moves only the slot the reply
+// names: RedisRaft's -MOVED 0 made it move slot 0 and send the key to the old leader
+// again). A command without keys says slot 0, as RedisRaft. Commands queued in a
+// transaction are checked at EXEC. false: the command runs here.
 func (c *conn) shardRoute(args [][]byte, spec *kvstore.Spec) bool {
-	on, leader := c.s.sharder.ShardRoute()
-	if !on || !spec.CheckArity(args) {
+	if !spec.CheckArity(args) {
 		return false
 	}
+	leader := c.s.sharder.ShardLeader()
 	var buf [4][]byte
 	slot, ok := commonSlot(spec.Keys(buf[:0], args), -1)
 	if ok && leader == "" {

@@ -7,7 +7,6 @@ import (
 	"math/rand/v2"
 	"net"
 	"sort"
-	"strconv"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -34,13 +33,10 @@ type cluster struct {
 	timeoutNs atomic.Int64             // request timeout (CONFIG SET raft.request-timeout)
 	// proxy is RedisRaft's follower-proxy: a follower forwards its clients' writes to
 	// the leader and reads after a barrier through the leader, instead of -MOVED.
-	proxy atomic.Bool
-	// sharding is RedisRaft's sharding: CLUSTER SLOTS and NODES for cluster-aware
-	// clients (sharding.go)
-	sharding atomic.Bool
-	id       uint64 // the cluster id (RedisRaft's dbid), 16 hex digits on the wire
-	nodeID   uint64
-	addr     string // this member's address
+	proxy  atomic.Bool
+	id     uint64 // the cluster id (RedisRaft's dbid), 16 hex digits on the wire
+	nodeID uint64
+	addr   string // this member's address
 	// deadlines bound the requests of clients (deadline.go)
 	deadlines sharedDeadlines
 }
@@ -207,7 +203,7 @@ func (s *Server) launchCluster(redisAddr string, nodeID, clusterID uint64, boot 
 	c := &cluster{raft: rn, tr: tr, udp: udp, id: clusterID, nodeID: nodeID, addr: tr.Addr()}
 	c.timeoutNs.Store(int64(timeout))
 	c.proxy.Store(cfg.FollowerProxy)
-	c.sharding.Store(cfg.Sharding)
+	s.sharding.Store(cfg.Sharding)
 	s.clusterP.Store(c)
 	s.wg.Add(1)
 	go s.runMembership()
@@ -410,8 +406,8 @@ func (s *Server) RaftCommand(ctx context.Context, args [][]byte, w kvstore.Reply
 				w.Error(kvstore.WrongArgs("raft.node"))
 				return
 			}
-			id, err := strconv.ParseUint(string(args[2]), 10, 64)
-			if err != nil || id == 0 {
+			id, ok := parseNodeID(args[2])
+			if !ok || id == 0 {
 				w.Error("ERR invalid node id")
 				return
 			}
@@ -492,20 +488,27 @@ func errLine(err error) string {
 	return "ERR " + err.Error()
 }
 
-// raftNodeAdd is RAFT.NODE ADD <id|0> <host:port>: the leader adds a learner (promoted
-// once caught up) and answers [id, cluster id].
 // errNodeIDUsed is RAFT.NODE ADD's answer for an id the cluster has; a joining node
 // that hears it on a retry knows its first request was applied (joinCluster).
 const errNodeIDUsed = "ERR node id has already been used in this cluster"
 
+// parseNodeID reads a RAFT.NODE id by Redis's rules for an integer (RedisRaft reads it
+// with RedisModule_StringToLongLong: no sign, spaces or leading zeros), 0 or more.
+func parseNodeID(b []byte) (uint64, bool) {
+	v, ok := kvstore.ParseInt(b)
+	return uint64(v), ok && v >= 0
+}
+
+// raftNodeAdd is RAFT.NODE ADD <id|0> <host:port>: the leader adds a learner (promoted
+// once caught up) and answers [id, cluster id].
 func (s *Server) raftNodeAdd(ctx context.Context, args [][]byte, w kvstore.ReplyWriter) {
 	c := s.cl()
 	if len(args) != 4 {
 		w.Error(kvstore.WrongArgs("raft.node"))
 		return
 	}
-	id, err := strconv.ParseUint(string(args[2]), 10, 64)
-	if err != nil {
+	id, ok := parseNodeID(args[2])
+	if !ok {
 		w.Error("ERR invalid node id")
 		return
 	}

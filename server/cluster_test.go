@@ -352,6 +352,17 @@ func TestRaftAdminCommands(t *testing.T) {
 	if err := lc.Do(ctx, "RAFT.NODE", "REMOVE", 99).Err(); err == nil || err.Error() != "ERR node id does not exist" {
 		t.Fatalf("removing an unknown node: %v", err)
 	}
+	// ids are read by Redis's rules for an integer, as RedisRaft reads them: a sign, a
+	// leading zero or a negative id is refused, and nothing changes
+	for _, bad := range [][]any{{"REMOVE", "+" + strconv.FormatUint(victim, 10)}, {"REMOVE", "0" + strconv.FormatUint(victim, 10)},
+		{"REMOVE", 0}, {"ADD", -5, "127.0.0.1:1"}, {"ADD", "+7", "127.0.0.1:1"}} {
+		if err := lc.Do(ctx, append([]any{"RAFT.NODE"}, bad...)...).Err(); err == nil || err.Error() != "ERR invalid node id" {
+			t.Fatalf("RAFT.NODE %v: %v, want ERR invalid node id", bad, err)
+		}
+	}
+	if info := lc.Info(ctx, "raft").Val(); !strings.Contains(info, "raft_num_voting_nodes:3") || !strings.Contains(info, "raft_num_nodes:3") {
+		t.Fatalf("after refused RAFT.NODE calls:\n%s", info)
+	}
 	if err := lc.Do(ctx, "RAFT.NODE", "REMOVE", victim).Err(); err != nil {
 		t.Fatal(err)
 	}

@@ -143,6 +143,8 @@ func (s *Server) transferLeader(ctx context.Context, c *cluster, args [][]byte, 
 		w.Error(errLine(c.clientError(err)))
 		return
 	}
+	tick := time.NewTicker(time.Millisecond)
+	defer tick.Stop()
 	for {
 		st := c.raft.Status()
 		switch {
@@ -160,7 +162,7 @@ func (s *Server) transferLeader(ctx context.Context, c *cluster, args [][]byte, 
 		case <-ctx.Done():
 			w.Error("ERR transfer timed out")
 			return
-		case <-time.After(time.Millisecond):
+		case <-tick.C:
 		}
 	}
 }

@@ -319,6 +319,7 @@ func (s *Server) startPending(redisAddr string) error {
 		}
 	}
 	s.pending = &pendingCluster{ln: ln, redisAddr: redisAddr}
+	s.sharding.Store(s.cfg.Sharding) // CLUSTER answers NOCLUSTER until INIT or JOIN
 	s.logf("server: waiting for RAFT.CLUSTER INIT or RAFT.CLUSTER JOIN (member address %s)", ln.Addr())
 	return nil
 }

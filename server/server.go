@@ -144,6 +144,9 @@ type Server struct {
 	// RAFT.CLUSTER INIT/JOIN on a node started with --cluster alone (then pending holds
 	// what it waits with).
 	clusterP atomic.Pointer[cluster]
+	// sharding is RedisRaft's sharding switch (sharding.go): set for a cluster member or
+	// a node waiting to be one that was started with it, and by CONFIG SET raft.sharding
+	sharding atomic.Bool
 	pending  *pendingCluster
 	// logMax is raft.log-max-file-size: how much the Raft log grows before a snapshot
 	logMax atomic.Int64
@@ -642,8 +645,7 @@ func (s *Server) ConfigGet() map[string]string {
 	}
 	out["raft.election-timeout"] = strconv.FormatInt((tick * time.Duration(ticks)).Milliseconds(), 10)
 	out["raft.follower-proxy"] = yesNo(c != nil && c.proxy.Load() || c == nil && s.cfg.FollowerProxy)
-	on, _ := s.ShardRoute()
-	out["raft.sharding"] = yesNo(on)
+	out["raft.sharding"] = yesNo(s.sharding.Load())
 	out["raft.quorum-reads"] = "yes" // lease and ReadIndex reads are both linearizable
 	out["raft.log-fsync"] = yesNo(s.cfg.Fsync == consensus.FsyncAlways)
 	out["raft.log-max-file-size"] = strconv.FormatInt(s.logMax.Load(), 10)
@@ -703,7 +705,7 @@ func (s *Server) ConfigCheck(name, value string) (set func() error, remote bool,
 		}
 		flag := &c.proxy
 		if name == "raft.sharding" {
-			flag = &c.sharding
+			flag = &s.sharding
 		}
 		return func() error { flag.Store(on); return nil }, false, nil
 	case "raft.log-max-file-size":

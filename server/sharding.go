@@ -5,6 +5,7 @@ import (
 	"net"
 	"strconv"
 	"strings"
+	"sync/atomic"
 
 	"github.com/nanokv/nanokv/kvstore"
 )
@@ -23,30 +24,27 @@ import (
 // numSlots is Redis Cluster's count of hash slots.
 const numSlots = 16384
 
-// ShardRoute implements resp.Sharder. A node waiting for RAFT.CLUSTER INIT or JOIN has
-// sharding on when started with it, and answers CLUSTER with NOCLUSTER, as RedisRaft.
-func (s *Server) ShardRoute() (on bool, leader string) {
+// ShardingSwitch implements resp.Sharder.
+func (s *Server) ShardingSwitch() *atomic.Bool { return &s.sharding }
+
+// ShardLeader implements resp.Sharder: the leader's Redis address while this member
+// sends its clients there.
+func (s *Server) ShardLeader() string {
 	c := s.cl()
-	if c == nil {
-		return s.pending != nil && s.cfg.Sharding, ""
-	}
-	if !c.sharding.Load() {
-		return false, ""
-	}
-	if c.proxy.Load() || c.isLeader() {
-		return true, ""
+	if c == nil || c.proxy.Load() || c.isLeader() {
+		return ""
 	}
 	if lead := c.raft.Status().Lead; lead != 0 && lead != c.nodeID {
-		return true, c.tr.PeerMeta(lead)
+		return c.tr.PeerMeta(lead)
 	}
-	return true, ""
+	return ""
 }
 
 // ClusterCommand implements resp.Sharder: RedisRaft's CLUSTER SLOTS and CLUSTER NODES,
 // with its errors (ShardingHandleClusterCommand).
 func (s *Server) ClusterCommand(args [][]byte, w kvstore.ReplyWriter) {
 	if len(args) != 2 {
-		w.Error("ERR wrong number of arguments for '" + string(args[0]) + "' command")
+		w.Error(kvstore.WrongArgs(string(args[0]))) // the name as sent, as RedisModule_WrongArity
 		return
 	}
 	c := s.cl()
