@@ -862,10 +862,6 @@ func execCommand(c *conn, _ [][]byte) {
 		c.Error("EXECABORT Transaction discarded because of previous errors.")
 		return
 	}
-	if c.txCrossSlot(queued) {
-		c.Error(crossSlot) // and the transaction is discarded, as Redis Cluster does
-		return
-	}
 	// Rules changed since the commands were queued are applied now, as Redis's EXEC
 	// does: a denied command does not run and its place in the reply is an error.
 	queued, denied, logged := c.recheckQueued(queued)

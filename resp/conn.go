@@ -362,7 +362,7 @@ func (c *conn) handle(args [][]byte, spec *kvstore.Spec) {
 		return
 	}
 	// As in Redis: the cluster's redirection after the ACL check, before the memory's
-	if cs == nil && spec != nil && !c.inMulti && c.s.sharding() && c.shardRoute(args, spec) {
+	if c.s.sharding() && c.shardRoute(args, spec, cs) {
 		return
 	}
 	if c.refusedForMemory(args, spec, cs) {

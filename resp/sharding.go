@@ -30,30 +30,66 @@ func (s *Server) sharding() bool { return s.shardOn != nil && s.shardOn.Load() }
 const crossSlot = "CROSSSLOT Keys in request don't hash to the same slot"
 
 // shardRoute, called while sharding is on, checks a command as a Redis Cluster node
-// checks it: keys in different slots are refused (CROSSSLOT); on a follower, the
-// client is sent to the leader with -MOVED <the key's slot> <leader>, which a
-// cluster-aware client applies to that slot (redis-py moves only the slot the reply
-// names: RedisRaft's -MOVED 0 made it move slot 0 and send the key to the old leader
-// again). A command without keys says slot 0, as RedisRaft. Commands queued in a
-// transaction are checked at EXEC. false: the command runs here.
-func (c *conn) shardRoute(args [][]byte, spec *kvstore.Spec) bool {
-	if !spec.CheckArity(args) {
-		return false
-	}
-	leader := c.s.sharder.ShardLeader()
-	var buf [4][]byte
-	slot, ok := commonSlot(spec.Keys(buf[:0], args), -1)
-	if ok && leader == "" {
+// checks it before it runs (its redirection), and answers it if it may not run here:
+//   - A command that names keys (the store's, given as spec, or WATCH, given as cs) is
+//     refused if they hash to different slots (CROSSSLOT). On a follower, the client
+//     is sent to the leader with -MOVED <the key's slot> <leader>, which a
+//     cluster-aware client applies to that slot (redis-py moves only the slot the
+//     reply names: RedisRaft's -MOVED 0 made it move slot 0 and send the key to the
+//     old leader again). A store command without keys says slot 0, as RedisRaft.
+//   - Inside MULTI, such a refusal aborts the transaction (EXECABORT at EXEC), and EXEC
+//     checks the queued commands together (txShardRefusal); its refusal discards them.
+//
+// A refusal is counted as a rejected call, as Redis counts it. false: the command runs.
+func (c *conn) shardRoute(args [][]byte, spec *kvstore.Spec, cs *connSpec) bool {
+	var msg string
+	switch {
+	case cs == nil && spec != nil || cs != nil && cs.FirstKey > 0:
+		if cs != nil {
+			spec = &cs.Spec
+		}
+		if !spec.CheckArity(args) {
+			return false
+		}
+		var buf [4][]byte
+		if msg = c.keysRefusal(spec.Keys(buf[:0], args)); msg == "" {
+			return false
+		}
+		c.multiErr = c.multiErr || c.inMulti
+	case cs != nil && cs.txCtrl && cs.Name == "exec" && c.inMulti && !c.multiErr:
+		if msg = c.txShardRefusal(c.queued); msg == "" {
+			return false
+		}
+		c.inMulti, c.queued, c.watches = false, nil, nil
+	default:
 		return false
 	}
 	c.flushBatch()
-	c.s.b.Store().CommandStats(spec, args).Reject() // Redis counts a redirection as rejected
-	if !ok {
-		c.Error(crossSlot)
+	if cs != nil {
+		c.s.cmdStats(cs, args).Reject()
 	} else {
-		c.Error("MOVED " + strconv.Itoa(max(slot, 0)) + " " + leader)
+		c.s.b.Store().CommandStats(spec, args).Reject()
 	}
+	c.Error(msg)
 	return true
+}
+
+// keysRefusal is a Redis Cluster node's refusal of a command with these keys: CROSSSLOT
+// if they hash to more than one slot, MOVED on a follower; "" if it runs here.
+func (c *conn) keysRefusal(keys [][]byte) string {
+	slot, ok := commonSlot(keys, -1)
+	if !ok {
+		return crossSlot
+	}
+	if leader := c.s.sharder.ShardLeader(); leader != "" {
+		return moved(slot, leader)
+	}
+	return ""
+}
+
+// moved is the redirection of slot (-1: no key, said as slot 0) to the leader.
+func moved(slot int, leader string) string {
+	return "MOVED " + strconv.Itoa(max(slot, 0)) + " " + leader
 }
 
 // commonSlot is the slot all keys hash to, given slot, the one found so far (-1: none
@@ -70,12 +106,12 @@ func commonSlot(keys [][]byte, slot int) (int, bool) {
 	return slot, true
 }
 
-// txCrossSlot reports whether a transaction's commands, together, name keys in more
-// than one slot while sharding is on: EXEC is then refused, as Redis Cluster refuses it.
-func (c *conn) txCrossSlot(queued []kvstore.TxCommand) bool {
-	if !c.s.sharding() {
-		return false
-	}
+// txShardRefusal checks a transaction at EXEC while sharding is on, as Redis Cluster
+// checks it: the keys of its commands, together, must hash to one slot (else
+// CROSSSLOT), and a follower (one that has stopped leading since they were queued, or
+// whose transaction names no key) sends the client to the leader, as every EXEC is an
+// entry of the leader's log. The refusal, "" if none, discards the transaction.
+func (c *conn) txShardRefusal(queued []kvstore.TxCommand) string {
 	slot := -1
 	var buf [4][]byte
 	for _, q := range queued {
@@ -85,10 +121,13 @@ func (c *conn) txCrossSlot(queued []kvstore.TxCommand) bool {
 		}
 		var ok bool
 		if slot, ok = commonSlot(spec.Keys(buf[:0], q.Args), slot); !ok {
-			return true
+			return crossSlot
 		}
 	}
-	return false
+	if leader := c.s.sharder.ShardLeader(); leader != "" {
+		return moved(slot, leader)
+	}
+	return ""
 }
 
 // KeySlot is Redis Cluster's hash slot of key: CRC16 (XMODEM) of the key, or of its

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -97,6 +98,40 @@ func TestShardingDescribesTheGroup(t *testing.T) {
 	lr.expect(t, "+QUEUED", "GET", "{t}b")
 	lr.expect(t, "*2\r\n:2\r\n$1\r\n2", "EXEC")
 
+	// Inside MULTI each command is checked as it is queued, as Redis Cluster checks it,
+	// and a refused one aborts the transaction; WATCH's keys are checked as a command's.
+	const execAbort = "-EXECABORT Transaction discarded because of previous errors."
+	r.expect(t, "+OK", "MULTI")
+	r.expect(t, "-MOVED 12182 "+leadAddr, "SET", "foo", "bar")
+	r.expect(t, "+QUEUED", "PING")
+	r.expect(t, execAbort, "EXEC")
+	r.expect(t, "-MOVED 12182 "+leadAddr, "WATCH", "foo")
+	r.expect(t, "-CROSSSLOT Keys in request don't hash to the same slot", "WATCH", "a", "b")
+	r.expect(t, "+OK", "MULTI")
+	r.expect(t, "+QUEUED", "PING")
+	r.expect(t, "-MOVED 0 "+leadAddr, "EXEC") // every EXEC is an entry of the leader's log
+	lr.expect(t, "+OK", "MULTI")
+	lr.expect(t, "-CROSSSLOT Keys in request don't hash to the same slot", "MSET", "a", "1", "b", "2")
+	lr.expect(t, "+QUEUED", "SET", "a", "1")
+	lr.expect(t, execAbort, "EXEC")
+	lr.expect(t, "$-1", "GET", "a")
+	lr.expect(t, "-CROSSSLOT Keys in request don't hash to the same slot", "WATCH", "a", "b")
+	lr.expect(t, "+OK", "WATCH", "{t}a", "{t}b")
+	lr.expect(t, "+OK", "MULTI")
+	lr.expect(t, "+QUEUED", "GET", "{t}a")
+	lr.expect(t, "*1\r\n$1\r\n2", "EXEC")
+	info = client(t, fol).Info(context.Background(), "commandstats", "errorstats").Val()
+	for _, want := range []string{"cmdstat_watch:calls=0,usec=0,usec_per_call=0.00,rejected_calls=2,failed_calls=0",
+		"errorstat_CROSSSLOT:count=2", "errorstat_MOVED:count=6"} {
+		if !strings.Contains(info, want+"\r\n") {
+			t.Fatalf("INFO commandstats errorstats lacks %q:\n%s", want, info)
+		}
+	}
+	// EXEC: the one that ran (EXECABORT) failed; the one refused was rejected, not run
+	if !regexp.MustCompile(`\r\ncmdstat_exec:calls=1,usec=\d+,usec_per_call=[\d.]+,rejected_calls=1,failed_calls=1\r\n`).MatchString(info) {
+		t.Fatalf("INFO commandstats: EXEC should have one call, failed, and one rejected:\n%s", info)
+	}
+
 	// Turned off, the member is a plain RedisRaft member again.
 	r.expect(t, "+OK", "CONFIG", "SET", "raft.sharding", "no")
 	r.expect(t, "-ERR This instance has cluster support disabled", "CLUSTER", "SLOTS")
@@ -146,13 +181,33 @@ func TestShardingClusterClientFollowsTheLeader(t *testing.T) {
 			targetID = id
 		}
 	}
+	// A transaction queued on the leader before it hands over is sent to the new leader
+	// at EXEC, not run.
+	old := servers[leadID]
+	tx := rawConn(t, old)
+	tx.expect(t, "+OK", "MULTI")
+	tx.expect(t, "+QUEUED", "INCR", "counter")
 	if err := client(t, servers[leadID]).Do(ctx, "RAFT.TRANSFER_LEADER", targetID).Err(); err != nil {
 		t.Fatalf("RAFT.TRANSFER_LEADER %d: %v", targetID, err)
 	}
 	for _, s := range servers {
 		awaitLeaderKnown(t, s, targetID)
 	}
-	incr(20)
+	tx.expect(t, "-MOVED "+strconv.Itoa(resp.KeySlot([]byte("counter")))+" "+target.RedisAddr(), "EXEC")
+	// The client's map still names the old leader: its transaction is refused there as
+	// it is queued (MOVED, then EXECABORT) and runs once on the new leader.
+	var second *redis.IntCmd
+	if _, err := cc.TxPipelined(ctx, func(p redis.Pipeliner) error {
+		p.Incr(ctx, "counter")
+		second = p.Incr(ctx, "counter")
+		return nil
+	}); err != nil || second.Val() != 22 {
+		t.Fatalf("a transaction through the cluster client after the transfer: %v, second INCR %d, want 22", err, second.Val())
+	}
+	if info := client(t, old).Info(ctx, "errorstats").Val(); !strings.Contains(info, "errorstat_EXECABORT:count=1\r\n") {
+		t.Fatalf("the old leader's errorstats after the client's transaction, want one EXECABORT:\n%s", info)
+	}
+	incr(18)
 	if v, err := client(t, target).Get(ctx, "counter").Int(); err != nil || v != 40 {
 		t.Fatalf("counter on the new leader: %d %v, want 40", v, err)
 	}
