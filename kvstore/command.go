@@ -291,8 +291,6 @@ type Ctx struct {
 	writing bool
 	// rnd is the applier's deterministic random stream, seeded per entry.
 	rnd rng
-	// dbChanged is set by SELECT inside a transaction.
-	dbChanged bool
 	// held is, on the applier, the shards a script's command or transaction holds, so
 	// that a script can take the rest it reaches (scriptVM.reach); nil elsewhere.
 	held *shardSet

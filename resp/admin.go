@@ -25,7 +25,6 @@ type connSpec struct {
 	// noMulti: refused inside MULTI. Redis refuses SAVE and SHUTDOWN; nanokv also
 	// (un)subscribing, RAFT.* and IDEMPOTENT. EXEC runs the others on the connection.
 	noMulti bool
-	subcmds []string
 }
 
 var connCommands = map[string]*connSpec{}

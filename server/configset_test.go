@@ -360,7 +360,6 @@ func TestOutputLimitsAsRedis(t *testing.T) {
 	type step struct {
 		client int // 0: the admin, 1: a reader, 2: a subscriber
 		cmd    []string
-		send   bool // send only; the reply is read by a later recv step
 		recv   bool // read one reply of the client
 	}
 	steps := []step{
