@@ -151,6 +151,54 @@ func (c *conn) metadump(classes map[int]bool) {
 	c.out = append(c.out, "END\r\n"...)
 }
 
+// maxSlabClasses is memcached's MAX_NUMBER_OF_SLAB_CLASSES (ids 0-63; 0 is never used),
+// and cachedumpMax its largest cachedump reply (item_cachedump's 2 MB buffer).
+const (
+	maxSlabClasses = 64
+	cachedumpMax   = 2 << 20
+)
+
+// cachedump is stats cachedump <class> <limit>, memcdump's way to list keys: a line
+// "ITEM <key> [<value bytes> b; <expiry, unix seconds, 0: none> s]" for up to limit
+// items of the class (0: no limit), within memcached's 2 MB, then END. memcached lists
+// the items in the class's cold LRU, which holds every item that is neither new nor in
+// active use; nanokv, which keeps no LRU segments, lists them all. As memcached, it
+// leaves out the items stored with binary keys, whose bytes the line cannot carry.
+func (c *conn) cachedump(args [][]byte) {
+	if len(args) < 2 {
+		c.line("CLIENT_ERROR bad command line")
+		return
+	}
+	id, okID := ParseUint32(args[0])
+	limit, okLimit := ParseUint32(args[1])
+	switch {
+	case !okID || !okLimit:
+		c.line("CLIENT_ERROR bad command line format")
+		return
+	case id >= maxSlabClasses:
+		c.line("CLIENT_ERROR Illegal slab id")
+		return
+	}
+	start, shown, full := len(c.out), uint32(0), false
+	c.s.b.Store().MCEach(time.Now().UnixMilli(), func(key string, it kvstore.MCItem) {
+		if full || limit != 0 && shown == limit || it.BinaryKey || slabClass(itemSize(len(key), it.Flags, len(it.Value))) != int(id) {
+			return
+		}
+		exp := int64(0)
+		if it.Deadline != 0 {
+			exp = (it.Deadline + 999) / 1000 // memcached's clock has whole seconds
+		}
+		mark := len(c.out)
+		c.out = fmt.Appendf(c.out, "ITEM %s [%d b; %d s]\r\n", key, len(it.Value), exp)
+		if len(c.out)-start+6 > cachedumpMax { // 6: END\r\n and C's NUL
+			c.out, full = c.out[:mark], true
+			return
+		}
+		shown++
+	})
+	c.out = append(c.out, "END\r\n"...)
+}
+
 // slabPage is memcached's slab page; slabChunkMax its largest chunk (slab_chunk_max,
 // half a page), past which memcached splits an item into a header and chunks of data,
 // each chunk with a header of chunkHeader bytes (its item_chunk on 64-bit).

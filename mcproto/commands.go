@@ -520,6 +520,9 @@ func (c *conn) handleStats(args [][]byte) {
 		return
 	case "sizes":
 		stat("sizes_status", "disabled") // memcached's default: no size histogram
+	case "cachedump":
+		c.cachedump(args[1:])
+		return
 	case "detail":
 		// per-prefix statistics: nanokv keeps none, so a dump is empty
 		switch {
