@@ -3,6 +3,7 @@ package zkproto_test
 import (
 	"os"
 	"os/exec"
+	"strings"
 	"testing"
 
 	"github.com/nanokv/nanokv/internal/testtool"
@@ -10,6 +11,7 @@ import (
 
 // Real clients against a nanokv node: kazoo (Debian's python3-kazoo, which only the
 // system python has) and ZooKeeper's zkCli.sh. Each script prints a line per failed check.
+// kazoo's recipes also run against ZooKeeper 3.8 and a cluster.
 
 const zkCliPath = "/usr/share/zookeeper/bin/zkCli.sh"
 
@@ -17,6 +19,33 @@ func TestKazoo(t *testing.T) {
 	testtool.RequirePython(t, "kazoo", "python3-kazoo")
 	s := startNode(t, nil)
 	testtool.Run(t, testtool.SystemPython, "testdata/kazoo_check.py", s.ZKAddr())
+}
+
+// kazoo's recipes (locks, read/write locks, a counter, an election, a semaphore,
+// barriers, queues, parties, data and children watches, a tree cache) pass against a
+// real ZooKeeper 3.8, a node, and a three-member cluster whose clients' sessions are on
+// different members.
+func TestKazooRecipes(t *testing.T) {
+	testtool.RequirePython(t, "kazoo", "python3-kazoo")
+	const script = "testdata/kazoo_recipes_check.py"
+	t.Run("ZooKeeper", func(t *testing.T) {
+		t.Parallel()
+		testtool.Run(t, testtool.SystemPython, script, startRealZooKeeper(t, false))
+	})
+	t.Run("node", func(t *testing.T) {
+		t.Parallel()
+		testtool.Run(t, testtool.SystemPython, script, startNode(t, nil).ZKAddr())
+	})
+	t.Run("cluster", func(t *testing.T) {
+		t.Parallel()
+		members := startZKCluster(t, 3, nil)
+		leaderIndex(t, members)
+		var hosts []string
+		for _, m := range members {
+			hosts = append(hosts, m.ZKAddr())
+		}
+		testtool.Run(t, testtool.SystemPython, script, strings.Join(hosts, ","))
+	})
 }
 
 func TestZkCli(t *testing.T) {
