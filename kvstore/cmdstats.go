@@ -137,6 +137,9 @@ func (st *CmdStats) End(start int64, failed bool) {
 	}
 }
 
+// Calls is how many calls End counted.
+func (st *CmdStats) Calls() uint64 { return st.calls.Load() }
+
 // Reject counts a call refused before it ran (a nil st counts nowhere).
 func (st *CmdStats) Reject() {
 	if st != nil {
@@ -218,6 +221,17 @@ func (s *Store) CommandStats(spec *Spec, args [][]byte) *CmdStats {
 		return &s.cmdStats[i]
 	}
 	return nil
+}
+
+// CommandCalls is how many calls of Redis commands the store's counters hold: INFO's
+// total_commands_processed, which Redis counts where it counts a command's calls (after
+// the command ran, so that INFO does not count itself; never a refused one).
+func (s *Store) CommandCalls() uint64 {
+	var n uint64
+	for i := 1; i < len(s.cmdStats); i++ { // 0 counts memcached's commands, which Redis does not see
+		n += s.cmdStats[i].calls.Load()
+	}
+	return n
 }
 
 // EachCommandStats calls fn for every command's counters, by name.

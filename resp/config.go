@@ -160,7 +160,6 @@ func configCommand(c *conn, args [][]byte) {
 			c.Error(kvstore.WrongArgs("config|resetstat"))
 			return
 		}
-		c.s.stats.commands.Store(0)
 		c.s.stats.connections.Store(0)
 		c.s.stats.rejected.Store(0)
 		c.s.stats.netIn.Store(0)

@@ -342,7 +342,6 @@ func (c *conn) flushOut() bool {
 
 // handle runs one request; spec is kvstore.Lookup(args[0]).
 func (c *conn) handle(args [][]byte, spec *kvstore.Spec) {
-	c.s.stats.commands.Add(1)
 	if !c.authed && !allowedUnauthed(args[0]) {
 		c.flushBatch()
 		c.Error("NOAUTH Authentication required.")

@@ -111,6 +111,16 @@ func (s *Server) eachCommandStats(line func(name string, st *kvstore.CmdStats)) 
 	}
 }
 
+// commandsProcessed is INFO's total_commands_processed: the calls of every command, the
+// store's and the connection's, as Redis counts them.
+func (s *Server) commandsProcessed() uint64 {
+	n := s.b.Store().CommandCalls()
+	for _, st := range s.connStats {
+		n += st.Calls()
+	}
+	return n
+}
+
 // resetCommandStats zeroes every command's counters (CONFIG RESETSTAT).
 func (s *Server) resetCommandStats() {
 	s.b.Store().EachCommandStats(func(_ string, st *kvstore.CmdStats) { st.Reset() })

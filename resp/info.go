@@ -70,7 +70,7 @@ func (s *Server) infoSection(b *strings.Builder, section string, c *conn) bool {
 		b.WriteString("# Stats\r\n")
 		ops, in, out := s.rates.current()
 		w("total_connections_received", s.stats.connections.Load())
-		w("total_commands_processed", s.stats.commands.Load())
+		w("total_commands_processed", s.commandsProcessed())
 		w("instantaneous_ops_per_sec", int64(ops))
 		w("total_net_input_bytes", s.stats.netIn.Load())
 		w("total_net_output_bytes", s.stats.netOut.Load())
@@ -290,7 +290,7 @@ func (s *Server) sampleRates() {
 			if tick%int(time.Second/rateSamplePeriod) == 0 {
 				s.closeIdle(now, s.config().Timeout)
 			}
-			s.rates.sample(now, [3]uint64{s.stats.commands.Load(), s.stats.netIn.Load(), s.stats.netOut.Load()})
+			s.rates.sample(now, [3]uint64{s.commandsProcessed(), s.stats.netIn.Load(), s.stats.netOut.Load()})
 			if s.ownMem {
 				s.mem.Sample()
 			}

@@ -172,7 +172,6 @@ type Server struct {
 	nextID atomic.Int64
 	stats  struct {
 		connections atomic.Uint64
-		commands    atomic.Uint64
 		rejected    atomic.Uint64
 		netIn       atomic.Uint64
 		netOut      atomic.Uint64

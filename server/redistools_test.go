@@ -91,3 +91,48 @@ func TestRedisCliKeyTools(t *testing.T) {
 		}
 	}
 }
+
+// INFO's total_commands_processed counts as Redis 7.0 counts: a command once it ran (so
+// INFO does not count itself, and CONFIG RESETSTAT counts after its reset), the
+// commands EXEC and a script run (and an EXEC that aborts), a command that ran and
+// failed, and never a refused one (unknown, wrong arity) or one queued in MULTI, on a
+// node and on a cluster's leader.
+func TestCommandsProcessedAsRedis(t *testing.T) {
+	real := startRedisServer(t)
+	single := startServer(t, Config{})
+	defer single.Close()
+	_, lead := leaderOf(t, startCluster(t, 3), 0)
+	conv := [][]string{
+		{"CONFIG", "RESETSTAT"}, {"INFO", "stats"}, {"SET", "a", "1"}, {"INFO", "stats"},
+		{"NOSUCHCOMMAND"}, {"GET"}, {"INFO", "stats"},
+		{"MULTI"}, {"SET", "b", "2"}, {"GET", "b"}, {"EXEC"}, {"INFO", "stats"},
+		{"MULTI"}, {"SET", "b"}, {"EXEC"}, {"INFO", "stats"},
+		{"EVAL", "redis.call('set', 'c', '1') return redis.call('get', 'c')", "0"},
+		{"MSET", "x", "1", "y", "2"}, {"PING"}, {"INCR", "a"}, {"LPUSH", "a", "x"}, {"INFO", "stats"},
+	}
+	processed := regexp.MustCompile(`total_commands_processed:(\d+)`)
+	counts := func(addr string) []string {
+		c := dialNew(t, addr)
+		var out []string
+		for _, cmd := range conv {
+			v, _ := c.do(cmd...)
+			if cmd[0] == "INFO" {
+				m := processed.FindStringSubmatch(render(v))
+				if m == nil {
+					t.Fatalf("INFO stats at %s has no total_commands_processed: %s", addr, render(v))
+				}
+				out = append(out, m[1])
+			}
+		}
+		return out
+	}
+	want := counts(real)
+	if !slices.Equal(want, []string{"1", "3", "4", "9", "12", "20"}) {
+		t.Fatalf("redis-server counted %v: the test's expectation is wrong", want)
+	}
+	for _, addr := range []string{single.RedisAddr(), lead.RedisAddr()} {
+		if got := counts(addr); !slices.Equal(got, want) {
+			t.Errorf("total_commands_processed at %s: %v, redis-server %v", addr, got, want)
+		}
+	}
+}
