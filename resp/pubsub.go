@@ -103,9 +103,23 @@ func (h *hub) Publish(shard bool, channel, message []byte) int {
 // itself (peerGone) before they count a subscriber.
 func present(c *conn) bool { return !c.peerGone() }
 
-func (h *hub) add(k kind, name string, c *conn) {
+// subscribe adds c's subscriptions and queues c's output (their confirmations) in one
+// step under the hub's lock. A PUBLISH then runs either before both, when the client
+// cannot yet know it is subscribed, or after both, and its message follows the
+// confirmation. (Registered after the confirmation was queued, a subscriber that had
+// read it could miss a message it was then told it would get: a PUBLISH right after
+// PSUBSCRIBE's reply once counted no receiver.)
+func (h *hub) subscribe(c *conn, subs ...laterSub) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
+	for _, s := range subs {
+		h.add(s.k, s.name, c)
+	}
+	c.flushOut() // a subscriber's output is queued, never written here
+}
+
+// add adds one subscription; the caller holds h.mu.
+func (h *hub) add(k kind, name string, c *conn) {
 	if h.subs[k] == nil {
 		h.subs[k] = map[string]map[*conn]struct{}{}
 	}
@@ -380,9 +394,7 @@ func subscribeCommand(k kind) func(c *conn, args [][]byte) {
 				// together: the hub hears of the subscription once it is queued
 				c.laterSubs = append(c.laterSubs, laterSub{k, name})
 			case fresh:
-				// the confirmation is queued before the first message can be
-				c.flushOut()
-				c.s.ps.add(k, name, c)
+				c.s.ps.subscribe(c, laterSub{k, name})
 			}
 		}
 	}
@@ -400,12 +412,13 @@ func (c *conn) addLaterSubs() {
 	if len(c.laterSubs) == 0 {
 		return
 	}
-	c.flushOut()
+	var subs []laterSub
 	for _, l := range c.laterSubs {
 		if containsName(c.sub.names[l.k], l.name) {
-			c.s.ps.add(l.k, l.name, c)
+			subs = append(subs, l)
 		}
 	}
+	c.s.ps.subscribe(c, subs...)
 	c.laterSubs = nil
 }
 
