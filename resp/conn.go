@@ -144,6 +144,13 @@ func (c *conn) kill() {
 	default:
 	}
 	close(c.shared.killed)
+	if s := c.shared.pushq.Load(); s != nil {
+		// as Redis frees a client it kills at once: a PUBLISH from here on neither
+		// counts nor queues for it, though its goroutine may not have left the hub yet
+		s.mu.Lock()
+		s.failed, s.out = true, nil
+		s.mu.Unlock()
+	}
 	if c.shared.close != nil {
 		c.shared.close()
 	}

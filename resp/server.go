@@ -231,6 +231,7 @@ func NewServer(b Backend, cfg Config) *Server {
 	s.ids = newServerIDs(cfg.Version)
 	limits := cfg.OutputLimits
 	s.outLimits.Store(&limits)
+	s.connStats = newConnStats(&s.latencyTracking) // before the sampler, which sums them
 	s.handler.Add(1)
 	go s.sampleRates()
 	if cfg.ACLFile != "" {
@@ -240,7 +241,6 @@ func NewServer(b Backend, cfg Config) *Server {
 			cfg.Logf("resp: aclfile: %v", err)
 		}
 	}
-	s.connStats = newConnStats(&s.latencyTracking)
 	s.track.s, s.track.maxKeys = s, cfg.TrackingTableMaxKeys
 	b.Store().SetPublisher(&s.ps)
 	b.Store().SetScriptMonitor(s.feedScript)

@@ -2,6 +2,7 @@ package server
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 )
 
@@ -28,5 +29,23 @@ func TestPublishAfterSubscribeConfirmation(t *testing.T) {
 			t.Fatalf("round %d: the subscriber got %q, want %q", i, got, want)
 		}
 		sub.nc.Close()
+	}
+}
+
+// A subscriber CLIENT KILL (or an ACL change) disconnects is gone for the PUBLISH that
+// follows, as Redis frees a client it kills at once: its goroutine may not have left
+// the hub yet, but nothing is counted or queued for it.
+func TestPublishAfterKillingSubscriber(t *testing.T) {
+	s := startServer(t, Config{})
+	defer s.Close()
+	admin := rawConn(t, s)
+	for i := range 300 {
+		sub := rawConn(t, s)
+		sub.send("CLIENT", "ID")
+		id := strings.TrimPrefix(sub.readReply(t), ":")
+		ch := fmt.Sprintf("ch%d", i)
+		sub.expect(t, "*3\r\n$9\r\nsubscribe\r\n"+respBulk(ch)+":1", "SUBSCRIBE", ch)
+		admin.expect(t, ":1", "CLIENT", "KILL", "ID", id)
+		admin.expect(t, ":0", "PUBLISH", ch, "m")
 	}
 }
