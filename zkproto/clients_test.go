@@ -1,10 +1,14 @@
 package zkproto_test
 
 import (
+	"bufio"
+	"context"
+	"io"
 	"os"
 	"os/exec"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/nanokv/nanokv/internal/testtool"
 )
@@ -46,6 +50,58 @@ func TestKazooRecipes(t *testing.T) {
 		}
 		testtool.Run(t, testtool.SystemPython, script, strings.Join(hosts, ","))
 	})
+}
+
+// A kazoo session survives the loss of the member it is on, the leader: kazoo
+// resumes it on another member, where its lock and ephemeral node are still its own
+// and its counter goes on (testdata/kazoo_failover_check.py; the test stops the
+// member when the script says READY).
+func TestKazooSessionSurvivesItsMember(t *testing.T) {
+	testtool.RequirePython(t, "kazoo", "python3-kazoo")
+	members := startZKCluster(t, 3, nil)
+	lead := leaderIndex(t, members)
+	hosts := []string{members[lead].ZKAddr()}
+	for i, m := range members {
+		if i != lead {
+			hosts = append(hosts, m.ZKAddr())
+		}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, testtool.SystemPython, "testdata/kazoo_failover_check.py", strings.Join(hosts, ","))
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	var printed strings.Builder
+	r := bufio.NewReader(io.TeeReader(stdout, &printed))
+	for {
+		line, err := r.ReadString('\n')
+		if err != nil {
+			cmd.Wait()
+			t.Fatalf("the script ended before READY: %v\n%s%s", err, printed.String(), stderr.String())
+		}
+		if line == "READY\n" {
+			break
+		}
+	}
+	members[lead].Close()
+	io.WriteString(stdin, "go\n")
+	io.Copy(io.Discard, r)
+	err = cmd.Wait()
+	t.Logf("%s%s", printed.String(), stderr.String())
+	if err != nil {
+		t.Fatalf("kazoo_failover_check.py: %v", err)
+	}
 }
 
 func TestZkCli(t *testing.T) {
