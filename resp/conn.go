@@ -81,7 +81,7 @@ type conn struct {
 	// how many commands the transaction has (CLIENT LIST's multi=)
 	execing int
 	// laterSubs: the subscriptions EXEC's commands made, for the hub after its reply
-	laterSubs []laterSub
+	laterSubs []subscription
 	// monitoring: the connection sent MONITOR (monitor.go)
 	monitoring bool
 	// repl is what REPLCONF said, for SYNC (sync.go)

@@ -109,7 +109,7 @@ func present(c *conn) bool { return !c.peerGone() }
 // confirmation. (Registered after the confirmation was queued, a subscriber that had
 // read it could miss a message it was then told it would get: a PUBLISH right after
 // PSUBSCRIBE's reply once counted no receiver.)
-func (h *hub) subscribe(c *conn, subs ...laterSub) {
+func (h *hub) subscribe(c *conn, subs ...subscription) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	for _, s := range subs {
@@ -392,16 +392,16 @@ func subscribeCommand(k kind) func(c *conn, args [][]byte) {
 			case fresh && c.execing > 0:
 				// EXEC's reply, which holds the confirmation, is still being put
 				// together: the hub hears of the subscription once it is queued
-				c.laterSubs = append(c.laterSubs, laterSub{k, name})
+				c.laterSubs = append(c.laterSubs, subscription{k, name})
 			case fresh:
-				c.s.ps.subscribe(c, laterSub{k, name})
+				c.s.ps.subscribe(c, subscription{k, name})
 			}
 		}
 	}
 }
 
-// laterSub is a subscription made inside EXEC, which the hub hears of after EXEC's reply.
-type laterSub struct {
+// subscription is one channel, pattern or shard channel a connection subscribes to.
+type subscription struct {
 	k    kind
 	name string
 }
@@ -412,7 +412,7 @@ func (c *conn) addLaterSubs() {
 	if len(c.laterSubs) == 0 {
 		return
 	}
-	var subs []laterSub
+	var subs []subscription
 	for _, l := range c.laterSubs {
 		if containsName(c.sub.names[l.k], l.name) {
 			subs = append(subs, l)
