@@ -2,6 +2,7 @@ package zkproto_test
 
 import (
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"log"
@@ -85,10 +86,17 @@ func TestOnAClusterMember(t *testing.T) {
 	}
 }
 
+// clusterMode is the replication of startZKCluster's members: offload, nanokv's default,
+// or raft (CI runs the cluster tests once more with -cluster.mode=raft).
+var clusterMode = flag.String("cluster.mode", "offload", "replication of the cluster tests' members: offload or raft")
+
 // startZKCluster starts n Raft members in this process, each with a ZooKeeper listener;
 // the member listeners are opened first so that every member knows the peer list.
 func startZKCluster(t *testing.T, n int, mod func(*server.Config)) []*server.Server {
 	t.Helper()
+	if *clusterMode != "offload" && *clusterMode != "raft" {
+		t.Fatalf("-cluster.mode %q: want offload or raft", *clusterMode)
+	}
 	lns := make([]net.Listener, n)
 	peers := map[uint64]string{}
 	for i := range lns {
@@ -102,7 +110,7 @@ func startZKCluster(t *testing.T, n int, mod func(*server.Config)) []*server.Ser
 	for i := range out {
 		cfg := server.Config{NodeID: uint64(i + 1), Peers: peers, ClusterListener: lns[i],
 			TickInterval: 5 * time.Millisecond, ElectionTicks: 10, ZKAddr: "127.0.0.1:0",
-			MemoryOnly: true, DataDir: t.TempDir(), Logger: log.New(io.Discard, "", 0)}
+			MemoryOnly: true, DataDir: t.TempDir(), Logger: log.New(io.Discard, "", 0), Offload: *clusterMode == "offload"}
 		if mod != nil {
 			mod(&cfg)
 		}
