@@ -56,7 +56,7 @@ func (c *conn) shardRoute(args [][]byte, spec *kvstore.Spec, cs *connSpec) bool 
 			return false
 		}
 		c.multiErr = c.multiErr || c.inMulti
-	case cs != nil && cs.txCtrl && cs.Name == "exec" && c.inMulti && !c.multiErr:
+	case cs != nil && cs.txCtrl && cs.Name == "exec" && c.inMulti && !c.multiErr && cs.CheckArity(args):
 		if msg = c.txShardRefusal(c.queued); msg == "" {
 			return false
 		}
@@ -77,19 +77,20 @@ func (c *conn) shardRoute(args [][]byte, spec *kvstore.Spec, cs *connSpec) bool 
 // keysRefusal is a Redis Cluster node's refusal of a command with these keys: CROSSSLOT
 // if they hash to more than one slot, MOVED on a follower; "" if it runs here.
 func (c *conn) keysRefusal(keys [][]byte) string {
-	slot, ok := commonSlot(keys, -1)
+	return c.slotRefusal(commonSlot(keys, -1))
+}
+
+// slotRefusal refuses what names keys in more than one slot (ok false: CROSSSLOT), and
+// on a follower sends the client to the leader with the slot (-1: no key, said as slot
+// 0, as RedisRaft); "" if it runs here.
+func (c *conn) slotRefusal(slot int, ok bool) string {
 	if !ok {
 		return crossSlot
 	}
 	if leader := c.s.sharder.ShardLeader(); leader != "" {
-		return moved(slot, leader)
+		return "MOVED " + strconv.Itoa(max(slot, 0)) + " " + leader
 	}
 	return ""
-}
-
-// moved is the redirection of slot (-1: no key, said as slot 0) to the leader.
-func moved(slot int, leader string) string {
-	return "MOVED " + strconv.Itoa(max(slot, 0)) + " " + leader
 }
 
 // commonSlot is the slot all keys hash to, given slot, the one found so far (-1: none
@@ -112,22 +113,18 @@ func commonSlot(keys [][]byte, slot int) (int, bool) {
 // whose transaction names no key) sends the client to the leader, as every EXEC is an
 // entry of the leader's log. The refusal, "" if none, discards the transaction.
 func (c *conn) txShardRefusal(queued []kvstore.TxCommand) string {
-	slot := -1
+	slot, ok := -1, true
 	var buf [4][]byte
 	for _, q := range queued {
 		spec := kvstore.Lookup(q.Args[0])
 		if spec == nil {
 			continue // a connection's command queued: none of them names keys
 		}
-		var ok bool
 		if slot, ok = commonSlot(spec.Keys(buf[:0], q.Args), slot); !ok {
-			return crossSlot
+			break
 		}
 	}
-	if leader := c.s.sharder.ShardLeader(); leader != "" {
-		return moved(slot, leader)
-	}
-	return ""
+	return c.slotRefusal(slot, ok)
 }
 
 // KeySlot is Redis Cluster's hash slot of key: CRC16 (XMODEM) of the key, or of its

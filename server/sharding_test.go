@@ -110,6 +110,11 @@ func TestShardingDescribesTheGroup(t *testing.T) {
 	r.expect(t, "+OK", "MULTI")
 	r.expect(t, "+QUEUED", "PING")
 	r.expect(t, "-MOVED 0 "+leadAddr, "EXEC") // every EXEC is an entry of the leader's log
+	r.expect(t, "+OK", "MULTI")
+	r.expect(t, "+QUEUED", "PING")
+	// a wrong arity first, as Redis checks it before the redirection
+	r.expect(t, "-EXECABORT Transaction discarded because of: wrong number of arguments for 'exec' command", "EXEC", "x")
+	r.expect(t, "-ERR EXEC without MULTI", "EXEC")
 	lr.expect(t, "+OK", "MULTI")
 	lr.expect(t, "-CROSSSLOT Keys in request don't hash to the same slot", "MSET", "a", "1", "b", "2")
 	lr.expect(t, "+QUEUED", "SET", "a", "1")
@@ -127,9 +132,10 @@ func TestShardingDescribesTheGroup(t *testing.T) {
 			t.Fatalf("INFO commandstats errorstats lacks %q:\n%s", want, info)
 		}
 	}
-	// EXEC: the one that ran (EXECABORT) failed; the one refused was rejected, not run
-	if !regexp.MustCompile(`\r\ncmdstat_exec:calls=1,usec=\d+,usec_per_call=[\d.]+,rejected_calls=1,failed_calls=1\r\n`).MatchString(info) {
-		t.Fatalf("INFO commandstats: EXEC should have one call, failed, and one rejected:\n%s", info)
+	// EXEC as Redis counts it: the two that ran (EXECABORT, EXEC without MULTI) failed;
+	// those refused (MOVED, a wrong arity) were rejected, not run
+	if !regexp.MustCompile(`\r\ncmdstat_exec:calls=2,usec=\d+,usec_per_call=[\d.]+,rejected_calls=2,failed_calls=2\r\n`).MatchString(info) {
+		t.Fatalf("INFO commandstats: EXEC should have two calls, failed, and two rejected:\n%s", info)
 	}
 
 	// Turned off, the member is a plain RedisRaft member again.
