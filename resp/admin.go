@@ -336,6 +336,7 @@ func resetCommand(c *conn, _ [][]byte) {
 	c.stopMonitoring()
 	c.inMulti, c.multiErr, c.queued = false, false, nil
 	c.watches = nil
+	c.setReadonly(false)
 	c.replyOff, c.skipNext, c.skipping = false, false, false
 	c.db = 0
 	c.Proto = 2
@@ -787,6 +788,9 @@ func (c *conn) describeOther() string {
 	}
 	tf, redir := c.trackFlags()
 	flags += tf
+	if c.shared.replica.Load() {
+		flags += "r"
+	}
 	if flags == "" {
 		flags = "N"
 	}
@@ -824,6 +828,9 @@ func (c *conn) flagString() string {
 	}
 	tf, _ := c.trackFlags()
 	flags += tf
+	if c.readonly {
+		flags += "r"
+	}
 	if flags == "" {
 		flags = "N"
 	}

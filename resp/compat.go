@@ -17,7 +17,7 @@ func init() {
 	add := func(name string, arity int, group, since, summary string, run func(*conn, [][]byte)) {
 		connCommands[name] = &connSpec{Spec: kvstore.Spec{Name: name, Arity: arity, Group: group, Since: since, Summary: summary, Flags: kvstore.FlagConn}, run: run}
 	}
-	noCluster := func(c *conn, _ [][]byte) { c.Error("ERR This instance has cluster support disabled") }
+	noCluster := func(c *conn, _ [][]byte) { c.Error(errNoCluster) }
 	add("cluster", -2, "cluster", "3.0.0", "A container for Redis Cluster commands", func(c *conn, args [][]byte) {
 		if c.s.sharding() {
 			c.s.sharder.ClusterCommand(args, &c.Writer)
@@ -25,9 +25,9 @@ func init() {
 		}
 		noCluster(c, args)
 	})
-	add("readonly", 1, "cluster", "3.0.0", "Enables read queries for a connection to a Redis Cluster replica node", noCluster)
-	add("readwrite", 1, "cluster", "3.0.0", "Disables read queries for a connection to a Redis Cluster replica node", noCluster)
-	add("asking", 1, "cluster", "3.0.0", "Sent by cluster clients after an -ASK redirect", noCluster)
+	add("readonly", 1, "cluster", "3.0.0", "Enables read queries for a connection to a Redis Cluster replica node", readonlyCommand(true))
+	add("readwrite", 1, "cluster", "3.0.0", "Disables read queries for a connection to a Redis Cluster replica node", readonlyCommand(false))
+	add("asking", 1, "cluster", "3.0.0", "Sent by cluster clients after an -ASK redirect", askingCommand)
 	add("module", -2, "server", "4.0.0", "A container for module commands", moduleCommand)
 	add("debug", -2, "server", "1.0.0", "A container for debugging commands", func(c *conn, _ [][]byte) {
 		c.Error(notAllowed("DEBUG", "enable-debug-command"))
@@ -38,6 +38,9 @@ func init() {
 	connSubcommands["module"] = slices.Collect(maps.Keys(moduleArity))
 	connSubcommands["acl"] = slices.Collect(maps.Keys(aclArity))
 }
+
+// errNoCluster is a Redis without cluster support's refusal of the cluster commands.
+const errNoCluster = "ERR This instance has cluster support disabled"
 
 // protectedRefusal is Redis 7.0's refusal of a protected command (DEBUG; MODULE LOAD,
 // LOADEX and UNLOAD) under the default settings, or "". Redis refuses it before the

@@ -73,6 +73,10 @@ type conn struct {
 	batchBlind bool
 	sink       *replySink // for the next batch that is not blind; nil: make one
 
+	// readonly: READONLY was sent under sharding, and a follower serves the connection's
+	// reads (sharding.go's readsHere)
+	readonly bool
+
 	// MULTI state
 	inMulti  bool
 	multiErr bool
@@ -112,6 +116,7 @@ type connShared struct {
 	subs    [3]atomic.Int32 // subscriptions by kind (pubsub.go)
 	monitor atomic.Bool     // a MONITOR connection (monitor.go)
 	syncing atomic.Bool     // sending an RDB file after SYNC (sync.go), as Redis's replicas
+	replica atomic.Bool     // readonly, for CLIENT LIST's flag r
 	gone    atomic.Bool     // the connection has ended
 
 	// what CLIENT LIST shows of the connection to the others, as of its last network
@@ -232,7 +237,10 @@ func (c *conn) got(n int) bool {
 func (c *conn) consume(n int) bool {
 	c.end += n
 	if n > 0 {
-		c.barrierOK = false
+		// A barrier's outcome is for the reads that arrived before it was asked for. A
+		// failed one can outlive them when they were refused before they ran (a
+		// follower's MOVED under sharding): it must not answer the next read.
+		c.barrierOK, c.loop.barrierErr = false, nil
 		c.s.stats.netIn.Add(uint64(n))
 		c.s.stats.reads.Add(1)
 	}
@@ -657,7 +665,11 @@ func (c *conn) readBarrier() bool {
 	// wait below is a goroutine's.
 	err := c.loop.barrierErr
 	c.loop.barrierErr = nil
-	if err == nil {
+	switch {
+	case err != nil:
+	case c.readonly && c.s.sharding():
+		err = c.s.sharder.ReplicaReadBarrier(context.Background())
+	default:
 		err = c.s.b.ReadBarrier(context.Background())
 	}
 	if err != nil {

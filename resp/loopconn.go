@@ -41,8 +41,9 @@ func (c *conn) mustWait(args [][]byte, spec *kvstore.Spec) bool {
 	c.loop.stall = stallNone
 	plain := spec != nil && spec.Flags&kvstore.FlagConn == 0
 	switch {
-	case c.inMulti || (c.s.pause.until.Load() != 0 && c.pausedFor(args, spec)):
-		// a transaction, or a command that waits for CLIENT UNPAUSE: on a goroutine
+	case c.inMulti || c.readonly || (c.s.pause.until.Load() != 0 && c.pausedFor(args, spec)):
+		// a transaction, replica reads (their barrier is a goroutine's), or a command
+		// that waits for CLIENT UNPAUSE: on a goroutine
 		c.loop.stall = stallRelease
 	case !c.authed && !allowedUnauthed(args[0]):
 		if c.batchOps > 0 { // NOAUTH goes behind the open batch's replies

@@ -2,6 +2,7 @@ package resp
 
 import (
 	"bytes"
+	"context"
 	"strconv"
 	"sync/atomic"
 
@@ -21,6 +22,10 @@ type Sharder interface {
 	ShardLeader() string
 	// ClusterCommand answers CLUSTER ... while sharding is on.
 	ClusterCommand(args [][]byte, w kvstore.ReplyWriter)
+	// ReplicaReadBarrier is ReadBarrier for a connection that sent READONLY: it also
+	// passes on a follower, once the follower has applied everything committed before
+	// it was asked.
+	ReplicaReadBarrier(ctx context.Context) error
 }
 
 // sharding reports whether the backend answers as RedisRaft's sharding does.
@@ -52,7 +57,11 @@ func (c *conn) shardRoute(args [][]byte, spec *kvstore.Spec, cs *connSpec) bool 
 			return false
 		}
 		var buf [4][]byte
-		if msg = c.keysRefusal(spec.Keys(buf[:0], args)); msg == "" {
+		slot, ok := commonSlot(spec.Keys(buf[:0], args), -1)
+		if ok && cs == nil && c.readsHere(spec, args) {
+			return false
+		}
+		if msg = c.slotRefusal(slot, ok); msg == "" {
 			return false
 		}
 		c.multiErr = c.multiErr || c.inMulti
@@ -74,10 +83,44 @@ func (c *conn) shardRoute(args [][]byte, spec *kvstore.Spec, cs *connSpec) bool 
 	return true
 }
 
-// keysRefusal is a Redis Cluster node's refusal of a command with these keys: CROSSSLOT
-// if they hash to more than one slot, MOVED on a follower; "" if it runs here.
-func (c *conn) keysRefusal(keys [][]byte) string {
-	return c.slotRefusal(commonSlot(keys, -1))
+// readsHere reports whether a follower serves this store command itself, as a Redis
+// Cluster replica serves a client that sent READONLY: the connection did, and the
+// command reads. Not inside MULTI: every EXEC is an entry of the leader's log. The read
+// stays linearizable: it waits for the replica's barrier (readBarrier).
+func (c *conn) readsHere(spec *kvstore.Spec, args [][]byte) bool {
+	return c.readonly && !c.inMulti && spec.Flags&kvstore.FlagBlocking == 0 && !spec.Writes(args)
+}
+
+// readonlyCommand is READONLY (on) and READWRITE: with sharding, they turn the
+// connection's replica reads (readsHere) on and off, as on a Redis Cluster node, which
+// answers +OK whatever its role. Without sharding they are refused as by a Redis
+// without cluster support.
+func readonlyCommand(on bool) func(*conn, [][]byte) {
+	return func(c *conn, _ [][]byte) {
+		if !c.s.sharding() {
+			c.Error(errNoCluster)
+			return
+		}
+		c.setReadonly(on)
+		c.Status("OK")
+	}
+}
+
+// setReadonly turns replica reads on or off, and shows it in CLIENT LIST (flag r).
+func (c *conn) setReadonly(on bool) {
+	c.readonly = on
+	c.shared.replica.Store(on)
+}
+
+// askingCommand is ASKING: a Redis Cluster client sends it before it follows an -ASK
+// redirection, which only a slot's migration answers. nanokv's one shard group never
+// migrates a slot, so with sharding it is answered +OK and changes nothing.
+func askingCommand(c *conn, _ [][]byte) {
+	if !c.s.sharding() {
+		c.Error(errNoCluster)
+		return
+	}
+	c.Status("OK")
 }
 
 // slotRefusal refuses what names keys in more than one slot (ok false: CROSSSLOT), and

@@ -267,12 +267,15 @@ func (c *cluster) propose(data []byte, local any) error {
 	return nil
 }
 
-func (c *cluster) readBarrier(ctx context.Context) error {
+// readBarrier passes once a linearizable read may be served on this member: on the
+// leader, or (follower-proxy, or replica, a READONLY connection's read under sharding)
+// on a follower that has applied what the leader had committed when it was asked.
+func (c *cluster) readBarrier(ctx context.Context, replica bool) error {
 	ctx, cancel := c.requestCtx(ctx)
 	defer cancel()
 	err := c.raft.ReadBarrier(ctx)
 	switch {
-	case errors.Is(err, raft.ErrNotLeader) && c.proxy.Load():
+	case errors.Is(err, raft.ErrNotLeader) && (replica || c.proxy.Load()):
 		err = c.proxiedBarrier(ctx)
 	case errors.Is(err, context.DeadlineExceeded):
 		err = netserve.ErrBarrierTimeout

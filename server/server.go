@@ -534,7 +534,7 @@ func (s *Server) RequestTimeout() time.Duration {
 // ReadBarrier implements resp.Backend.
 func (s *Server) ReadBarrier(ctx context.Context) error {
 	if c := s.cl(); c != nil {
-		return c.readBarrier(ctx)
+		return c.readBarrier(ctx, false)
 	}
 	if s.pending != nil {
 		return errNoCluster

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"context"
 	"fmt"
 	"net"
 	"strconv"
@@ -19,7 +20,10 @@ import (
 // says slot 0) and moves the slot: after a leadership change it finds the new leader
 // by itself, where a plain client must be pointed at it. Keys in more than one slot
 // are refused (CROSSSLOT). As in RedisRaft, CLUSTER answers SLOTS and NODES alone, and
-// INFO says cluster_enabled:1 (redis-py checks it before it asks for the slots).
+// INFO says cluster_enabled:1 (redis-py checks it before it asks for the slots). A
+// connection that sent READONLY has a follower serve its reads, each after the
+// replica's read barrier (ReplicaReadBarrier), as clients that read from replicas
+// expect of a Redis Cluster replica, but linearizable.
 
 // numSlots is Redis Cluster's count of hash slots.
 const numSlots = 16384
@@ -38,6 +42,15 @@ func (s *Server) ShardLeader() string {
 		return c.tr.PeerMeta(lead)
 	}
 	return ""
+}
+
+// ReplicaReadBarrier implements resp.Sharder: a follower's barrier is an empty entry
+// forwarded through the leader's log (proxiedBarrier), as under follower-proxy.
+func (s *Server) ReplicaReadBarrier(ctx context.Context) error {
+	if c := s.cl(); c != nil {
+		return c.readBarrier(ctx, true)
+	}
+	return s.ReadBarrier(ctx)
 }
 
 // ClusterCommand implements resp.Sharder: RedisRaft's CLUSTER SLOTS and CLUSTER NODES,

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nanokv/nanokv/consensus/raft"
 	"github.com/nanokv/nanokv/resp"
 	"github.com/redis/go-redis/v9"
 )
@@ -247,6 +248,152 @@ func TestShardingClusterClientFollowsTheLeader(t *testing.T) {
 	if v, err := client(t, newLead).Get(ctx, "counter").Int(); err != nil || v != 60 {
 		t.Fatalf("counter on member %d, leading after the stop: %d %v, want 60", newID, v, err)
 	}
+}
+
+// A connection that sent READONLY reads from a follower, as from a Redis Cluster
+// replica, and every read is linearizable: it sees each write acknowledged before it
+// was sent, though blind writes are acknowledged before any member has applied them.
+// Writes, transactions and blocking commands still go to the leader; READWRITE and
+// RESET end the replica reads. go-redis's ClusterClient with ReadOnly sends its reads
+// to the replicas CLUSTER SLOTS names.
+func TestShardingReplicaReads(t *testing.T) {
+	servers := startCluster(t, 3, withSharding)
+	leadID, lead := leaderOf(t, servers, 0)
+	for _, s := range servers {
+		awaitLeaderKnown(t, s, leadID)
+	}
+	fol := followerOf(servers, leadID)
+	leadAddr := lead.RedisAddr()
+	moved := func(key string) string {
+		return "-MOVED " + strconv.Itoa(resp.KeySlot([]byte(key))) + " " + leadAddr
+	}
+	r, lr := rawConn(t, fol), rawConn(t, lead)
+	r.expect(t, moved("k"), "GET", "k")
+	r.expect(t, "+OK", "READONLY")
+	for i := 0; i < 100; i++ {
+		v := strconv.Itoa(i)
+		lr.expect(t, "+OK", "SET", "k", v)
+		r.expect(t, respBulk(v)[:len(respBulk(v))-2], "GET", "k")
+	}
+	r.expect(t, ":1", "DBSIZE")
+	r.expect(t, moved("k"), "SET", "k", "x")
+	r.expect(t, moved("list"), "BLPOP", "list", "0")
+	r.expect(t, "-CROSSSLOT Keys in request don't hash to the same slot", "MGET", "a", "b")
+	r.expect(t, "+OK", "MULTI")
+	r.expect(t, moved("k"), "GET", "k")
+	r.expect(t, "-EXECABORT Transaction discarded because of previous errors.", "EXEC")
+	r.expect(t, "+OK", "ASKING")
+	if info := client(t, fol).Info(context.Background(), "commandstats").Val(); !regexp.MustCompile(`\r\ncmdstat_get:calls=100,`).MatchString(info) {
+		t.Fatalf("the follower should have served the 100 GETs:\n%s", info)
+	}
+	flags := func() string {
+		t.Helper()
+		r.send("CLIENT", "INFO")
+		m := regexp.MustCompile(` flags=(\w+) `).FindStringSubmatch(r.readReply(t))
+		if m == nil {
+			t.Fatal("CLIENT INFO without flags")
+		}
+		return m[1]
+	}
+	r.expect(t, "+OK", "CLIENT", "TRACKING", "on")
+	if f := flags(); f != "tr" {
+		t.Fatalf("CLIENT INFO flags=%s, want tr (Redis's order)", f)
+	}
+	// a key read on a follower is invalidated when the leader's write reaches it
+	t3 := rawConn(t, fol)
+	t3.send("HELLO", "3")
+	t3.readReply(t)
+	t3.expect(t, "+OK", "READONLY")
+	t3.expect(t, "+OK", "CLIENT", "TRACKING", "on")
+	t3.expect(t, "$2\r\n99", "GET", "k")
+	lr.expect(t, "+OK", "SET", "k", "new")
+	if got := t3.readReply(t); got != ">2\r\n$10\r\ninvalidate\r\n*1\r\n$1\r\nk" {
+		t.Fatalf("a follower's tracking connection after the leader's write: %q, want the invalidation", got)
+	}
+	r.expect(t, "+OK", "READWRITE")
+	r.expect(t, moved("k"), "GET", "k")
+	r.expect(t, "+OK", "READONLY")
+	r.expect(t, "+RESET", "RESET")
+	r.expect(t, moved("k"), "GET", "k")
+	if f := flags(); f != "N" {
+		t.Fatalf("CLIENT INFO flags=%s after RESET, want N", f)
+	}
+	r.expect(t, "+OK", "READONLY")
+	if list := client(t, fol).ClientList(context.Background()).Val(); !regexp.MustCompile(` flags=r .* cmd=readonly `).MatchString(list) {
+		t.Fatalf("CLIENT LIST should show the READONLY connection's flag r:\n%s", list)
+	}
+	r.expect(t, "+OK", "READWRITE")
+
+	cc := redis.NewClusterClient(&redis.ClusterOptions{Addrs: []string{leadAddr}, ReadOnly: true,
+		Protocol: 2, DisableIdentity: true})
+	t.Cleanup(func() { cc.Close() })
+	ctx := context.Background()
+	for i := 0; i < 50; i++ {
+		key, v := "key:"+strconv.Itoa(i), strconv.Itoa(i)
+		if err := cc.Set(ctx, key, v, 0).Err(); err != nil {
+			t.Fatalf("SET %s through the cluster client: %v", key, err)
+		}
+		if got, err := cc.Get(ctx, key).Result(); err != nil || got != v {
+			t.Fatalf("GET %s through the cluster client right after its SET: %q %v, want %q", key, got, err, v)
+		}
+	}
+	getsAt := func(s *Server) int {
+		m := regexp.MustCompile(`\r\ncmdstat_get:calls=(\d+),`).FindStringSubmatch(client(t, s).Info(ctx, "commandstats").Val())
+		if m == nil {
+			return 0
+		}
+		n, _ := strconv.Atoi(m[1])
+		return n
+	}
+	replicaGets := -101 // the raw connections'
+	for id, s := range servers {
+		if id != leadID {
+			replicaGets += getsAt(s)
+		}
+	}
+	if replicaGets != 50 || getsAt(lead) != 0 {
+		t.Fatalf("the cluster client's GETs: %d on the followers, %d on the leader; want all 50 on the followers", replicaGets, getsAt(lead))
+	}
+
+	// Without sharding, READONLY is refused again, and the connection's reads go to
+	// the leader.
+	r.expect(t, "+OK", "READONLY")
+	r.expect(t, "+OK", "CONFIG", "SET", "raft.sharding", "no")
+	r.expect(t, "-ERR This instance has cluster support disabled", "READONLY")
+	r.expect(t, "-MOVED 0 "+leadAddr, "GET", "k")
+}
+
+// A follower's connection whose read was refused (MOVED) had asked for the read
+// barrier first, which failed; the failure must not answer the connection's next read,
+// once the member leads.
+func TestShardingRefusedReadLeavesNoBarrierBehind(t *testing.T) {
+	servers := startCluster(t, 3, withSharding)
+	leadID, lead := leaderOf(t, servers, 0)
+	for _, s := range servers {
+		awaitLeaderKnown(t, s, leadID)
+	}
+	ctx := context.Background()
+	if err := client(t, lead).Set(ctx, "k", "v", 0).Err(); err != nil {
+		t.Fatal(err)
+	}
+	var folID uint64
+	for id := range servers {
+		if id != leadID {
+			folID = id
+		}
+	}
+	r := rawConn(t, servers[folID])
+	r.expect(t, "-MOVED "+strconv.Itoa(resp.KeySlot([]byte("k")))+" "+lead.RedisAddr(), "GET", "k")
+	if err := client(t, lead).Do(ctx, "RAFT.TRANSFER_LEADER", folID).Err(); err != nil {
+		t.Fatalf("RAFT.TRANSFER_LEADER %d: %v", folID, err)
+	}
+	for deadline := time.Now().Add(10 * time.Second); servers[folID].cl().raft.Role() != raft.Leader; {
+		if time.Now().After(deadline) {
+			t.Fatalf("member %d never led", folID)
+		}
+		time.Sleep(time.Millisecond)
+	}
+	r.expect(t, "$1\r\nv", "GET", "k")
 }
 
 // A node started with sharding that waits for RAFT.CLUSTER INIT or JOIN answers

@@ -4,7 +4,9 @@ rediscluster_check.py HOST:PORT (any member).
 
 The client finds the leader through CLUSTER SLOTS, then follows a leadership transfer
 by the -MOVED replies it gets: every increment must count once, and the client must end
-with the new leader as the master of every slot. Prints a line per failed check and
+with the new leader as the master of every slot. A client that reads from replicas
+(read_from_replicas: READONLY on each connection) must have some of its reads served by
+the followers, each seeing the write acknowledged just before it. Prints a line per failed check and
 exits non-zero if any failed.
 """
 import sys
@@ -55,6 +57,25 @@ try:
     check("crossslot", False, "MSET of two slots ran")
 except redis.exceptions.ResponseError as e:
     check("crossslot", str(e) == "Keys in request don't hash to the same slot", str(e))
+
+
+def gets_served(node):
+    stats = redis.Redis(host=node.host, port=node.port).info("commandstats")
+    return stats.get("cmdstat_get", {}).get("calls", 0)
+
+
+before = {n.name: gets_served(n) for n in rc.get_replicas()}
+rr = RedisCluster(host=host, port=int(port), read_from_replicas=True)
+stale = []
+for i in range(60):
+    rr.set("r%d" % (i % 7), i)
+    got = rr.get("r%d" % (i % 7))
+    if got != str(i).encode():
+        stale.append((i, got))
+check("replica reads see the last write", not stale, stale)
+by_replicas = sum(gets_served(n) - before[n.name] for n in rc.get_replicas())
+check("replicas serve reads", by_replicas > 0, by_replicas)
+rr.close()
 
 if failures:
     print("%d failed: %s" % (len(failures), ", ".join(failures)))
