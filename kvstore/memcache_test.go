@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"reflect"
+	"strings"
 	"testing"
 )
 
@@ -211,12 +212,24 @@ func TestMemcacheIncrDecr(t *testing.T) {
 		}
 		return string(out[0].(Err))
 	}
+	// A number that fits the item replaces it in place, padded with spaces to its
+	// length as memcached pads it (the frontend answers the number alone); a longer
+	// one is a new item.
+	pad := func(n string, to int) string { return n + strings.Repeat(" ", to-len(n)) }
 	h.mc(set("n", "18446744073709551614", 3, 0))
-	if got := incr("n", false, 3); got != "1" {
-		t.Fatalf("wrap: %v", got)
+	if got := incr("n", false, 3); got != pad("1", 20) {
+		t.Fatalf("wrap: %q", got)
 	}
-	if got := incr("n", true, 5); got != "0" {
-		t.Fatalf("floor: %v", got)
+	if got := incr("n", true, 5); got != pad("0", 20) {
+		t.Fatalf("floor: %q", got)
+	}
+	h.mc(set("grow", "99", 0, 0))
+	if got := incr("grow", false, 1); got != "100" {
+		t.Fatalf("99 + 1: %q", got)
+	}
+	h.mc(set("junk", "5  x", 0, 0))
+	if got := incr("junk", false, 1); got != "6   " {
+		t.Fatalf("incr of '5  x': %q", got)
 	}
 	if it, _ := h.mcGet("n"); it.Flags != 3 {
 		t.Fatalf("incr lost the flags: %+v", it)
@@ -228,11 +241,32 @@ func TestMemcacheIncrDecr(t *testing.T) {
 		}
 	}
 	h.mc(set("sp", " 12 ", 0, 0))
-	if got := incr("sp", false, 1); got != "13" {
+	if got := incr("sp", false, 1); got != "13  " {
 		t.Fatalf("incr of ' 12 ': %v", got)
 	}
 	if got := incr("missing", false, 1); got != MCNotFound {
 		t.Fatalf("missing: %v", got)
+	}
+	// An empty value, and one memcached keeps in chunks, are refused before the CAS
+	// unique is compared; another value that is not a number after it.
+	withCAS := func(key string) any {
+		out := h.mc(AppendMCIncr(nil, []byte(key), false, 1, "999999", MCNoValue, 0, MCNoValue))
+		if r, ok := out[0].([]any); ok {
+			return string(r[0].(Status))
+		}
+		return string(out[0].(Err))
+	}
+	h.mc(set("empty", "", 0, 0))
+	big := "5 " + strings.Repeat("x", MCChunkMax) // chunked whatever the key
+	h.mc(set("big", big, 0, 0))
+	h.mc(set("fits", big[:MCChunkMax-MCItemSize(len("fits"), 0, 0)], 0, 0)) // the largest unchunked
+	for key, want := range map[string]string{"empty": MCNonNumeric, "big": MCNonNumeric, "fits": MCExists, "bad": MCExists} {
+		if got := withCAS(key); got != want {
+			t.Fatalf("incr of %s with another CAS unique: %v, want %v", key, got, want)
+		}
+	}
+	if got := incr("fits", false, 1); got != pad("6", MCChunkMax-MCItemSize(len("fits"), 0, 0)) {
+		t.Fatalf("incr of the largest unchunked item: %.20q", got)
 	}
 	// ma N J: create with the initial value, delta not applied
 	out := h.mc(AppendMCIncr(nil, []byte("c"), false, 5, MCNoValue, "0", 10, MCNoValue))

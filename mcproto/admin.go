@@ -135,7 +135,7 @@ func (c *conn) handleLRUCrawler(args [][]byte) {
 func (c *conn) metadump(classes map[int]bool) {
 	now := time.Now()
 	c.s.b.Store().MCEach(now.UnixMilli(), func(key string, it kvstore.MCItem) {
-		size := itemSize(len(key), it.Flags, len(it.Value))
+		size := kvstore.MCItemSize(len(key), it.Flags, len(it.Value))
 		cls := slabClass(size)
 		if classes != nil && !classes[cls] {
 			return
@@ -181,7 +181,7 @@ func (c *conn) cachedump(args [][]byte) {
 	}
 	start, shown, full := len(c.out), uint32(0), false
 	c.s.b.Store().MCEach(time.Now().UnixMilli(), func(key string, it kvstore.MCItem) {
-		if full || limit != 0 && shown == limit || it.BinaryKey || slabClass(itemSize(len(key), it.Flags, len(it.Value))) != int(id) {
+		if full || limit != 0 && shown == limit || it.BinaryKey || slabClass(kvstore.MCItemSize(len(key), it.Flags, len(it.Value))) != int(id) {
 			return
 		}
 		exp := int64(0)
@@ -204,7 +204,7 @@ func (c *conn) cachedump(args [][]byte) {
 // each chunk with a header of chunkHeader bytes (its item_chunk on 64-bit).
 const (
 	slabPage     = 1 << 20
-	slabChunkMax = slabPage / 2
+	slabChunkMax = kvstore.MCChunkMax
 	chunkHeader  = 48
 )
 
@@ -221,7 +221,7 @@ type classUsage struct {
 func (c *conn) slabUsage() []classUsage {
 	use := make([]classUsage, len(slabClasses))
 	c.s.b.Store().MCEach(time.Now().UnixMilli(), func(key string, it kvstore.MCItem) {
-		size := itemSize(len(key), it.Flags, len(it.Value))
+		size := kvstore.MCItemSize(len(key), it.Flags, len(it.Value))
 		u := &use[slabClass(size)-1]
 		u.items++
 		u.requested += size

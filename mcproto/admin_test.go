@@ -1,6 +1,10 @@
 package mcproto
 
-import "testing"
+import (
+	"testing"
+
+	"github.com/nanokv/nanokv/kvstore"
+)
 
 // Item sizes, slab classes and key escapes as memcached 1.6.18 (default settings) showed
 // them in lru_crawler metadump for the same items.
@@ -19,7 +23,7 @@ func TestMetadumpFieldsMatchMemcached(t *testing.T) {
 		{"\xc3\xa9t\xe9", 0, 1, 64, 1, "%C3%A9t%E9"},
 		{"x-y.z_~", 0, 1, 67, 1, "x-y.z_~"},
 	} {
-		size := itemSize(len(c.key), c.flags, c.vlen)
+		size := kvstore.MCItemSize(len(c.key), c.flags, c.vlen)
 		if size != c.size || slabClass(size) != c.cls || string(uriEncode(nil, c.key)) != c.escaped {
 			t.Errorf("%q: size %d class %d escaped %q, want %d %d %q", c.key, size, slabClass(size), uriEncode(nil, c.key), c.size, c.cls, c.escaped)
 		}

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"errors"
 	"math"
+
+	"github.com/nanokv/nanokv/kvstore"
 )
 
 // Limits of memcached 1.6, where the protocol has them.
@@ -15,11 +17,6 @@ const (
 	// lineSearchLimit: memcached closes a connection that sent this much without a newline,
 	// unless it is a (possibly huge) get or gets.
 	lineSearchLimit = 2048
-	// itemOverhead is what memcached 1.6 counts besides key and value against the item size
-	// limit on 64-bit: a 48-byte header, the 8-byte CAS, the key's NUL and the value's
-	// "\r\n"; non-zero flags take 4 more bytes. Measured against memcached 1.6.18: with
-	// -I 1m, a 1-byte key and flags 0 take at most a 1048516-byte value.
-	itemOverhead = 48 + 8 + 1 + 2
 )
 
 var (
@@ -274,18 +271,7 @@ func readData(b []byte, n int, req Request, vlen int, lim Limits) (Request, int,
 // TooLarge reports whether an item with this key length, flags and value length exceeds
 // the item size limit as memcached 1.6 counts it.
 func TooLarge(keyLen int, flags uint32, vlen, itemSizeMax int) bool {
-	return itemSize(keyLen, flags, vlen) > itemSizeMax
-}
-
-// itemSize is the bytes memcached 1.6's item for a key of keyLen bytes, flags and a
-// value of vlen bytes takes (itemOverhead, and the flags when not zero): what its size
-// limit, me and lru_crawler metadump count.
-func itemSize(keyLen int, flags uint32, vlen int) int {
-	size := itemOverhead + keyLen + vlen
-	if flags != 0 {
-		size += 4
-	}
-	return size
+	return kvstore.MCItemSize(keyLen, flags, vlen) > itemSizeMax
 }
 
 // parseMetaSet reads ms <key> <datalen> <flags>* and its data block. A line refused

@@ -352,7 +352,7 @@ func (c *conn) render(p *pending, r *result) {
 			return
 		}
 		if hit {
-			c.line(r.val)
+			c.line(counter(r.val))
 		} else {
 			c.line(code)
 		}

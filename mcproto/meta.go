@@ -4,6 +4,7 @@ import (
 	"encoding/base64"
 	"fmt"
 	"strconv"
+	"strings"
 
 	"github.com/nanokv/nanokv/kvstore"
 )
@@ -483,6 +484,10 @@ func (c *conn) handleMetaArith(toks [][]byte) {
 		pending{kind: pMetaArith, key: key, meta: m.keep()}, false)
 }
 
+// counter is the number incr, decr and ma answer with: the item's value without the
+// spaces memcached pads a shortened number with (kvstore's mcIncrCmd).
+func counter(val string) string { return strings.TrimRight(val, " ") }
+
 // renderMetaArith renders ma's reply: code is MCOK for a delta applied, MCStored for a
 // counter created (N), whose reply memcached 1.6 sends even under q.
 func (c *conn) renderMetaArith(p *pending, r *result, code string) {
@@ -510,13 +515,14 @@ func (c *conn) renderMetaArith(p *pending, r *result, code string) {
 	if m.Quiet && !created {
 		return
 	}
-	it := metaItem{key: p.key, binary: m.Binary, flags: r.flags, cas: r.cas, size: len(r.val), ttl: r.ttl, hit: true}
+	n := counter(r.val)
+	it := metaItem{key: p.key, binary: m.Binary, flags: r.flags, cas: r.cas, size: len(n), ttl: r.ttl, hit: true}
 	if m.Value {
 		c.out = append(c.out, "VA "...)
-		c.out = strconv.AppendInt(c.out, int64(len(r.val)), 10)
+		c.out = strconv.AppendInt(c.out, int64(len(n)), 10)
 		c.out = appendReturnFlags(c.out, m, &it, maReturns)
 		c.out = append(c.out, "\r\n"...)
-		c.out = append(c.out, r.val...)
+		c.out = append(c.out, n...)
 		c.out = append(c.out, "\r\n"...)
 		return
 	}
@@ -557,7 +563,7 @@ func (c *conn) handleMetaDebug(toks [][]byte) {
 	if it.Deadline != 0 {
 		exp = -it.SecondsLeft(c.clock.Now())
 	}
-	size := itemSize(len(key), it.Flags, len(it.Value))
+	size := kvstore.MCItemSize(len(key), it.Flags, len(it.Value))
 	c.out = append(c.out, "ME "...)
 	if it.BinaryKey {
 		// by how the item was stored, in base64 without the b flag, as memcached shows it

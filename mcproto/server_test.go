@@ -205,7 +205,18 @@ var protoCases = []protoCase{
 		"STORED\r\n15\r\n0\r\n18446744073709551615\r\n1\r\nCLIENT_ERROR invalid numeric delta argument\r\nCLIENT_ERROR invalid numeric delta argument\r\nNOT_FOUND\r\n", false},
 	{"incr non-numeric", "set c2 0 0 3\r\n12a\r\nincr c2 1\r\nset c2 0 0 0\r\n\r\ndecr c2 1\r\nset c2 0 0 21\r\n123456789012345678901\r\nincr c2 1\r\nset c2 0 0 3\r\n 12\r\nincr c2 1\r\n",
 		"STORED\r\nCLIENT_ERROR cannot increment or decrement non-numeric value\r\nSTORED\r\nCLIENT_ERROR cannot increment or decrement non-numeric value\r\nSTORED\r\nCLIENT_ERROR cannot increment or decrement non-numeric value\r\nSTORED\r\n13\r\n", false},
-	{"decr keeps no padding", "set c3 0 0 2\r\n10\r\ndecr c3 1\r\nget c3\r\n", "STORED\r\n9\r\nVALUE c3 0 1\r\n9\r\nEND\r\n", true},
+	// a shorter number is padded with spaces to the item's length (changed in place), and
+	// the reply is the number alone; an empty value is refused before the CAS unique
+	{"counters in place are padded", "set c3 0 0 2\r\n10\r\ndecr c3 1\r\nget c3\r\nset c3 0 0 5\r\n00012\r\nincr c3 1\r\n" +
+		"ma c3 D5 MD v\r\nmg c3 v s\r\nappend c3 0 0 1\r\nx\r\nincr c3 1\r\nget c3\r\nset c3 0 0 0\r\n\r\nma c3 C999\r\n",
+		"STORED\r\n9\r\nVALUE c3 0 2\r\n9 \r\nEND\r\nSTORED\r\n13\r\nVA 1\r\n8\r\nVA 5 s5\r\n8    \r\nSTORED\r\n9\r\n" +
+			"VALUE c3 0 6\r\n9     \r\nEND\r\nSTORED\r\nCLIENT_ERROR cannot increment or decrement non-numeric value\r\n", false},
+	// memcached keeps an item over slab_chunk_size_max (512 KiB) in chunks, which it
+	// calls too large to be a number: for key c5 a value of 524227 bytes is the largest
+	// that is not
+	{"incr of a chunked item", "set c5 0 0 524227\r\n5 " + strings.Repeat("x", 524225) + "\r\nincr c5 1\r\n" +
+		"set c5 0 0 524228\r\n5 " + strings.Repeat("x", 524226) + "\r\nincr c5 1\r\n",
+		"STORED\r\n6\r\nSTORED\r\nCLIENT_ERROR cannot increment or decrement non-numeric value\r\n", false},
 	{"incr arity and noreply", "incr\r\nincr c4\r\ndecr c4 1 2 3\r\nincr c4 1 noreply\r\nmn\r\n", "ERROR\r\nERROR\r\nERROR\r\nMN\r\n", false},
 	{"delete", "set d1 0 0 1\r\nx\r\ndelete d1\r\ndelete d1\r\ndelete d1 0\r\ndelete d1 5\r\ndelete d1 noreply\r\ndelete d1 5 noreply\r\ndelete\r\ndelete a b c\r\nmn\r\n",
 		"STORED\r\nDELETED\r\nNOT_FOUND\r\nNOT_FOUND\r\nCLIENT_ERROR bad command line format.  Usage: delete <key> [noreply]\r\nERROR\r\nCLIENT_ERROR bad command line format.  Usage: delete <key> [noreply]\r\nMN\r\n", false},
