@@ -658,12 +658,19 @@ func (d *dbShard) dropTombstones(v uint64) { d.tomb, d.tombFloor = nil, v }
 // expireAt returns the key's deadline (unix ms), if it has one.
 func (c *Ctx) expireAt(key []byte) (int64, bool) { return c.db(key).deadline(key) }
 
-// setExpire gives an existing key a deadline (unix ms).
-func (c *Ctx) setExpire(key []byte, at int64) {
+// setExpire gives an existing key a deadline (unix ms), and a new version: a Redis
+// EXPIRE modifies the key (WATCH).
+func (c *Ctx) setExpire(key []byte, at int64) { c.setDeadline(key, at, true) }
+
+// setDeadline gives an existing key a deadline (unix ms), and a new version if bump.
+// memcached's touch keeps the version, its CAS unique (mcTouch).
+func (c *Ctx) setDeadline(key []byte, at int64, bump bool) {
 	d := c.db(key)
 	it, _ := d.get(key)
 	it.hasTTL = true
-	it.ver = c.nextVer()
+	if bump {
+		it.ver = c.nextVer()
+	}
 	if d.ttl == nil {
 		d.ttl = make(map[string]int64)
 	}
@@ -672,15 +679,21 @@ func (c *Ctx) setExpire(key []byte, at int64) {
 	c.modified(key)
 }
 
-// persist drops key's deadline; it reports whether there was one.
-func (c *Ctx) persist(key []byte) bool {
+// persist drops key's deadline, with a new version; it reports whether there was one.
+func (c *Ctx) persist(key []byte) bool { return c.dropDeadline(key, true) }
+
+// dropDeadline drops key's deadline, with a new version if bump; it reports whether
+// there was one.
+func (c *Ctx) dropDeadline(key []byte, bump bool) bool {
 	d := c.db(key)
 	it, ok := d.get(key)
 	if !ok || !it.hasTTL {
 		return false
 	}
 	it.hasTTL = false
-	it.ver = c.nextVer()
+	if bump {
+		it.ver = c.nextVer()
+	}
 	delete(d.ttl, string(key))
 	d.put(key, it)
 	c.modified(key)

@@ -663,6 +663,9 @@ func (c *Ctx) mcTouchReply(code string, key []byte, touch int64, hasTouch bool) 
 }
 
 // mcTouch sets key's expiry from an exptime; it reports whether the item still exists.
+// The item keeps its CAS unique, as memcached's touch, gat and mg T keep it: a client's
+// cas after another's touch still stores. The key's version is that unique, so this is
+// also no change for a Redis WATCH.
 func (c *Ctx) mcTouch(key []byte, exptime int64) bool {
 	exp := mcDeadline(exptime, c.Now)
 	switch {
@@ -670,11 +673,11 @@ func (c *Ctx) mcTouch(key []byte, exptime int64) bool {
 		c.del(key)
 		return false
 	case exp.at == 0:
-		if c.persist(key) {
+		if c.dropDeadline(key, false) {
 			c.notify(notifyGeneric, "persist", key)
 		}
 	default:
-		c.setExpire(key, exp.at)
+		c.setDeadline(key, exp.at, false)
 		c.notify(notifyGeneric, "expire", key)
 	}
 	return true

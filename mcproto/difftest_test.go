@@ -30,9 +30,8 @@ var (
 //
 // Where nanokv differs from memcached on purpose (README), the conversation steers
 // around it or the comparison looks past it: CAS uniques are compared by the outcome of
-// the cas commands that use them, not by value; a key whose unique a TTL change moved
-// (touch, gat, mg T) gets a stale unique in its next cas; a remaining TTL is compared
-// within the few seconds a conversation may take. Pipelined, memcached itself decides by
+// the cas commands that use them, not by value; a remaining TTL is compared within the
+// few seconds a conversation may take. Pipelined, memcached itself decides by
 // timing whether it pads a shortened counter with spaces (below): there the padding is
 // ignored, and such a value is not appended to or measured.
 func TestRandomConversationsAgainstMemcached(t *testing.T) {
@@ -136,18 +135,8 @@ func converseRandomly(seed uint64, prefix string, n, pipeline int, mcAddr, nkAdd
 		var replies [2]string
 		for j, p := range []*diffPeer{mc, nk} {
 			var req strings.Builder
-			moved := map[string]bool{} // earlier in this write (see learnCAS)
 			for _, op := range ops {
-				cas := p.cas[op.key]
-				if moved[op.key] {
-					cas = ""
-				}
-				if op.casMoves {
-					for _, k := range op.keys {
-						moved[k] = true
-					}
-				}
-				r := op.render(cas)
+				r := op.render(p.cas[op.key])
 				req.WriteString(r)
 				if j == 0 {
 					history = append(history, r)
@@ -187,23 +176,12 @@ func quoteAll(s []string) []string {
 }
 
 // learnCAS records the uniques the reply to ops gave: on VALUE lines of gets and gats,
-// and in the c flag of a meta reply about a lone op's key. A TTL change moves nanokv's
-// unique and not memcached's (README): what it touched has an unknown unique unless the
-// reply told.
+// and in the c flag of a meta reply about a lone op's key.
 func (p *diffPeer) learnCAS(ops []*convOp, reply string) {
-	moved := map[string]bool{}
-	for _, op := range ops {
-		if op.casMoves {
-			for _, k := range op.keys {
-				delete(p.cas, k)
-				moved[k] = len(ops) > 1 // a VALUE line may come from before the move
-			}
-		}
-	}
 	for _, line := range strings.Split(reply, "\r\n") {
 		f := strings.Fields(line)
 		switch {
-		case len(f) == 5 && f[0] == "VALUE" && !moved[f[1]]:
+		case len(f) == 5 && f[0] == "VALUE":
 			p.cas[f[1]] = f[4]
 		case len(f) > 0 && len(ops) == 1 && ops[0].meta && strings.Contains(" VA HD EX NS NF EN ", " "+f[0]+" "):
 			for _, tok := range f[1:] {
@@ -301,15 +279,14 @@ const diffTTL = 1000
 // convOp is one request of a conversation; only a cas command's unique depends on the
 // server it goes to.
 type convOp struct {
-	text     string // the request; "%CAS%" stands for the unique to send
-	key      string // the key whose unique "%CAS%" is, and a meta reply's c flag
-	meta     bool
-	arith    bool // incr, decr, ma: may leave a padded number
-	casMoves bool // touch, gat, mg T: nanokv gives the key a new unique
-	fresh    bool // a plain set or ms: the value is unpadded again
-	huge     bool // may leave a number of 2^63 or more
-	mns      int  // "MN" lines the request brings
-	keys     []string
+	text  string // the request; "%CAS%" stands for the unique to send
+	key   string // the key whose unique "%CAS%" is, and a meta reply's c flag
+	meta  bool
+	arith bool // incr, decr, ma: may leave a padded number
+	fresh bool // a plain set or ms: the value is unpadded again
+	huge  bool // may leave a number of 2^63 or more
+	mns   int  // "MN" lines the request brings
+	keys  []string
 }
 
 func (op *convOp) render(cas string) string {
@@ -496,7 +473,6 @@ func (g *convGen) next() *convOp {
 		op.keys = keys
 		if cmd == "gat" || cmd == "gats" {
 			cmd += " " + g.pick("0", strconv.Itoa(diffTTL), "-1")
-			op.casMoves = true
 		}
 		op.text = cmd + " " + strings.Join(keys, " ") + "\r\n"
 	case n < 44:
@@ -511,7 +487,6 @@ func (g *convGen) next() *convOp {
 		op.arith, op.huge = true, isHuge(d)
 	case n < 56:
 		op.text = fmt.Sprintf("touch %s %s%s\r\n", k, g.exptime(), g.noreply())
-		op.casMoves = true
 	case n < 68:
 		op.meta = true
 		name, b := g.binary(op)
@@ -528,7 +503,6 @@ func (g *convGen) next() *convOp {
 		if g.chance(0.1) {
 			// not T-1: memcached prints the TTL of an item it expires as garbage
 			fl = append(fl, "T"+g.pick(strconv.Itoa(diffTTL), "0"))
-			op.casMoves = true
 		}
 		// win tokens: N creates a missing item; R wins one whose TTL is below it (R5
 		// never does here, R2000 does an item of diffTTL's)

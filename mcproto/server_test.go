@@ -412,6 +412,30 @@ func TestGetsAndCas(t *testing.T) {
 	c.expect("EX\r\nHD\r\nEN\r\n")
 }
 
+// A TTL change (touch, gat, mg T, also to no TTL) keeps the item's CAS unique, as in
+// memcached: a client's cas with the unique its gets saw still stores after another
+// client touched the item. Checked against memcached first, then every frontend.
+func TestTouchKeepsTheCASUnique(t *testing.T) {
+	check := func(t *testing.T, addr string) {
+		c := dial(t, addr)
+		c.send("set tk 0 0 1\r\na\r\ngets tk\r\n")
+		c.expect("STORED\r\n")
+		f := strings.Fields(c.line())
+		c.expect("a\r\nEND\r\n")
+		unique := f[4]
+		c.send("touch tk 100\r\ngats 200 tk\r\n")
+		c.expect("TOUCHED\r\nVALUE tk 0 1 " + unique + "\r\na\r\nEND\r\n")
+		c.send("mg tk T300 c\r\ntouch tk 0\r\ncas tk 0 0 1 " + unique + "\r\nb\r\n")
+		c.expect("HD c" + unique + "\r\nTOUCHED\r\nSTORED\r\n")
+	}
+	if mc := startMemcached(t); mc != "" {
+		t.Run("memcached", func(t *testing.T) { check(t, mc) })
+	}
+	for _, mode := range frontendModes {
+		t.Run(mode.name, func(t *testing.T) { check(t, startNodeMode(t, 0, mode).MemcacheAddr()) })
+	}
+}
+
 // TestPipelinedWritesAndReads: a pipeline mixing writes and reads sees its own writes, in
 // order, and noreply writes stay silent.
 func TestPipelinedWritesAndReads(t *testing.T) {
