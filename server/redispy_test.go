@@ -26,11 +26,7 @@ func TestRedisPy(t *testing.T) {
 	// redis-py's RedisCluster, given a follower of members with sharding, through a
 	// leadership transfer
 	t.Run("RedisCluster", func(t *testing.T) {
-		servers := startCluster(t, 3, withSharding)
-		leadID, _ := leaderOf(t, servers, 0)
-		for _, s := range servers {
-			awaitLeaderKnown(t, s, leadID)
-		}
+		servers, leadID, _ := startShardedCluster(t)
 		runRedisPy(t, "rediscluster_check.py", followerOf(servers, leadID).RedisAddr())
 	})
 }

@@ -17,6 +17,19 @@ import (
 
 func withSharding(cfg *Config) { cfg.Sharding = true }
 
+// startShardedCluster starts three members with sharding and returns them once every
+// one knows the leader (a follower that has not heard from it yet answers CLUSTERDOWN
+// where the tests expect MOVED).
+func startShardedCluster(t *testing.T) (servers map[uint64]*Server, leadID uint64, lead *Server) {
+	t.Helper()
+	servers = startCluster(t, 3, withSharding)
+	leadID, lead = leaderOf(t, servers, 0)
+	for _, s := range servers {
+		awaitLeaderKnown(t, s, leadID)
+	}
+	return servers, leadID, lead
+}
+
 // respBulk is s as a RESP bulk string.
 func respBulk(s string) string { return "$" + strconv.Itoa(len(s)) + "\r\n" + s + "\r\n" }
 
@@ -25,11 +38,7 @@ func respBulk(s string) string { return "$" + strconv.Itoa(len(s)) + "\r\n" + s 
 // replicas, CLUSTER NODES lists them with RedisRaft's flags, and the rest of CLUSTER
 // is refused with RedisRaft's errors.
 func TestShardingDescribesTheGroup(t *testing.T) {
-	servers := startCluster(t, 3, withSharding)
-	leadID, lead := leaderOf(t, servers, 0)
-	for _, s := range servers {
-		awaitLeaderKnown(t, s, leadID)
-	}
+	servers, leadID, lead := startShardedCluster(t)
 	fol := followerOf(servers, leadID)
 	c := fol.cl()
 	nodeID := func(id uint64) string { return fmt.Sprintf("%032x%08x", c.id, id) }
@@ -153,11 +162,7 @@ func TestShardingDescribesTheGroup(t *testing.T) {
 // itself, and after the leader stops finds the next one in the map it reloads: every
 // increment counts once.
 func TestShardingClusterClientFollowsTheLeader(t *testing.T) {
-	servers := startCluster(t, 3, withSharding)
-	leadID, _ := leaderOf(t, servers, 0)
-	for _, s := range servers {
-		awaitLeaderKnown(t, s, leadID)
-	}
+	servers, leadID, _ := startShardedCluster(t)
 	cc := redis.NewClusterClient(&redis.ClusterOptions{Addrs: []string{followerOf(servers, leadID).RedisAddr()},
 		Protocol: 2, DisableIdentity: true})
 	t.Cleanup(func() { cc.Close() })
@@ -257,11 +262,7 @@ func TestShardingClusterClientFollowsTheLeader(t *testing.T) {
 // RESET end the replica reads. go-redis's ClusterClient with ReadOnly sends its reads
 // to the replicas CLUSTER SLOTS names.
 func TestShardingReplicaReads(t *testing.T) {
-	servers := startCluster(t, 3, withSharding)
-	leadID, lead := leaderOf(t, servers, 0)
-	for _, s := range servers {
-		awaitLeaderKnown(t, s, leadID)
-	}
+	servers, leadID, lead := startShardedCluster(t)
 	fol := followerOf(servers, leadID)
 	leadAddr := lead.RedisAddr()
 	moved := func(key string) string {
@@ -367,11 +368,7 @@ func TestShardingReplicaReads(t *testing.T) {
 // barrier first, which failed; the failure must not answer the connection's next read,
 // once the member leads.
 func TestShardingRefusedReadLeavesNoBarrierBehind(t *testing.T) {
-	servers := startCluster(t, 3, withSharding)
-	leadID, lead := leaderOf(t, servers, 0)
-	for _, s := range servers {
-		awaitLeaderKnown(t, s, leadID)
-	}
+	servers, leadID, lead := startShardedCluster(t)
 	ctx := context.Background()
 	if err := client(t, lead).Set(ctx, "k", "v", 0).Err(); err != nil {
 		t.Fatal(err)
